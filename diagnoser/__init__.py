@@ -1,0 +1,1 @@
+"""The ladder: pattern triage, profiling, IR attribution and compiler-source escalation."""

@@ -1,0 +1,1 @@
+"""The knowledge index: compiler source, pass descriptions and the catalog, in a local chromadb."""
