@@ -1,0 +1,123 @@
+"""When do the findings so far *explain* the gap between a kernel's measured time and its roofline floor?
+
+The ladder climbs only while they do not. "Explain" is defined per measured case:
+
+* a case **needs no explanation** when it runs at `AT_ROOFLINE` (80%) of its floor or better
+  (floor / measured >= 0.8): what is left is within what real kernels reach on real hardware;
+* otherwise the case **is explained** when at least one finding with confidence >= `CONFIDENT`
+  names a cause that produces the case's measured roofline class (rung 2): a memory-bound case
+  needs a cause that wastes or serialises memory traffic, a latency-bound one a cause that starves
+  the GPU of parallelism or stalls it, a compute-bound one a cause that wastes compute (no tensor
+  cores, the old MMA), a launch-bound one a cause that adds launches or shrinks their work.
+  Findings tied to a kernel only explain cases in which that kernel runs;
+* the **gap is explained** when every measured case is (needs no explanation or is explained).
+
+Without a measurement (no device, or rung 2 failed) the gap is unknown, hence not explained: the
+ladder then climbs every rung it can. The cause table below maps each catalog id (and, for
+findings that carry no catalog id, the kind of the IR fact they cite) to the classes it explains.
+"""
+from __future__ import annotations
+
+AT_ROOFLINE = 0.8
+CONFIDENT = 0.5
+
+MEMORY, COMPUTE, LATENCY, LAUNCH = "memory-bound", "compute-bound", "latency-bound", "launch-bound"
+
+CAUSES: dict[str, frozenset[str]] = {
+    # NVIDIA catalog
+    "nv.scalar-access": frozenset({MEMORY, LATENCY}),
+    "nv.strided-inner-axis": frozenset({MEMORY, LATENCY}),
+    "nv.register-spill": frozenset({MEMORY, LATENCY}),
+    "nv.oversized-block": frozenset({LATENCY, MEMORY}),
+    "nv.tiny-block": frozenset({LATENCY, LAUNCH}),
+    "nv.no-tensor-core": frozenset({COMPUTE, LATENCY}),
+    "nv.mma-v2-on-hopper": frozenset({COMPUTE, LATENCY}),
+    "nv.unpipelined-loop": frozenset({LATENCY, MEMORY}),
+    "nv.smem-limits-occupancy": frozenset({LATENCY}),
+    "nv.hot-layout-conversion": frozenset({LATENCY, COMPUTE}),
+    "nv.loop-carried-reduction": frozenset({LATENCY, COMPUTE}),
+    "nv.gemm-no-grouped-order": frozenset({MEMORY, LATENCY}),
+    "nv.small-grid": frozenset({LATENCY, LAUNCH}),
+    "nv.launch-bound": frozenset({LAUNCH}),
+    "nv.atomic-contention": frozenset({LATENCY, MEMORY}),
+    "nv.unfused-epilogue": frozenset({MEMORY, LAUNCH}),
+    "nv.redundant-global-traffic": frozenset({MEMORY}),
+    "nv.hardcoded-config": frozenset({LATENCY}),
+    "nv.index-div-mod": frozenset({COMPUTE, LATENCY}),
+    "nv.int64-index": frozenset({COMPUTE, LATENCY}),
+    # Ascend catalog (classes from msprof's pipelines: MTE = memory, vector/cube = compute, scalar = latency)
+    "npu.grid-exceeds-cores": frozenset({LAUNCH, LATENCY}),
+    "npu.ub-overflow": frozenset({MEMORY, LATENCY}),
+    "npu.unaligned-tail-axis": frozenset({MEMORY}),
+    "npu.int64-scalar-fallback": frozenset({LATENCY, COMPUTE}),
+    "npu.discrete-access": frozenset({MEMORY, LATENCY}),
+    "npu.masked-load-fill": frozenset({MEMORY, LATENCY}),
+    "npu.where-condition-dtype": frozenset({LATENCY, COMPUTE}),
+    "npu.no-multibuffer-overlap": frozenset({MEMORY, LATENCY}),
+}
+
+# For findings without a catalog id: the IR fact they rest on.
+FACT_CAUSES: dict[str, frozenset[str]] = {
+    "global_access": frozenset({MEMORY, LATENCY}),
+    "spill": frozenset({MEMORY, LATENCY}),
+    "convert_layout": frozenset({LATENCY, COMPUTE}),
+    "dot_lowering": frozenset({COMPUTE, LATENCY}),
+    "pipelining": frozenset({LATENCY, MEMORY}),
+    "barrier_in_loop": frozenset({LATENCY}),
+    "resources": frozenset({LATENCY}),
+    "occupancy": frozenset({LATENCY}),
+    "int64_index": frozenset({COMPUTE, LATENCY}),
+    "divrem_in_loop": frozenset({COMPUTE, LATENCY}),
+    "atomic": frozenset({LATENCY, MEMORY}),
+    "reduction_in_loop": frozenset({LATENCY, COMPUTE}),
+    "launch": frozenset({LAUNCH, LATENCY}),
+    "discrete_access": frozenset({MEMORY, LATENCY}),
+    "masked_load_fill": frozenset({MEMORY, LATENCY}),
+    "int64_arith": frozenset({LATENCY, COMPUTE}),
+    "ub_usage": frozenset({MEMORY, LATENCY}),
+    "core_mode": frozenset({COMPUTE}),
+}
+
+
+def causes_of(finding: dict) -> frozenset[str]:
+    """The roofline classes a finding (as a dict) can account for."""
+    if finding.get("pattern") in CAUSES:
+        return CAUSES[finding["pattern"]]
+    kinds = [e.get("fact", {}).get("kind") for e in finding.get("evidence", []) if e.get("type") == "fact"]
+    return frozenset().union(*(FACT_CAUSES.get(k, frozenset()) for k in kinds)) if kinds else frozenset()
+
+
+def _explains(finding: dict, case: dict) -> bool:
+    if finding.get("confidence", 0) < CONFIDENT or case.get("class") not in causes_of(finding):
+        return False
+    kernels = case.get("kernels")
+    return not finding.get("kernel") or not kernels or finding["kernel"] in kernels
+
+
+def assess(profile: dict | None, findings: list[dict]) -> dict:
+    """{explained: bool, why: one line, cases: [{case, efficiency, class, explained_by, status}]}."""
+    cases = [c for c in (profile or {}).get("cases", []) if c.get("efficiency") is not None]
+    if not cases:
+        why = "the gap is unknown: no case was measured against the roofline"
+        return {"explained": False, "why": why, "cases": []}
+    verdicts = []
+    for case in cases:
+        if case["efficiency"] >= AT_ROOFLINE:
+            verdicts.append({"case": case["case"], "efficiency": case["efficiency"], "class": case.get("class"),
+                             "status": "at-roofline", "explained_by": []})
+            continue
+        by = sorted({f.get("pattern") or f.get("title", "?") for f in findings if _explains(f, case)})
+        verdicts.append({"case": case["case"], "efficiency": case["efficiency"], "class": case.get("class"),
+                         "status": "explained" if by else "unexplained", "explained_by": by})
+    open_cases = [v for v in verdicts if v["status"] == "unexplained"]
+    if not open_cases:
+        if all(v["status"] == "at-roofline" for v in verdicts):
+            why = f"every case runs at {AT_ROOFLINE:.0%} of its roofline floor or better: nothing to explain"
+        else:
+            causes = sorted({c for v in verdicts for c in v["explained_by"]})
+            why = "the findings explain every case's gap to the roofline (" + ", ".join(causes) + ")"
+        return {"explained": True, "why": why, "cases": verdicts}
+    worst = min(open_cases, key=lambda v: v["efficiency"])
+    why = (f"{len(open_cases)} of {len(verdicts)} cases unexplained; worst: case {worst['case']} at"
+           f" {worst['efficiency']:.0%} of its floor, {worst['class']}, and no finding accounts for that")
+    return {"explained": False, "why": why, "cases": verdicts}
