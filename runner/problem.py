@@ -1,0 +1,186 @@
+"""Load problem and solution files in KernelBench's format, plus ladder's ``get_cases()`` extension.
+
+A **problem file** (unchanged KernelBench files work) defines:
+
+- ``class Model(nn.Module)``: the PyTorch reference;
+- module-level size constants (``batch_size = 16``, ``dim = 16384``, ...);
+- ``get_inputs()``: the forward's arguments, built from those constants;
+- ``get_init_inputs()``: the constructor's arguments.
+
+Optional extensions, all read from the same module:
+
+- ``get_cases()``: a list of dicts of size constants, one per input case. For each case the harness
+  sets those constants on the module (after restoring the file's own values, so cases never leak
+  into each other) and then calls ``get_inputs()`` / ``get_init_inputs()``. Without it the file has
+  one case, ``{}`` (the constants as written).
+- ``flops(case)`` / ``bytes(case)``: work and traffic of one forward for the roofline. They are
+  called with the case's constants already applied; the dict is passed for convenience. Without
+  ``bytes`` the runner counts each input read once and each output written once.
+- ``ALLOW_TF32``: ``True``/``False`` overrides whether fp32 outputs get tf32 tolerances (see
+  ``runner.compare``); unset means "allowed when the reference contains a contraction".
+
+A **solution file** defines ``class ModelNew(nn.Module)`` with the same constructor as ``Model``,
+whose ``forward`` launches Triton kernels.
+
+The API, used by the runner and by ``ladder suite``::
+
+    problem = load_problem("kernels/level1/19_relu/problem.py")
+    for case in problem.cases:                 # list of dicts; [{}] without get_cases()
+        with problem.applied(case):            # module constants set for this case
+            model = problem.Model(*problem.get_init_inputs())
+            out = model(*problem.get_inputs())
+            problem.flops(case), problem.bytes(case)   # None when the file does not say
+    solution_cls = load_solution("solution.py")         # the ModelNew class
+
+Bad files raise ``ProblemError`` with a one-line message naming the file and what is wrong.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Iterator
+
+
+class ProblemError(Exception):
+    """A problem or solution file that cannot be used as written (the message is one line)."""
+
+
+def load_module(path: str | Path, role: str) -> ModuleType:
+    """Import a Python file as a fresh module with a unique name (two ``solution.py`` can coexist).
+
+    The module is registered in ``sys.modules`` because Triton's JIT and dataclasses look modules up
+    by name. Errors in the file become ``ProblemError`` with the file, line and the error's text.
+    """
+    path = Path(path).resolve()
+    if not path.is_file():
+        raise ProblemError(f"{role} file not found: {path}")
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    name = f"ladder_{role}_{path.stem}_{digest}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ProblemError(f"{path}: not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as error:
+        sys.modules.pop(name, None)
+        raise ProblemError(f"{path.name}:{error.lineno}: SyntaxError: {error.msg}") from error
+    except Exception as error:
+        sys.modules.pop(name, None)
+        raise ProblemError(f"{path.name}: import failed: {one_line(error)}") from error
+    return module
+
+
+def one_line(error: BaseException) -> str:
+    """``Type: first meaningful line`` of an exception, for one-line failure reasons."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    text = lines[0] if lines else ""
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+@dataclass
+class Problem:
+    """A loaded problem file: the reference model, its input builders and its cases."""
+
+    path: Path
+    module: ModuleType
+    cases: list[dict[str, Any]]
+    _defaults: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.path.parent.name if self.path.stem == "problem" else self.path.stem
+
+    @property
+    def Model(self) -> type:  # noqa: N802 (the KernelBench name)
+        return self.module.Model
+
+    def get_inputs(self) -> list:
+        return list(self.module.get_inputs())
+
+    def get_init_inputs(self) -> list:
+        return list(self.module.get_init_inputs())
+
+    @contextlib.contextmanager
+    def applied(self, case: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """Set the case's constants on the module for the duration of the block, then restore."""
+        for key, value in self._defaults.items():
+            setattr(self.module, key, value)
+        for key, value in case.items():
+            setattr(self.module, key, value)
+        try:
+            yield case
+        finally:
+            for key, value in self._defaults.items():
+                setattr(self.module, key, value)
+
+    def flops(self, case: dict[str, Any]) -> float | None:
+        return self._optional_number("flops", case)
+
+    def bytes(self, case: dict[str, Any]) -> float | None:
+        return self._optional_number("bytes", case)
+
+    @property
+    def allow_tf32(self) -> bool | None:
+        value = getattr(self.module, "ALLOW_TF32", None)
+        return None if value is None else bool(value)
+
+    def _optional_number(self, name: str, case: dict[str, Any]) -> float | None:
+        function: Callable | None = getattr(self.module, name, None)
+        if function is None:
+            return None
+        with self.applied(case):
+            value = function(case)
+        return None if value is None else float(value)
+
+
+def case_label(case: dict[str, Any]) -> str:
+    """``M=4096, N=1000`` for a case dict; ``default`` for the file's own constants."""
+    return ", ".join(f"{key}={value}" for key, value in case.items()) or "default"
+
+
+def load_problem(path: str | Path) -> Problem:
+    """Load and validate a problem file (see the module docstring for the format)."""
+    module = load_module(path, "problem")
+    where = Path(path).name
+    for required in ("Model", "get_inputs", "get_init_inputs"):
+        if not hasattr(module, required):
+            raise ProblemError(f"{where}: missing `{required}` (a KernelBench problem defines Model, "
+                               "get_inputs and get_init_inputs)")
+    cases = _read_cases(module, where)
+    defaults = {key: getattr(module, key) for case in cases for key in case}
+    return Problem(path=Path(path).resolve(), module=module, cases=cases, _defaults=defaults)
+
+
+def _read_cases(module: ModuleType, where: str) -> list[dict[str, Any]]:
+    if not hasattr(module, "get_cases"):
+        return [{}]
+    try:
+        cases = list(module.get_cases())
+    except Exception as error:
+        raise ProblemError(f"{where}: get_cases() failed: {one_line(error)}") from error
+    if not cases:
+        raise ProblemError(f"{where}: get_cases() returned no cases")
+    for index, case in enumerate(cases):
+        if not isinstance(case, dict):
+            raise ProblemError(f"{where}: get_cases()[{index}] is a {type(case).__name__}, not a dict")
+        unknown = [key for key in case if not hasattr(module, key)]
+        if unknown:
+            raise ProblemError(f"{where}: case {index} sets {', '.join(map(repr, unknown))}, "
+                               "which the file does not define at module level")
+    return [dict(case) for case in cases]
+
+
+def load_solution(path: str | Path) -> type:
+    """Import a solution file and return its ``ModelNew`` class."""
+    module = load_module(path, "solution")
+    model_new = getattr(module, "ModelNew", None)
+    if model_new is None:
+        raise ProblemError(f"{Path(path).name}: missing `class ModelNew(nn.Module)`")
+    return model_new

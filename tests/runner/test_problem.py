@@ -1,0 +1,89 @@
+"""The problem/solution loader: KernelBench files unchanged, get_cases, optional flops/bytes."""
+from pathlib import Path
+
+import pytest
+import torch
+
+from runner.problem import ProblemError, case_label, load_problem, load_solution
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_kernelbench_file_loads_unchanged_as_one_default_case():
+    problem = load_problem(FIXTURES / "kernelbench_relu.py")
+    assert problem.cases == [{}]
+    with problem.applied({}):
+        model = problem.Model(*problem.get_init_inputs())
+        (x,) = problem.get_inputs()
+    assert x.shape == (4, 300)
+    assert torch.equal(model(x), torch.relu(x))
+
+
+def test_get_cases_sets_module_constants_for_get_inputs():
+    problem = load_problem(FIXTURES / "add" / "problem.py")
+    sizes = []
+    for case in problem.cases:
+        with problem.applied(case):
+            sizes.append(problem.get_inputs()[0].numel())
+    assert sizes == [1000, 4097, 256]
+
+
+def test_applied_restores_the_file_constants_afterwards():
+    problem = load_problem(FIXTURES / "add" / "problem.py")
+    with problem.applied({"N": 7}):
+        assert problem.module.N == 7
+    assert problem.module.N == 1000
+
+
+def test_flops_and_bytes_see_the_case_constants():
+    problem = load_problem(FIXTURES / "add" / "problem.py")
+    assert problem.bytes({"N": 4097}) == 3 * 4 * 4097
+    assert problem.flops({"N": 10}) == 20
+
+
+def test_flops_is_none_when_the_file_does_not_say():
+    problem = load_problem(FIXTURES / "kernelbench_relu.py")
+    assert problem.flops({}) is None and problem.bytes({}) is None
+
+
+def test_two_solutions_with_the_same_file_name_do_not_collide(tmp_path):
+    for folder, value in (("a", 1), ("b", 2)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "solution.py").write_text(
+            f"class ModelNew:\n    VALUE = {value}\n")
+    assert load_solution(tmp_path / "a" / "solution.py").VALUE == 1
+    assert load_solution(tmp_path / "b" / "solution.py").VALUE == 2
+
+
+def test_missing_get_inputs_is_a_one_line_error(tmp_path):
+    path = tmp_path / "problem.py"
+    path.write_text("class Model: pass\ndef get_init_inputs(): return []\n")
+    with pytest.raises(ProblemError, match="missing `get_inputs`"):
+        load_problem(path)
+
+
+def test_case_naming_an_unknown_constant_is_rejected(tmp_path):
+    path = tmp_path / "problem.py"
+    path.write_text("N = 1\nclass Model: pass\ndef get_inputs(): return []\n"
+                    "def get_init_inputs(): return []\ndef get_cases(): return [{'NN': 2}]\n")
+    with pytest.raises(ProblemError, match="case 0 sets 'NN'"):
+        load_problem(path)
+
+
+def test_syntax_error_names_file_and_line(tmp_path):
+    path = tmp_path / "solution.py"
+    path.write_text("x = 1\ndef broken(:\n")
+    with pytest.raises(ProblemError, match=r"solution.py:2: SyntaxError"):
+        load_solution(path)
+
+
+def test_solution_without_model_new_is_rejected(tmp_path):
+    path = tmp_path / "solution.py"
+    path.write_text("class Model: pass\n")
+    with pytest.raises(ProblemError, match="missing `class ModelNew"):
+        load_solution(path)
+
+
+def test_case_label_reads_like_the_constants():
+    assert case_label({"M": 4096, "N": 1000}) == "M=4096, N=1000"
+    assert case_label({}) == "default"
