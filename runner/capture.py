@@ -1,0 +1,423 @@
+"""Capture every Triton kernel a forward (or any Python script) compiles and launches.
+
+A `CapturedKernel` is one compiled specialization of one `@triton.jit` function: its IR at every
+stage (TTIR, TTGIR, LLVM IR, PTX, SASS as text), the specialization it was compiled for, its
+compile metadata, its resource usage, and the grids it was launched with, per input case. It is a
+plain JSON-serialisable record so that rung 3 can read kernels captured on another machine.
+
+Two ways to fill it:
+- on a GPU, from the JIT itself, through `triton.knobs.runtime` hooks (`JitCapture`, `capture`);
+- on a CPU, through the compile-only `aot` backend (`runner.backends.aot`), which reproduces the
+  JIT's specialization from the actual arguments.
+Both drive the same workload runner (`run_workload`): a problem/solution pair case by case, or a
+script. Imports nothing beyond torch, triton and the standard library.
+"""
+from __future__ import annotations
+
+import contextlib
+import gc
+import re
+import runpy
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+# Stages in pipeline order; any other stage a backend produces follows them.
+STAGE_ORDER = ("ttir", "ttgir", "ttadapter", "llir", "ptx", "sass")
+# Compile metadata worth keeping (the rest is options echoed back).
+METADATA_KEYS = ("name", "hash", "num_warps", "num_stages", "num_ctas", "shared", "maxnreg", "tmem_size",
+                 "global_scratch_size", "arch", "enable_fp_fusion", "ptx_options", "launch_pdl")
+
+
+@dataclass
+class CapturedKernel:
+    """One compiled specialization of one Triton kernel, with everything rung 3 reads."""
+
+    name: str                       # the @triton.jit function's name
+    function: str                   # module.qualname
+    file: str | None                # source file of the function
+    line: int | None                # line of its `def`
+    backend: str                    # how it was captured: cuda | aot | ascend
+    target: str                     # cuda:90, npu:Ascend910B3, ...
+    signature: dict[str, str]       # argument -> type, or "constexpr"
+    constexprs: dict[str, Any]      # argument -> value it was specialized on (incl. value-1 ints)
+    attrs: dict[str, list]          # argument -> [["tt.divisibility", 16], ...]
+    metadata: dict[str, Any]        # num_warps, num_stages, shared, hash, ...
+    stages: dict[str, str]          # stage -> text (SASS as text, never cubin bytes)
+    resources: dict[str, Any]       # registers, spills, local/shared bytes, ...
+    launches: list[dict[str, Any]] = field(default_factory=list)  # {"case": i, "grid": [x, y, z]}
+    config: dict[str, Any] | None = None  # autotuning config: {"index", "kwargs", "default", ...}
+    label: str = ""                 # unique within a capture: name, or name[what differs]
+    error: str | None = None        # compile error, when a stage failed
+
+    def __post_init__(self) -> None:
+        self.label = self.label or self.name
+
+    @property
+    def cases(self) -> list[int | None]:
+        return sorted({launch["case"] for launch in self.launches}, key=lambda case: (case is None, case))
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "CapturedKernel":
+        return cls(**data)
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-safe rendering of a specialization value (dtypes, constexprs, callables become text)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [jsonable(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): jsonable(item) for key, item in value.items()}
+    inner = getattr(value, "value", None)  # tl.constexpr
+    if inner is not None and type(value).__name__ == "constexpr":
+        return jsonable(inner)
+    return str(value)
+
+
+def argument_name(arg_names: list[str], path: tuple[int, ...]) -> str:
+    """Triton keys specializations by argument path ((i,) or (i, j) inside a tuple argument)."""
+    return arg_names[path[0]] + "".join(f"[{index}]" for index in path[1:])
+
+
+def _source_position(jit_fn: Any) -> tuple[str | None, int | None]:
+    code = getattr(getattr(jit_fn, "fn", None), "__code__", None)
+    if code is None:
+        return None, None
+    return code.co_filename, getattr(jit_fn, "starting_line_number", code.co_firstlineno)
+
+
+def nvidia_record(compiled: Any, jit_fn: Any, *, backend: str, signature: dict, constexprs: dict,
+                  attrs: dict, config: dict | None = None) -> CapturedKernel:
+    """Build a CapturedKernel from a triton CompiledKernel (NVIDIA): stages, SASS, resources."""
+    from runner import cubin as cubin_tools
+
+    meta = compiled.metadata._asdict()
+    arg_names = list(jit_fn.arg_names)
+    stages = {stage: compiled.asm[stage] for stage in STAGE_ORDER if stage in compiled.asm and stage != "sass"}
+    stages["sass"] = cubin_tools.sass(compiled.asm["cubin"])
+    file, line = _source_position(jit_fn)
+    target = meta["target"]
+    return CapturedKernel(
+        name=compiled.name,
+        function=f"{jit_fn.fn.__module__}.{jit_fn.fn.__qualname__}",
+        file=file,
+        line=line,
+        backend=backend,
+        target=f"{target.backend}:{target.arch}",
+        signature={str(name): str(kind) for name, kind in signature.items()},
+        constexprs={argument_name(arg_names, path): jsonable(value) for path, value in constexprs.items()},
+        attrs={argument_name(arg_names, path): jsonable(value) for path, value in attrs.items() if value},
+        metadata={key: jsonable(meta[key]) for key in METADATA_KEYS if key in meta},
+        stages=stages,
+        resources=nvidia_resources(compiled),
+        config=config,
+    )
+
+
+def nvidia_resources(compiled: Any) -> dict[str, Any]:
+    """Registers, spills, local and shared bytes of a compiled kernel, from its cubin and PTX."""
+    from triton.backends.nvidia.compiler import sm_arch_from_capability
+
+    from runner import cubin as cubin_tools
+
+    meta = compiled.metadata
+    usage = cubin_tools.resource_usage(compiled.asm["cubin"]).get(compiled.name, {})
+    report = cubin_tools.ptxas_report(compiled.asm["ptx"], sm_arch_from_capability(meta.target.arch),
+                                      fmad=meta.enable_fp_fusion, extra_options=meta.ptx_options)
+    resources = {
+        "registers": usage.get("registers", report.get("registers")),
+        "spill_stores_bytes": report.get("spill_stores_bytes", 0),
+        "spill_loads_bytes": report.get("spill_loads_bytes", 0),
+        "stack_bytes": usage.get("stack_bytes", report.get("stack_bytes", 0)),
+        "local_bytes": usage.get("local_bytes", 0),
+        # Triton allocates shared memory dynamically: metadata.shared is what a program needs.
+        "shared_bytes": meta.shared + usage.get("static_shared_bytes", 0),
+        "barriers": report.get("barriers"),
+        "num_warps": meta.num_warps,
+        "num_stages": meta.num_stages,
+        "source": "cuobjdump+ptxas",
+    }
+    # Filled by the driver once the module is loaded on a GPU: the numbers the hardware will use.
+    if getattr(compiled, "n_regs", None) is not None:
+        resources["driver_registers"] = compiled.n_regs
+        resources["driver_spills"] = compiled.n_spills
+    return resources
+
+
+# --------------------------------------------------------------------------------------------
+# Workloads: a problem/solution pair, case by case, or any script.
+# --------------------------------------------------------------------------------------------
+
+def resolve_problem(solution_path: str | Path, problem_path: str | Path | None) -> Path | None:
+    """The problem file: the one given, else a `problem.py` beside a solution (the suite's layout)."""
+    if problem_path is not None:
+        return Path(problem_path)
+    sibling = Path(solution_path).resolve().parent / "problem.py"
+    if sibling.is_file() and sibling != Path(solution_path).resolve() and not is_script(solution_path):
+        return sibling
+    return None
+
+
+def _move(value: Any, device: str) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.to(device)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_move(item, device) for item in value)
+    return value
+
+
+def run_workload(solution_path: str | Path, problem_path: str | Path, case_index: int | None = None, *,
+                 device: str = "cuda", on_case: Callable[[int | None], Any] | None = None) -> None:
+    """Run the solution's forward once per case of its problem (or only case `case_index`).
+
+    `on_case(i)` is called before case i's forward, so a capture can tag what follows with the case.
+    """
+    import torch
+
+    from runner.problem import ProblemError, load_problem, load_solution
+
+    on_case = on_case or (lambda case: None)
+    problem = load_problem(problem_path)
+    model_new = load_solution(solution_path)
+    indices = range(len(problem.cases)) if case_index is None else [case_index]
+    for index in indices:
+        if not 0 <= index < len(problem.cases):
+            raise ProblemError(f"case {index} out of range: {problem.path.name} has {len(problem.cases)} case(s)")
+        with problem.applied(problem.cases[index]):
+            torch.manual_seed(index)
+            init_inputs = _move(problem.get_init_inputs(), device)
+            inputs = _move(problem.get_inputs(), device)
+        model = model_new(*init_inputs).to(device)
+        on_case(index)
+        with torch.no_grad():
+            model(*inputs)
+        if device == "cuda":
+            torch.cuda.synchronize()
+
+
+def run_script(script_path: str | Path, argv: list[str] | None = None) -> None:
+    """Run a Python script as `__main__` with the given arguments, as `python script.py argv...`."""
+    script_path = str(Path(script_path).resolve())
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [script_path, *(argv or [])]
+    sys.path.insert(0, str(Path(script_path).parent))
+    try:
+        runpy.run_path(script_path, run_name="__main__")
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def is_script(solution_path: str | Path) -> bool:
+    """A file with no `class ModelNew` is a script that launches kernels itself."""
+    return re.search(r"^class\s+ModelNew\b", Path(solution_path).read_text(), re.MULTILINE) is None
+
+
+def run_target(solution_path: str | Path, problem_path: str | Path | None, case_index: int | None, *,
+               device: str, on_case: Callable[[int | None], Any], argv: list[str] | None = None) -> None:
+    """A solution's forward per case, or a script once (as case None)."""
+    from runner.problem import ProblemError
+
+    if not Path(solution_path).is_file():
+        raise ProblemError(f"file not found: {solution_path}")
+    problem_path = resolve_problem(solution_path, problem_path)
+    if problem_path is None:
+        if not is_script(solution_path):
+            raise ProblemError(f"{Path(solution_path).name} defines ModelNew but no problem was given "
+                               "(pass --problem) and there is no problem.py beside it")
+        on_case(None)
+        run_script(solution_path, argv)
+    else:
+        run_workload(solution_path, problem_path, case_index, device=device, on_case=on_case)
+
+
+# --------------------------------------------------------------------------------------------
+# Merging and labelling
+# --------------------------------------------------------------------------------------------
+
+def merge_and_label(records: list[CapturedKernel]) -> list[CapturedKernel]:
+    """One record per distinct compiled kernel (same hash across cases merges launches), labelled.
+
+    Several specializations of one function get labels that say what differs, e.g.
+    `add[n:i32]` vs `add[n:i32%16]`, so that facts about them stay apart.
+    """
+    merged: dict[tuple, CapturedKernel] = {}
+    for record in records:
+        key = (record.function, record.metadata.get("hash"), str(record.config))
+        if key in merged:
+            merged[key].launches.extend(record.launches)
+        else:
+            merged[key] = record
+    kernels = list(merged.values())
+    by_function: dict[str, list[CapturedKernel]] = {}
+    for kernel in kernels:
+        by_function.setdefault(kernel.function, []).append(kernel)
+    for variants in by_function.values():
+        if len(variants) == 1:
+            variants[0].label = variants[0].name
+            continue
+        descriptions = [_specialization_terms(kernel) for kernel in variants]
+        shared = set.intersection(*(set(terms) for terms in descriptions))
+        for kernel, terms in zip(variants, descriptions):
+            differing = [term for term in terms if term not in shared]
+            kernel.label = f"{kernel.name}[{','.join(differing)}]" if differing else kernel.name
+        _number_duplicates(variants)
+    return kernels
+
+
+def _specialization_terms(kernel: CapturedKernel) -> list[str]:
+    terms = []
+    for name, kind in kernel.signature.items():
+        if kind == "constexpr":
+            terms.append(f"{name}={kernel.constexprs.get(name)}")
+        else:
+            divisible = any(attr == ["tt.divisibility", 16] for attr in kernel.attrs.get(name, []))
+            terms.append(f"{name}:{kind}{'%16' if divisible else ''}")
+    for option in ("num_warps", "num_stages"):
+        terms.append(f"{option}={kernel.metadata.get(option)}")
+    return terms
+
+
+def _number_duplicates(variants: list[CapturedKernel]) -> None:
+    seen: dict[str, int] = {}
+    for kernel in variants:
+        count = seen.get(kernel.label, 0)
+        seen[kernel.label] = count + 1
+        if count:
+            kernel.label = f"{kernel.label}#{count + 1}"
+
+
+def save(kernels: list[CapturedKernel], path: str | Path) -> None:
+    import json
+
+    Path(path).write_text(json.dumps([kernel.to_dict() for kernel in kernels], indent=1))
+
+
+def load(path: str | Path) -> list[CapturedKernel]:
+    import json
+
+    return [CapturedKernel.from_dict(item) for item in json.loads(Path(path).read_text())]
+
+
+# --------------------------------------------------------------------------------------------
+# Capture through the JIT on a GPU
+# --------------------------------------------------------------------------------------------
+
+class JitCapture:
+    """Collects every kernel the JIT compiles and every launch while active (GPU).
+
+    Uses `knobs.runtime.jit_post_compile_hook` (compiled kernel + its specialization) and
+    `knobs.runtime.launch_enter_hook` (each launch). The launch hook sees no grid, so while active
+    each captured JITFunction gets a `launch_metadata` that adds it (chained to the user's own).
+    A kernel compiled before the capture began is found by its function handle when it launches.
+    """
+
+    def __init__(self) -> None:
+        self.case: int | None = None
+        self._compiled: list[tuple[Any, Any, dict]] = []   # (jit_fn, CompiledKernel, compile info)
+        self._launches: list[tuple[int, int | None, list[int] | None]] = []  # (handle, case, grid)
+        self._saved_metadata: dict[int, tuple[Any, Any]] = {}
+        self._previous_hook = None
+
+    def __enter__(self) -> "JitCapture":
+        from triton import knobs
+
+        self._previous_hook = knobs.runtime.jit_post_compile_hook
+        knobs.runtime.jit_post_compile_hook = self._on_compiled
+        knobs.runtime.launch_enter_hook.add(self._on_launch)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        from triton import knobs
+
+        knobs.runtime.jit_post_compile_hook = self._previous_hook
+        knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        for jit_fn, original in self._saved_metadata.values():
+            jit_fn.launch_metadata = original
+        self._saved_metadata.clear()
+
+    def _on_compiled(self, *, key: Any, repr: str, fn: Any, compile: dict, is_manual_warmup: bool,
+                     already_compiled: bool) -> None:
+        jit_fn = fn.jit_function
+        kernel = jit_fn.device_caches[compile["device"]][0][key]
+        self._compiled.append((jit_fn, kernel, compile))
+        self._report_grid(jit_fn)
+        if self._previous_hook is not None:
+            self._previous_hook(key=key, repr=repr, fn=fn, compile=compile, is_manual_warmup=is_manual_warmup,
+                                already_compiled=already_compiled)
+
+    def _report_grid(self, jit_fn: Any) -> None:
+        if id(jit_fn) in self._saved_metadata:
+            return
+        original = jit_fn.launch_metadata
+
+        def with_grid(grid: Any, metadata: Any, args: dict) -> dict:
+            extra = dict(original(grid, metadata, args)) if original is not None else {}
+            return {**extra, "ladder_grid": [int(size) for size in grid]}
+
+        self._saved_metadata[id(jit_fn)] = (jit_fn, original)
+        jit_fn.launch_metadata = with_grid
+
+    def _on_launch(self, metadata: Any) -> None:
+        data = metadata.get()
+        grid = data.get("ladder_grid")
+        self._launches.append((data["function"], self.case, list(grid) + [1] * (3 - len(grid)) if grid else None))
+
+    def _find_precompiled(self, handle: int) -> None:
+        """A launch of a kernel compiled before the capture: find it among live JITFunctions."""
+        from triton.runtime.jit import JITFunction
+
+        for obj in gc.get_objects():
+            if not isinstance(obj, JITFunction):
+                continue
+            for device, caches in list(obj.device_caches.items()):
+                for kernel in caches[0].values():
+                    if getattr(kernel, "function", None) == handle:
+                        info = {"signature": kernel.src.signature, "constants": kernel.src.constants,
+                                "configs": [kernel.src.attrs]}
+                        self._compiled.append((obj, kernel, info))
+                        self._report_grid(obj)
+                        return
+
+    def kernels(self) -> list[CapturedKernel]:
+        """The captured kernels, one per distinct compiled kernel, with their launches."""
+        by_handle: dict[int, CapturedKernel] = {}
+        records = []
+        known = {getattr(kernel, "function", None) for _, kernel, _ in self._compiled}
+        for handle, _, _ in self._launches:
+            if handle not in known:
+                self._find_precompiled(handle)
+                known.add(handle)
+        for jit_fn, kernel, info in self._compiled:
+            record = nvidia_record(kernel, jit_fn, backend="cuda", signature=info["signature"],
+                                   constexprs=info["constants"], attrs=info["configs"][0])
+            records.append(record)
+            if kernel.function is not None:
+                by_handle[kernel.function] = record
+        for handle, case, grid in self._launches:
+            if handle in by_handle:
+                by_handle[handle].launches.append({"case": case, "grid": grid})
+        return merge_and_label(records)
+
+
+def capture(solution_path: str | Path, problem_path: str | Path | None = None, case_index: int | None = None,
+            argv: list[str] | None = None) -> list[CapturedKernel]:
+    """Every kernel the solution's forward (or the script) compiles and launches, on this GPU."""
+    with JitCapture() as session:
+        run_target(solution_path, problem_path, case_index, device="cuda",
+                   on_case=lambda case: setattr(session, "case", case), argv=argv)
+    return session.kernels()
+
+
+@contextlib.contextmanager
+def capturing() -> Iterator[JitCapture]:
+    """`with capturing() as cap: ...; cap.kernels()` for code that launches kernels itself."""
+    with JitCapture() as session:
+        yield session
