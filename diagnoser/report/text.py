@@ -1,0 +1,72 @@
+"""Formatting shared by the Markdown and HTML reports: numbers, locations and evidence as text."""
+from __future__ import annotations
+
+import os
+
+
+def seconds(value: float | None) -> str:
+    if value is None:
+        return "-"
+    if value >= 1:
+        return f"{value:.2f} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3f} ms"
+    return f"{value * 1e6:.1f} us"
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def location(file: str | None, line: int | None) -> str:
+    if not file:
+        return ""
+    name = os.path.relpath(file) if os.path.isabs(file) and not os.path.relpath(file).startswith("..") else file
+    return f"{name}:{line}" if line else name
+
+
+def params(values: dict | None) -> str:
+    return ", ".join(f"{k}={v}" for k, v in (values or {}).items())
+
+
+def evidence(item: dict) -> str:
+    """One evidence item as a line: what it is and where it points."""
+    kind = item.get("type")
+    if kind == "source":
+        return f"source {location(item.get('file'), item.get('line'))}: `{item.get('text', '').strip()}`"
+    if kind == "fact":
+        fact = item.get("fact", {})
+        where = location(fact.get("file"), fact.get("line"))
+        excerpt = f" `{fact['excerpt'].strip()}`" if fact.get("excerpt") else ""
+        return (f"IR fact {fact.get('kind')} ({fact.get('stage') or '?'}, {fact.get('kernel')}"
+                f"{', ' + where if where else ''}): {compact(fact.get('value'))}{excerpt}")
+    if kind == "metric":
+        unit = f" {item['unit']}" if item.get("unit") else ""
+        return f"metric {item.get('name')} = {item.get('value')}{unit}"
+    if kind == "chunk":
+        return (f"compiler source {item.get('path')}:{item.get('start')}-{item.get('end')}"
+                f" ({item.get('pass') or 'no pass'}, score {item.get('score', 0):.2f})")
+    return compact(item)
+
+
+def compact(value) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {compact(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def occupancy(case: dict) -> str:
+    occ = case.get("occupancy") or {}
+    theoretical = occ.get("theoretical")
+    achieved = occ.get("achieved")
+    return f"{percent(theoretical)} / {percent(achieved)}"
+
+
+def citation_label(citation: dict) -> str:
+    return f"{citation['path']}:{citation['start']}-{citation['end']}"

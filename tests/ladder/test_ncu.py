@@ -1,0 +1,97 @@
+"""Parsing Nsight Compute's raw CSV page, on a sample in the exact shape ncu 2025.x prints."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnoser.profile import ncu
+
+SAMPLE = (Path(__file__).parent / "data" / "ncu_raw_2025.csv").read_text()
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return ncu.parse_raw_csv(SAMPLE)
+
+
+def test_every_profiled_launch_becomes_one_row_in_launch_order(rows):
+    assert [(r.index, r.kernel) for r in rows] == [(0, "add_kernel"), (1, "matmul_kernel")]
+
+
+def test_program_output_and_prof_lines_before_the_table_are_ignored(rows):
+    assert rows[1].grid == "(32, 32, 1)"
+    assert rows[1].cc == "9.0"
+
+
+def test_thousands_separators_are_read_as_one_number(rows):
+    assert rows[0].value("dram__bytes_read.sum") == 67_133_440.0
+    assert rows[1].value("gpu__time_duration.sum") == 1_843_200.0
+
+
+def test_units_row_is_kept_per_metric(rows):
+    assert rows[0].metrics["gpu__time_duration.sum"][1] == "nsecond"
+    assert rows[0].metrics["dram__bytes_read.sum"][1] == "byte"
+
+
+def test_not_available_cells_are_none(rows):
+    assert rows[1].value("l1tex__t_sector_hit_rate.pct") is None
+
+
+def test_counters_group_speed_of_light_occupancy_and_memory(rows):
+    add = ncu.counters(rows[0])
+    assert add["time_ns"] == 20512.0
+    assert add["sol"]["dram_pct"] == pytest.approx(90.12)
+    assert add["occupancy"]["achieved_pct"] == pytest.approx(83.94)
+    assert add["memory"]["dram_read_bytes"] + add["memory"]["dram_write_bytes"] == 100_696_064
+
+
+def test_bank_conflicts_become_a_share_of_shared_memory_wavefronts(rows):
+    mm = ncu.counters(rows[1])
+    assert mm["memory"]["smem_ld_conflict_pct"] == pytest.approx(25.0)
+    assert mm["memory"]["smem_st_conflict_pct"] == pytest.approx(50.0)
+
+
+def test_top_stalls_rank_reasons_and_leave_out_the_selected_warp(rows):
+    add, mm = ncu.counters(rows[0]), ncu.counters(rows[1])
+    assert add["top_stalls"][0]["reason"] == "long_scoreboard"
+    assert [s["reason"] for s in mm["top_stalls"]] == ["wait", "short_scoreboard", "barrier"]
+
+
+def test_scaled_units_are_converted_to_base_units():
+    text = SAMPLE.replace('"nsecond"', '"usecond"', 1)
+    row = ncu.parse_raw_csv(text)[0]
+    assert ncu.counters(row)["time_ns"] == pytest.approx(20512.0 * 1e3)
+
+
+def test_output_without_a_table_parses_to_nothing():
+    assert ncu.parse_raw_csv("==PROF== Connected to process 1\n==ERROR== something\n") == []
+
+
+def test_the_command_never_locks_clocks_and_profiles_only_the_bracketed_forward():
+    cmd = ncu.command("/usr/bin/ncu", ["python3", "driver.py"], kernels=["add_kernel", "softmax_kernel"])
+    assert cmd[cmd.index("--clock-control") + 1] == "none"
+    assert cmd[cmd.index("--profile-from-start") + 1] == "off"
+    assert cmd[cmd.index("--page") + 1] == "raw"
+    assert cmd[cmd.index("--kernel-name") + 1] == "regex:^(add_kernel|softmax_kernel)$"
+    assert cmd[-2:] == ["python3", "driver.py"]
+
+
+def test_the_fallback_command_asks_for_sections_instead_of_metric_names():
+    cmd = ncu.command("ncu", ["python3", "d.py"], sections=True)
+    assert "--metrics" not in cmd
+    assert "WarpStateStats" in cmd
+
+
+@pytest.mark.parametrize("output,expected", [
+    ("==ERROR== ERR_NVGPUCTRPERM - The user does not have permission", "no permission"),
+    ("==ERROR== Failed to find metric foo__bar", "ncu: Failed to find metric foo__bar"),
+    ("==WARNING== No kernels were profiled.", "profiled no kernel"),
+])
+def test_failures_become_one_line_reasons(output, expected):
+    assert expected in ncu.diagnose_failure(output, 1)
+
+
+def test_an_unknown_metric_is_recognised_so_the_run_can_fall_back_to_sections():
+    assert ncu.unknown_metric("==ERROR== Failed to find metric smsp__foo")
+    assert not ncu.unknown_metric("==ERROR== ERR_NVGPUCTRPERM")
