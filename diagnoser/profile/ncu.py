@@ -14,11 +14,18 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
 
 # The columns ncu prints before the metrics on the raw page (2023.x..2025.x).
 ID_COLUMNS = ("ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
@@ -221,3 +228,76 @@ def diagnose_failure(output: str, returncode: int) -> str:
 def unknown_metric(output: str) -> bool:
     """Whether ncu refused the run because a requested metric does not exist on this GPU/version."""
     return bool(re.search(r"==ERROR==.*(metric|Metric)", output))
+
+
+def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: float = 300.0) -> dict:
+    """Profile the driver's jobs under ncu; counters per launch, mapped back to (job, case).
+
+    Returns {"available": bool, "why": one line, "cases": {(job, case): [counters per launch]},
+    "errors": {(job, case): one line}}. Never raises for a missing or failing ncu: the ladder then
+    says so and uses what events and the IR give.
+    """
+    executable = find_ncu()
+    if executable is None:
+        return _unavailable("ncu not found (put it on PATH or set $NCU)")
+    with tempfile.TemporaryDirectory(prefix="ladder-ncu-") as work:
+        jobs_path, log_path = Path(work, "jobs.json"), Path(work, "launches.jsonl")
+        jobs_path.write_text(json.dumps(jobs))
+        program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)]
+        output, returncode = _run(command(executable, program, kernels), timeout)
+        if output is None:
+            return _unavailable(f"ncu did not finish within {timeout:.0f} s")
+        rows = parse_raw_csv(output)
+        if not rows and unknown_metric(output):
+            log_path.unlink(missing_ok=True)
+            output, returncode = _run(command(executable, program, kernels, sections=True), timeout)
+            rows = parse_raw_csv(output or "")
+        log = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
+    if not rows:
+        return _unavailable(diagnose_failure(output or "", returncode), log)
+    cases, missing = align(rows, log)
+    why = f"{len(rows)} launches profiled" + (f"; {missing} logged launches had no ncu row" if missing else "")
+    return {"available": True, "why": why, "cases": cases, "errors": _errors(log)}
+
+
+def _unavailable(why: str, log: list[dict] | None = None) -> dict:
+    return {"available": False, "why": why, "cases": {}, "errors": _errors(log or [])}
+
+
+def _errors(log: list[dict]) -> dict:
+    return {(entry["job"], entry["case"]): entry["error"] for entry in log if entry.get("error")}
+
+
+def _run(cmd: list[str], timeout: float) -> tuple[str | None, int]:
+    """Run ncu in its own process group (so a timeout ends it and the driver it launched)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                               text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        return None, -1
+    return output, process.returncode
+
+
+def align(rows: list[KernelRow], log: list[dict]) -> tuple[dict, int]:
+    """Give each logged Triton launch its ncu row, in order, matching kernel names.
+
+    ncu serialises launches, so the rows come in launch order; rows of other kernels (torch ops
+    inside the forward, when no name filter was given) are skipped by name. Returns the counters
+    per (job, case) and how many logged launches found no row.
+    """
+    cases: dict[tuple, list[dict]] = {}
+    position, missing = 0, 0
+    for entry in log:
+        launches = cases.setdefault((entry["job"], entry["case"]), [])
+        for name in entry.get("launches", []):
+            match = next((i for i in range(position, len(rows)) if rows[i].kernel == name), None)
+            if match is None:
+                missing += 1
+                continue
+            launches.append(counters(rows[match]))
+            position = match + 1
+    return cases, missing

@@ -95,3 +95,65 @@ def test_failures_become_one_line_reasons(output, expected):
 def test_an_unknown_metric_is_recognised_so_the_run_can_fall_back_to_sections():
     assert ncu.unknown_metric("==ERROR== Failed to find metric smsp__foo")
     assert not ncu.unknown_metric("==ERROR== ERR_NVGPUCTRPERM")
+
+
+def test_align_maps_rows_to_cases_in_launch_order_skipping_other_kernels(rows):
+    other = ncu.KernelRow(index=5, kernel="vectorized_elementwise_kernel")
+    log = [{"job": 0, "case": 0, "launches": ["add_kernel"]}, {"job": 0, "case": 1, "launches": ["matmul_kernel"]}]
+    cases, missing = ncu.align([rows[0], other, rows[1]], log)
+    assert missing == 0
+    assert [c["kernel"] for c in cases[(0, 0)]] == ["add_kernel"]
+    assert [c["kernel"] for c in cases[(0, 1)]] == ["matmul_kernel"]
+
+
+def test_align_counts_logged_launches_that_ncu_did_not_profile(rows):
+    log = [{"job": 0, "case": 0, "launches": ["add_kernel", "add_kernel"]}]
+    cases, missing = ncu.align(rows, log)
+    assert len(cases[(0, 0)]) == 1
+    assert missing == 1
+
+
+FAKE_NCU = """#!{python}
+import json, sys
+args = sys.argv[1:]
+log = args[-1]
+if "--metrics" in args and {refuse_metrics}:
+    print("==ERROR== Failed to find metric smsp__average_warps_issue_stalled_misc_per_issue_active.ratio")
+    sys.exit(1)
+with open(log, "a") as out:
+    out.write(json.dumps({{"job": 0, "case": 0, "launches": ["add_kernel"]}}) + "\\n")
+    out.write(json.dumps({{"job": 0, "case": 1, "launches": ["matmul_kernel"]}}) + "\\n")
+    out.write(json.dumps({{"job": 0, "case": 2, "launches": [], "error": "RuntimeError: CUDA out of memory"}}) + "\\n")
+print(open({sample!r}).read())
+"""
+
+
+def _fake_ncu(tmp_path, monkeypatch, refuse_metrics=False):
+    import sys
+    script = tmp_path / "ncu"
+    script.write_text(FAKE_NCU.format(python=sys.executable, refuse_metrics=refuse_metrics,
+                                      sample=str(Path(__file__).parent / "data" / "ncu_raw_2025.csv")))
+    script.chmod(0o755)
+    monkeypatch.setenv("NCU", str(script))
+
+
+def test_profile_jobs_runs_ncu_and_returns_counters_per_case(tmp_path, monkeypatch):
+    _fake_ncu(tmp_path, monkeypatch)
+    got = ncu.profile_jobs([{"solution": "s.py", "problem": "p.py"}])
+    assert got["available"]
+    assert got["cases"][(0, 1)][0]["occupancy"]["theoretical_pct"] == 12.5
+    assert got["errors"] == {(0, 2): "RuntimeError: CUDA out of memory"}
+
+
+def test_profile_jobs_falls_back_to_sections_when_a_metric_is_unknown(tmp_path, monkeypatch):
+    _fake_ncu(tmp_path, monkeypatch, refuse_metrics=True)
+    got = ncu.profile_jobs([{"solution": "s.py", "problem": "p.py"}])
+    assert got["available"]
+    assert len(got["cases"]) == 3
+
+
+def test_profile_jobs_without_ncu_says_so(monkeypatch):
+    monkeypatch.setattr(ncu, "find_ncu", lambda: None)
+    got = ncu.profile_jobs([{"solution": "s.py", "problem": "p.py"}])
+    assert not got["available"]
+    assert "ncu not found" in got["why"]
