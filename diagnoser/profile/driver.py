@@ -2,17 +2,18 @@
 
     python3 -m diagnoser.profile.driver JOBS.json LOG.jsonl
 
-`JOBS.json` is a list of jobs: `{"solution": path, "problem": path, "cases": [0, 2] | null}` for a
-solution/problem pair, or `{"script": path, "argv": [...]}` for any script that launches Triton
-kernels. Per case the driver builds the inputs, runs the forward once unprofiled (compilation,
-autotuning and first-touch effects happen there), then runs it once more between
-cudaProfilerStart and cudaProfilerStop, which is all ncu sees (`--profile-from-start off`). A
-script runs once, wholly inside the profiled range.
+`JOBS.json` is a list of jobs: `{"solution": path, "problem": path, "cases": [0, 2] | null,
+"device": "cuda" | "npu"}` for a solution/problem pair, or `{"script": path, "argv": [...]}` for any
+script that launches Triton kernels. Per case the driver builds the inputs, runs the forward once
+unprofiled (compilation, autotuning and first-touch effects happen there), then runs it once more
+between cudaProfilerStart and cudaProfilerStop, which is all ncu sees (`--profile-from-start off`).
+A script runs once, wholly inside the profiled range.
 
-Every profiled Triton launch is logged by name through Triton's launch hook, one JSON line per
-case in `LOG.jsonl` (written as it goes, so a crash still leaves the cases done so far): that is
-how the rows of ncu's table are mapped back to cases. Runs on the GPU machine: stdlib, torch,
-triton and the runner only.
+Every Triton launch is logged by name through Triton's launch hook, one JSON line per case in
+`LOG.jsonl` (written as it goes, so a crash still leaves the cases done so far): that is how the
+rows of the profiler's table are mapped back to cases. On `npu` there is no profiler range (msprof
+sees every launch), so the warm-up launches are logged too, under `warmup`. Runs on the GPU
+machine: stdlib, torch, triton and the runner only.
 """
 from __future__ import annotations
 
@@ -48,19 +49,22 @@ def _to_device(value, device):
     return value
 
 
-def profiled(log: LaunchLog, run) -> list[str]:
+def profiled(log: LaunchLog, run, device: str = "cuda") -> list[str]:
     """Run `run()` inside the profiler range; the Triton launches it made, in order."""
     import torch
 
-    torch.cuda.synchronize()
+    module = getattr(torch, device)
+    module.synchronize()
     log.take()
     log.recording = True
-    torch.cuda.cudart().cudaProfilerStart()
+    if device == "cuda":
+        torch.cuda.cudart().cudaProfilerStart()
     try:
         run()
-        torch.cuda.synchronize()
+        module.synchronize()
     finally:
-        torch.cuda.cudart().cudaProfilerStop()
+        if device == "cuda":
+            torch.cuda.cudart().cudaProfilerStop()
         log.recording = False
     return log.take()
 
@@ -70,6 +74,7 @@ def run_pair(job: dict, log: LaunchLog, emit) -> None:
 
     from runner.problem import load_problem, load_solution
 
+    device = job.get("device", "cuda")
     problem = load_problem(job["problem"])
     model_new = load_solution(job["solution"])
     indices = job.get("cases")
@@ -77,13 +82,15 @@ def run_pair(job: dict, log: LaunchLog, emit) -> None:
         try:
             with problem.applied(problem.cases[index]):
                 torch.manual_seed(index)
-                init_inputs = _to_device(problem.get_init_inputs(), "cuda")
-                inputs = _to_device(problem.get_inputs(), "cuda")
-            model = model_new(*init_inputs).to("cuda")
+                init_inputs = _to_device(problem.get_init_inputs(), device)
+                inputs = _to_device(problem.get_inputs(), device)
+            model = model_new(*init_inputs).to(device)
             with torch.no_grad():
+                log.recording = device != "cuda"
                 model(*inputs)  # warm-up: compile and autotune outside the profiled range
-                launches = profiled(log, lambda: model(*inputs))
-            emit({"case": index, "launches": launches})
+                warmup = log.take()
+                launches = profiled(log, lambda: model(*inputs), device)
+            emit({"case": index, "launches": launches, **({"warmup": warmup} if warmup else {})})
         except Exception as error:  # one bad case must not hide the others
             emit({"case": index, "launches": [], "error": _one_line(error)})
 
@@ -92,7 +99,7 @@ def run_script(job: dict, log: LaunchLog, emit) -> None:
     from runner.capture import run_script as run
 
     try:
-        launches = profiled(log, lambda: run(job["script"], job.get("argv") or []))
+        launches = profiled(log, lambda: run(job["script"], job.get("argv") or []), job.get("device", "cuda"))
         emit({"case": None, "launches": launches})
     except Exception as error:
         emit({"case": None, "launches": log.take(), "error": _one_line(error)})
