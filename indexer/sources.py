@@ -1,0 +1,216 @@
+"""Which files of a source tree are indexed, how a tree is named and versioned, and reading them.
+
+A *tree* is one root given to `ladder index build --source [NAME=]PATH`. Its layout is recognised:
+a Triton source checkout (upstream or the Triton-Ascend fork), an installed `triton` package, or
+anything else (the catalog `kb/`, a notes folder), for which every supported file is taken. Paths
+in the index are relative to the tree root, so results read the same on every machine.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.metadata
+import importlib.resources
+import importlib.util
+import os
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.chunking import LANGUAGES
+from indexer.errors import SourceError
+
+# Files bigger than this are generated tables or vendored blobs, not code a person reads.
+MAX_FILE_BYTES = 512 * 1024
+
+# What to index in a Triton source checkout: the compiler (C++ passes, TableGen definitions, the
+# NVIDIA and Ascend backends), the Python compiler driver and language, the pass bindings, and the
+# English docs. Tests, other backends, tutorials and build scripts are left out.
+_TRITON_SOURCE = (
+    ["lib", "include", "third_party/nvidia", "third_party/ascend", "python/triton", "python/src",
+     "docs/en"],
+    ["*/test/*", "*/tests/*", "*/unittest/*", "*/examples/*", "*/tutorials/*", "*/libdevice.py",
+     "third_party/nvidia/backend/include/*", "third_party/ascend/AscendNPU-IR/*",
+     "third_party/ascend/llvm_patch/*", "python/triton/experimental/*", "python/triton/tools/*"],
+)
+# What to index in an installed `triton` package: its Python compiler and runtime.
+_TRITON_PACKAGE = (
+    ["compiler", "backends", "runtime", "language", "knobs.py"],
+    ["*/libdevice.py", "backends/*/include/*", "backends/*/lib/*", "backends/amd/*", "*/__pycache__/*"],
+)
+_ANY = ([""], [])
+# Directories never worth walking into.
+_SKIP_DIRS = {".git", "__pycache__", "node_modules", "build", "dist", ".venv", "venv", ".tox",
+              ".mypy_cache", ".pytest_cache"}
+
+
+@dataclass
+class Tree:
+    name: str
+    root: Path
+    layout: str  # triton-source | triton-package | files
+    version: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "root": str(self.root), "layout": self.layout, "version": self.version}
+
+
+@dataclass
+class SourceFile:
+    tree: str
+    path: str  # relative to the tree root, with forward slashes
+    language: str
+    text: str
+    sha: str  # of the bytes on disk
+
+    @property
+    def key(self) -> str:
+        return f"{self.tree}/{self.path}"
+
+
+@dataclass
+class Scan:
+    files: list[SourceFile] = field(default_factory=list)
+    # tree name -> reason -> count of files skipped (binary, huge, non_utf8)
+    skipped: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def _layout(root: Path) -> str:
+    if (root / "include" / "triton").is_dir() and (root / "lib").is_dir():
+        return "triton-source"
+    if (root / "compiler" / "compiler.py").is_file() and (root / "backends").is_dir():
+        return "triton-package"
+    return "files"
+
+
+def _git_commit(root: Path) -> str:
+    """The commit of the git work tree holding `root`, when `root` is tracked there."""
+    try:
+        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+                                capture_output=True, text=True, timeout=10)
+        if inside.returncode != 0 or inside.stdout.strip() != "true":
+            return ""
+        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."],
+                                 capture_output=True, timeout=10)
+        if ignored.returncode == 0:  # e.g. a virtualenv inside a repository
+            return ""
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                              capture_output=True, text=True, timeout=10)
+        return head.stdout.strip() if head.returncode == 0 else ""
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _version(root: Path, layout: str) -> str:
+    """Package version for an installed package; version file and/or git commit for a checkout."""
+    if layout == "triton-package":
+        try:
+            return importlib.metadata.version(root.name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    parts = []
+    version_file = root / "version.txt"
+    if version_file.is_file():
+        parts.append(version_file.read_text(errors="replace").strip())
+    commit = _git_commit(root)
+    if commit:
+        parts.append(f"git:{commit}")
+    return "+".join(parts) or "unversioned"
+
+
+def open_tree(spec: str) -> Tree:
+    """A tree from `PATH` or `NAME=PATH`; a missing or unreadable path is an error."""
+    name, path = spec.split("=", 1) if "=" in spec and not os.path.exists(spec) else ("", spec)
+    root = Path(path).expanduser()
+    if not root.is_dir():
+        raise SourceError(f"source path does not exist or is not a directory: {path}")
+    root = root.resolve()
+    layout = _layout(root)
+    return Tree(name or root.name, root, layout, _version(root, layout))
+
+
+def default_sources() -> list[str]:
+    """The catalog shipped with ladder and the installed triton package (works offline)."""
+    specs = [f"kb={importlib.resources.files('kb')}"]
+    spec = importlib.util.find_spec("triton")
+    if spec is not None and spec.submodule_search_locations:
+        specs.append(f"triton={list(spec.submodule_search_locations)[0]}")
+    return specs
+
+
+def _selected(rel: str, excludes: list[str]) -> bool:
+    return not any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch("/" + rel, pattern) for pattern in excludes)
+
+
+def _candidates(tree: Tree) -> list[tuple[str, Path]]:
+    includes, excludes = {"triton-source": _TRITON_SOURCE, "triton-package": _TRITON_PACKAGE}.get(tree.layout, _ANY)
+    found: dict[str, Path] = {}
+    for include in includes:
+        start = tree.root / include
+        if start.is_file():
+            found[include] = start
+            continue
+        for dirpath, dirnames, filenames in os.walk(start):
+            dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
+            for filename in filenames:
+                full = Path(dirpath) / filename
+                rel = full.relative_to(tree.root).as_posix()
+                if full.suffix in LANGUAGES and _selected(rel, excludes) and not full.is_symlink():
+                    found[rel] = full
+    return sorted(found.items())
+
+
+def _read(full: Path) -> tuple[str | None, str, str]:
+    """(text, sha, reason): text is None when the file is skipped for `reason`."""
+    try:
+        if full.stat().st_size > MAX_FILE_BYTES:
+            return None, "", "huge"
+        data = full.read_bytes()
+    except OSError:
+        return None, "", "unreadable"
+    if b"\0" in data[:8192]:
+        return None, "", "binary"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, "", "non_utf8"
+    return text.replace("\r\n", "\n"), hashlib.sha256(data).hexdigest(), ""
+
+
+def scan(trees: list[Tree]) -> Scan:
+    """Every indexable file of every tree, read; skipped files counted by reason."""
+    result = Scan()
+    for tree in trees:
+        skipped = result.skipped.setdefault(tree.name, {})
+        for rel, full in _candidates(tree):
+            text, sha, reason = _read(full)
+            if text is None:
+                skipped[reason] = skipped.get(reason, 0) + 1
+                continue
+            result.files.append(SourceFile(tree.name, rel, LANGUAGES[full.suffix], text, sha))
+    return result
+
+
+_SHORT_TOKENS = {"cuda": "nvidia", "ptx": "nvidia", "sm90": "nvidia", "npu": "ascend", "cann": "ascend",
+                 "amd": "amd", "hip": "amd", "rocm": "amd"}
+_LONG_KEYS = {"nvidia": "nvidia", "hopper": "nvidia", "nvgpu": "nvidia", "nvws": "nvidia",
+              "ascend": "ascend", "hivm": "ascend", "hfusion": "ascend", "amdgpu": "amd"}
+_ASCEND_WORDS = re.compile(r"\b(Ascend|NPU|CANN|HIVM)\b")
+_NVIDIA_WORDS = re.compile(r"\b(CUDA|NVIDIA|PTX|Hopper)\b")
+
+
+def backend_of(path: str, language: str, text: str) -> str:
+    """`nvidia`, `ascend`, `amd` or `common`: from the path, or for prose from what it talks about."""
+    lowered = path.lower()
+    found = {backend for key, backend in _LONG_KEYS.items() if key in lowered}
+    found |= {_SHORT_TOKENS[token] for token in re.split(r"[^a-z0-9]+", lowered) if token in _SHORT_TOKENS}
+    if len(found) == 1:
+        return found.pop()
+    if not found and language == "markdown":
+        ascend, nvidia = len(_ASCEND_WORDS.findall(text)), len(_NVIDIA_WORDS.findall(text))
+        if ascend >= 3 and ascend > 2 * nvidia:
+            return "ascend"
+        if nvidia >= 3 and nvidia > 2 * ascend:
+            return "nvidia"
+    return "common"

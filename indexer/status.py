@@ -1,0 +1,33 @@
+"""`ladder index status`: what the published build holds, and whether its trees moved on since."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer.errors import SourceError
+from indexer.sources import open_tree
+from indexer.store import Store
+
+
+def status(index_dir: str | None = None) -> dict:
+    build = Store(index_dir).current()
+    manifest = build.manifest
+    trees = {}
+    for name, tree in manifest["trees"].items():
+        info = dict(tree)
+        try:
+            now = open_tree(f"{name}={tree['root']}").version
+            if now != tree["version"]:
+                info["now"] = now
+        except SourceError:
+            info["now"] = "missing"
+        trees[name] = info
+    return {
+        "index_dir": str(Path(build.path).parent.parent),
+        "build": build.id,
+        "created": manifest.get("created", ""),
+        "embed": manifest["embed"],
+        "chunks": manifest["chunks"],
+        "files": len(manifest["files"]),
+        "passes": manifest.get("passes", 0),
+        "trees": trees,
+    }
