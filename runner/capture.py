@@ -85,11 +85,17 @@ def argument_name(arg_names: list[str], path: tuple[int, ...]) -> str:
     return arg_names[path[0]] + "".join(f"[{index}]" for index in path[1:])
 
 
-def _source_position(jit_fn: Any) -> tuple[str | None, int | None]:
-    code = getattr(getattr(jit_fn, "fn", None), "__code__", None)
-    if code is None:
+def source_position(jit_fn: Any) -> tuple[str | None, int | None]:
+    """File and line of a kernel's `def` (after its decorators)."""
+    import inspect
+
+    fn = getattr(jit_fn, "fn", jit_fn)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
         return None, None
-    return code.co_filename, getattr(jit_fn, "starting_line_number", code.co_firstlineno)
+    offset = next((index for index, text in enumerate(lines) if re.match(r"\s*def\s", text)), 0)
+    return inspect.getsourcefile(fn), first + offset
 
 
 def nvidia_record(compiled: Any, jit_fn: Any, *, backend: str, signature: dict, constexprs: dict,
@@ -101,7 +107,7 @@ def nvidia_record(compiled: Any, jit_fn: Any, *, backend: str, signature: dict, 
     arg_names = list(jit_fn.arg_names)
     stages = {stage: compiled.asm[stage] for stage in STAGE_ORDER if stage in compiled.asm and stage != "sass"}
     stages["sass"] = cubin_tools.sass(compiled.asm["cubin"])
-    file, line = _source_position(jit_fn)
+    file, line = source_position(jit_fn)
     target = meta["target"]
     return CapturedKernel(
         name=compiled.name,
@@ -213,6 +219,42 @@ def run_script(script_path: str | Path, argv: list[str] | None = None) -> None:
         runpy.run_path(script_path, run_name="__main__")
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def cpu_stand_in() -> Any:
+    """A torch function mode for running a forward on the CPU only to see what it launches.
+
+    `device="cuda"`, `.cuda()` and `.to("cuda")` stay on the CPU; random floating-point fills
+    (randn, rand, normal_, uniform_: inputs and weight init) become `empty`, which costs no time or
+    resident memory however large the case, since no kernel ever reads the values.
+    """
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    fills_to_skip = {torch.randn, torch.rand, torch.randn_like, torch.rand_like}
+    in_place_fills = {torch.Tensor.normal_, torch.Tensor.uniform_}
+
+    def on_cuda(device: Any) -> bool:
+        return (isinstance(device, str) and device.startswith("cuda")) or \
+            (isinstance(device, torch.device) and device.type == "cuda")
+
+    class CpuStandIn(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = dict(kwargs or {})
+            if func is torch.Tensor.cuda or func in in_place_fills:
+                return args[0]
+            if on_cuda(kwargs.get("device")):
+                kwargs["device"] = "cpu"
+            if func is torch.Tensor.to and len(args) > 1 and on_cuda(args[1]):
+                args = (args[0], "cpu", *args[2:])
+            if func in fills_to_skip:
+                kwargs.pop("generator", None)
+                if func in (torch.randn_like, torch.rand_like):
+                    return torch.empty_like(*args, **kwargs)
+                return torch.empty(*args, **kwargs)
+            return func(*args, **kwargs)
+
+    return CpuStandIn()
 
 
 def is_script(solution_path: str | Path) -> bool:

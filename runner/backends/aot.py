@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.capture import CapturedKernel, jsonable, merge_and_label, nvidia_record, run_target
+from runner.capture import CapturedKernel, cpu_stand_in, jsonable, merge_and_label, nvidia_record, run_target
 
 DEFAULT_TARGET = "sm90"
 
@@ -167,42 +167,6 @@ def _failed_record(autotuner: Any, config: dict, error: Exception) -> CapturedKe
                           file=base.__code__.co_filename, line=base.__code__.co_firstlineno, backend="aot",
                           target="", signature={}, constexprs={}, attrs={}, metadata={}, stages={}, resources={},
                           config=config, error=f"{type(error).__name__}: {str(error).splitlines()[0]}")
-
-
-def cpu_stand_in() -> Any:
-    """A torch function mode for running a forward on the CPU only to see what it launches.
-
-    `device="cuda"`, `.cuda()` and `.to("cuda")` stay on the CPU; random floating-point fills
-    (randn, rand, normal_, uniform_: inputs and weight init) become `empty`, which costs no time or
-    resident memory however large the case, since no kernel ever reads the values.
-    """
-    import torch
-    from torch.overrides import TorchFunctionMode
-
-    fills_to_skip = {torch.randn, torch.rand, torch.randn_like, torch.rand_like}
-    in_place_fills = {torch.Tensor.normal_, torch.Tensor.uniform_}
-
-    def on_cuda(device: Any) -> bool:
-        return (isinstance(device, str) and device.startswith("cuda")) or \
-            (isinstance(device, torch.device) and device.type == "cuda")
-
-    class CpuStandIn(TorchFunctionMode):
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
-            kwargs = dict(kwargs or {})
-            if func is torch.Tensor.cuda or func in in_place_fills:
-                return args[0]
-            if on_cuda(kwargs.get("device")):
-                kwargs["device"] = "cpu"
-            if func is torch.Tensor.to and len(args) > 1 and on_cuda(args[1]):
-                args = (args[0], "cpu", *args[2:])
-            if func in fills_to_skip:
-                kwargs.pop("generator", None)
-                if func in (torch.randn_like, torch.rand_like):
-                    return torch.empty_like(*args, **kwargs)
-                return torch.empty(*args, **kwargs)
-            return func(*args, **kwargs)
-
-    return CpuStandIn()
 
 
 def capture(solution_path: str | Path, problem_path: str | Path | None = None, case_index: int | None = None,
