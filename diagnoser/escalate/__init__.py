@@ -1,0 +1,74 @@
+"""Rung 4: compiler-source escalation.
+
+The facts and findings the lower rungs left unexplained become questions (`questions`); each is
+sent to the knowledge index (`indexer.search`), the chunks that really concern the fact are kept
+(`answers.keep`: the right pass, the right op names), and each kept chunk becomes a citation with
+a one- or two-sentence statement of what the code says about this kernel's case. With an LLM
+endpoint configured (`llm`), a short summary is added; without one, the citations stand alone.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from diagnoser.escalate import answers
+from diagnoser.escalate.llm import Summariser
+from diagnoser.escalate.questions import Question, questions
+
+Search = Callable[..., list[dict]]
+CHUNKS_PER_QUESTION = 12   # asked of the index: the filter drops most
+CITED_PER_QUESTION = 2     # kept per question in the report
+EXCERPT_LINES = 14
+BACKEND_OF_TARGET = {"sm90": "nvidia", "ascend": "ascend"}
+
+
+def escalate(facts: list[dict], findings: list[dict], search: Search, target: str = "sm90",
+             catalog: dict[str, list[str]] | None = None, limit: int = 6,
+             summariser: Summariser | None = None) -> dict:
+    """{"citations", "findings", "warnings", "summary"} for the unexplained facts and findings."""
+    summariser = summariser or Summariser()
+    asked = questions(facts, findings, catalog, target, limit)
+    citations, new_findings, unanswered = [], [], []
+    for question in asked:
+        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": BACKEND_OF_TARGET.get(target, target)})
+        kept = answers.keep(hits, question)[:CITED_PER_QUESTION]
+        if not kept:
+            unanswered.append(question.describe)
+            continue
+        summary = summariser.summarise(question.describe, kept)
+        cited = []
+        for chunk in kept:
+            citation = _citation(len(citations) + 1, question, chunk, summary if not cited else None)
+            citations.append(citation)
+            cited.append(citation)
+        new_findings.append(_finding(question, cited))
+    warnings = [summariser.warning] if summariser.warning else []
+    summary = f"{len(asked)} questions, {len(citations)} citations"
+    if unanswered:
+        summary += f"; no compiler chunk matched: {'; '.join(unanswered)}"
+    return {"citations": citations, "findings": new_findings, "warnings": warnings, "summary": summary,
+            "questions": [{"query": q.query, "about": q.about} for q in asked]}
+
+
+def _citation(number: int, question: Question, chunk: dict, summary: str | None) -> dict:
+    lines = chunk.get("text", "").splitlines()
+    excerpt = "\n".join(lines[:EXCERPT_LINES]) + ("\n..." if len(lines) > EXCERPT_LINES else "")
+    citation = {
+        "id": f"C{number}", "path": chunk["path"], "start": chunk["start"], "end": chunk["end"],
+        "pass": chunk.get("pass"), "score": chunk.get("score", 0.0), "symbol": chunk.get("symbol", ""),
+        "tree": chunk.get("tree", ""), "why": chunk["why"], "statement": answers.statement(question, chunk),
+        "about": question.about, "query": question.query, "excerpt": excerpt,
+    }
+    if summary:
+        citation["summary"] = summary
+    return citation
+
+
+def _finding(question: Question, cited: list[dict]) -> dict:
+    chunks = [{"type": "chunk", "path": c["path"], "start": c["start"], "end": c["end"], "pass": c["pass"],
+               "score": c["score"]} for c in cited]
+    return {
+        "pattern": question.pattern, "rung": 4, "title": cited[0]["statement"],
+        "file": question.about.get("file"), "line": question.about.get("line"),
+        "kernel": question.about.get("kernel"), "confidence": 0.5,
+        "evidence": question.evidence + chunks, "fix": None,
+    }
