@@ -45,6 +45,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator
 
+from runner.errors import one_line
+
 
 class ProblemError(Exception):
     """A problem or solution file that cannot be used as written (the message is one line)."""
@@ -75,13 +77,6 @@ def load_module(path: str | Path, role: str) -> ModuleType:
         sys.modules.pop(name, None)
         raise ProblemError(f"{path.name}: import failed: {one_line(error)}") from error
     return module
-
-
-def one_line(error: BaseException) -> str:
-    """``Type: first meaningful line`` of an exception, for one-line failure reasons."""
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    text = lines[0] if lines else ""
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
 @dataclass

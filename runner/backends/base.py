@@ -1,0 +1,64 @@
+"""The interface every running backend implements, with the defaults of a device-less one."""
+from __future__ import annotations
+
+from typing import Iterable
+
+
+class Backend:
+    """How the runner reaches one kind of device. Subclasses override what differs.
+
+    Attributes:
+        name: the name users pass to ``--backend``.
+        device_type: the torch device type tensors live on (``cuda``, ``npu``, ``cpu``).
+        can_time: whether timings mean anything (the interpreter's do not).
+        env: environment the worker process needs before Triton is imported (read when
+            ``@triton.jit`` decorates, so it cannot be set later).
+        launch_hook_fires: whether Triton calls ``knobs.runtime.launch_enter_hook`` on this
+            backend (the interpreter bypasses the launcher, so launches are counted elsewhere).
+        l2_flush_bytes: size of the buffer written between timed repetitions to evict L2.
+    """
+
+    name = "base"
+    device_type = "cpu"
+    can_time = False
+    env: dict[str, str] = {}
+    launch_hook_fires = False
+    l2_flush_bytes = 0
+
+    def is_available(self) -> bool:
+        return True
+
+    def unavailable_reason(self) -> str:
+        return ""
+
+    def setup(self) -> None:
+        """Worker-side preparation before any problem or solution code is imported."""
+
+    def device(self):
+        import torch
+
+        return torch.device(self.device_type)
+
+    def device_name(self) -> str:
+        import platform
+
+        return platform.processor() or platform.machine() or "cpu"
+
+    def synchronize(self) -> None:
+        """Wait for all work queued on the device (every stream)."""
+
+    def event(self):
+        raise NotImplementedError(f"backend {self.name!r} has no timing events")
+
+    def current_stream(self) -> int | None:
+        """The current stream's handle, in the form Triton's launch hook reports it."""
+        return None
+
+    def join_streams(self, handles: Iterable[int]) -> None:
+        """Make the current stream wait for the work queued so far on the given streams."""
+
+    def memory_in_use(self) -> int:
+        return 0
+
+    def __repr__(self) -> str:
+        return f"<backend {self.name}>"

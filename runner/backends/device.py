@@ -1,0 +1,59 @@
+"""Shared code of the backends whose torch module mirrors ``torch.cuda`` (cuda and npu)."""
+from __future__ import annotations
+
+import importlib.util
+from typing import Iterable
+
+from runner.backends.base import Backend
+
+
+class TorchDeviceBackend(Backend):
+    """A backend reached through ``torch.<device_type>`` (Event, synchronize, Stream, ...)."""
+
+    can_time = True
+    launch_hook_fires = True
+    # H200 L2 is 60 MB, Ascend 910B's 192 MB: 256 MB evicts either (measuring.md).
+    l2_flush_bytes = 256 * 1024 * 1024
+
+    def torch_module(self):
+        import torch
+
+        return getattr(torch, self.device_type)
+
+    def device_name(self) -> str:
+        return str(self.torch_module().get_device_name())
+
+    def synchronize(self) -> None:
+        self.torch_module().synchronize()
+
+    def event(self):
+        return self.torch_module().Event(enable_timing=True)
+
+    def current_stream(self) -> int | None:
+        # Ask Triton's driver: it is what the launch hook reports as the launch's stream.
+        from triton.runtime import driver
+
+        return driver.active.get_current_stream(driver.active.get_current_device())
+
+    def join_streams(self, handles: Iterable[int]) -> None:
+        handles = [handle for handle in handles if handle != self.current_stream()]
+        if not handles:
+            return
+        module = self.torch_module()
+        external = getattr(module, "ExternalStream", None)
+        if external is None:  # no way to wrap a raw handle: wait on the host instead
+            module.synchronize()
+            return
+        current = module.current_stream()
+        for handle in handles:
+            current.wait_stream(external(handle))
+
+    def memory_in_use(self) -> int:
+        return int(self.torch_module().memory_allocated())
+
+
+def importable(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False

@@ -1,0 +1,137 @@
+"""``ladder bench``: correctness and timing of one solution against its problem, per case.
+
+Exit status: 0 when every case is correct and nothing was rejected, 1 otherwise, 2 when the
+command cannot run (bad problem file, backend not available).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from runner.bench import DEFAULT_TIMEOUT_S, BenchError, bench_pair
+
+
+def _list_checks(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from runner.static_check import describe_rules
+
+    click.echo(describe_rules())
+    ctx.exit(0)
+
+
+@click.command("bench")
+@click.argument("solution", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--problem", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="The KernelBench-format problem file (Model, get_inputs, get_init_inputs[, get_cases]).")
+@click.option("--backend", type=click.Choice(["cuda", "npu", "interpret"]),
+              help="Where to run; default: cuda if available, else npu, else interpret (CPU, no timing).")
+@click.option("--baseline", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Another solution timed interleaved with SOLUTION (speedup vs baseline column).")
+@click.option("--json", "as_json", is_flag=True, help="Print the record as JSON on stdout.")
+@click.option("--torch-compile", is_flag=True, help="Also time torch.compile(Model).")
+@click.option("--timeout", type=float, default=DEFAULT_TIMEOUT_S, show_default=True,
+              help="Wall-clock limit in seconds for the whole evaluation (it runs in a subprocess).")
+@click.option("--seeds", type=click.IntRange(1), default=3, show_default=True,
+              help="Fresh random inputs per case for the correctness check.")
+@click.option("--seed", type=int, help="Base seed (default: a fresh one, printed, to reproduce a failure).")
+@click.option("--case", "cases", type=int, multiple=True, help="Only these case indexes (repeatable).")
+@click.option("--reps", type=click.IntRange(1), help="Timed repetitions per contestant (default: from a warm-up).")
+@click.option("--no-time", is_flag=True, help="Correctness only.")
+@click.option("--list-checks", is_flag=True, is_eager=True, expose_value=False, callback=_list_checks,
+              help="List the static check rules and exit.")
+def bench(solution: Path, problem: Path, backend: str | None, baseline: Path | None, as_json: bool,
+          torch_compile: bool, timeout: float, seeds: int, seed: int | None, cases: tuple[int, ...],
+          reps: int | None, no_time: bool) -> None:
+    """Check SOLUTION (ModelNew, Triton) against PROBLEM's Model and time both, per case."""
+    try:
+        record = bench_pair(solution, problem, baseline=baseline, backend=backend, timeout=timeout,
+                            progress=_progress, seeds=seeds, seed=seed, time=not no_time,
+                            torch_compile=torch_compile, cases=list(cases) or None, reps=reps)
+    except BenchError as error:
+        click.echo(f"Error: {error}", err=True)
+        sys.exit(2)
+    if as_json:
+        click.echo(json.dumps(record, indent=2, default=str))
+    else:
+        click.echo(render(record))
+    sys.exit(0 if record["ok"] else 1)
+
+
+def _progress(event: dict) -> None:
+    message = event.get("message")
+    if event.get("event") == "backend":
+        message = f"backend: {event['backend']}"
+    if message:
+        click.echo(f"ladder: {message}", err=True)
+
+
+# ------------------------------------------------------------------------------------- the table
+
+
+def render(record: dict[str, Any]) -> str:
+    """The human-readable report: a table per case, then reasons, rejections and warnings."""
+    lines = [f"{Path(record['solution']).name} vs {Path(record['problem']).name} on "
+             f"{record.get('backend')} ({record.get('device') or 'unknown device'})"]
+    has_baseline = "baseline" in record
+    header = ["case", "correct", "time ms (p10-p90)", "ref ms", "speedup"]
+    if has_baseline:
+        header.append("vs base")
+    header += ["GB/s", "TFLOP/s", "% roof"]
+    rows = [header]
+    for case in record["cases"]:
+        time_ms = case.get("time_ms")
+        row = [
+            case["label"],
+            "yes" if case["correct"] else "NO",
+            f"{time_ms['median']:.4g} ({time_ms['p10']:.4g}-{time_ms['p90']:.4g})" if time_ms else "-",
+            _number(case.get("reference_ms"), "{:.4g}"),
+            _number(case.get("speedup"), "{:.2f}x"),
+        ]
+        if has_baseline:
+            row.append(_number(case.get("speedup_vs_baseline"), "{:.2f}x"))
+        row += [_number(case.get("gbps"), "{:.0f}"), _number(case.get("tflops"), "{:.1f}"),
+                _number(case.get("roofline_pct"), "{:.1f}%")]
+        rows.append(row)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for position, row in enumerate(rows):
+        lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+        if position == 0:
+            lines.append("  ".join("-" * width for width in widths))
+    rejected = record.get("rejected")
+    if rejected:
+        lines.append(f"REJECTED ({rejected['stage']}): {rejected['reason']}")
+    else:
+        for case in record["cases"]:
+            if not case["correct"]:
+                lines.append(f"case {case['label']}: {case.get('reason')}")
+    for case in record["cases"]:
+        for flag in case.get("flags", []):
+            lines.append(f"case {case['label']}: {flag}")
+    for violation in record.get("static", []):
+        if violation["severity"] != "error" or not rejected:
+            lines.append(f"{violation['severity']}: line {violation['line']}: {violation['message']} "
+                         f"[{violation['rule']}]")
+    if record.get("device_error"):
+        lines.append(f"device error: {record['device_error']}")
+    lines.append(_footer(record))
+    return "\n".join(lines)
+
+
+def _footer(record: dict[str, Any]) -> str:
+    parts = [f"seeds per case: {record.get('seeds_per_case')} (base seed {record.get('base_seed')})"]
+    if record.get("timed"):
+        ceilings = record.get("ceilings") or {}
+        parts.append("times: device events, L2 flushed, fresh inputs per repetition, interleaved")
+        parts.append(f"ceilings: {ceilings.get('source', '?')}")
+    else:
+        parts.append("not timed (this backend checks correctness only)")
+    return "; ".join(parts)
+
+
+def _number(value: float | None, template: str) -> str:
+    return "-" if value is None else template.format(value)

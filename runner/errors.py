@@ -1,0 +1,46 @@
+"""One-line reasons for failures of candidate code (users read them in a table cell)."""
+from __future__ import annotations
+
+import re
+
+MAX_REASON = 300
+
+
+def one_line(error: BaseException) -> str:
+    """``Type: the line that says what went wrong``, shortened to fit a report line."""
+    kind = type(error).__name__
+    text = _message(error)
+    for pattern, label in (
+        (r"illegal memory access", "illegal memory access"),
+        (r"misaligned address", "misaligned address"),
+        (r"out of memory", "out of memory"),
+        (r"device-side assert", "device-side assert"),
+    ):
+        if re.search(pattern, text, re.IGNORECASE) and not text.lower().startswith(label):
+            text = f"{label}: {text}"
+            break
+    line = f"{kind}: {text}" if text else kind
+    return line if len(line) <= MAX_REASON else line[: MAX_REASON - 3] + "..."
+
+
+def _message(error: BaseException) -> str:
+    # Triton's CompilationError puts a source excerpt first and the actual error last.
+    explicit = getattr(error, "error_message", None)
+    if explicit:
+        return _first_line(str(explicit))
+    if type(error).__name__ in ("CompilationError", "CompileTimeAssertionFailure"):
+        cause = error.__cause__
+        if cause is not None:
+            return one_line(cause)
+        lines = [line for line in str(error).splitlines() if line.strip()]
+        return lines[-1].strip() if lines else ""
+    if type(error).__name__ == "InterpreterError" and error.__cause__ is not None:
+        return one_line(error.__cause__)
+    return _first_line(str(error))
+
+
+def _first_line(text: str) -> str:
+    for line in text.strip().splitlines():
+        if line.strip():
+            return line.strip()
+    return ""

@@ -1,0 +1,272 @@
+"""Runtime guards: what candidate code actually did while the runner watched.
+
+Three instruments, installed in the worker process before any candidate is imported:
+
+- ``LaunchTracer`` counts Triton launches and records, per launch, the kernel name, the stream, the
+  thread and the memory of its tensor arguments. Launches are counted through Triton's
+  ``knobs.runtime.launch_enter_hook`` (fired by the launcher for every launch, whichever Python
+  path led there), except under the interpreter, whose launches bypass the launcher and are counted
+  in ``InterpretedFunction.run``. Argument memory comes from wrapping the Python entry points
+  (``JITFunction.run``, ``InterpretedFunction.run``); ``Autotuner.run``/``Heuristics.run`` are wrapped
+  only to mark "inside Triton" so their own torch calls (benchmarking configs) are not blamed on
+  the candidate.
+- ``TorchOpRecorder`` (a ``TorchFunctionMode``) watches every torch call the candidate's forward
+  makes outside Triton's machinery: allocation, views, shape queries and constant fills are allowed,
+  anything else is recorded as a torch compute op. Every tensor the forward allocates with
+  ``torch.empty*`` is filled with the poison pattern on the spot, so elements a kernel never writes
+  are caught even when the allocator hands back memory holding an earlier correct answer.
+- ``poison`` / ``unwritten_count``: the poison pattern is all bytes 0xFF (a NaN for every float
+  type, -1 for signed integers), recognisable in outputs as "never written".
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+POISON_BYTE = 0xFF
+
+
+# ---------------------------------------------------------------- memory spans and poison
+
+
+def storage_span(tensor: torch.Tensor) -> tuple[int, int]:
+    """(start address, size in bytes) of the whole storage behind a tensor."""
+    storage = tensor.untyped_storage()
+    return storage.data_ptr(), storage.nbytes()
+
+
+def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
+
+
+def poison(tensor: torch.Tensor) -> None:
+    """Fill the tensor's whole storage with the poison pattern."""
+    if tensor.untyped_storage().nbytes():
+        tensor.untyped_storage().fill_(POISON_BYTE)
+
+
+def unwritten_count(tensor: torch.Tensor) -> int:
+    """How many elements still hold the poison pattern (every byte 0xFF)."""
+    if tensor.numel() == 0:
+        return 0
+    raw = tensor.detach().contiguous().view(torch.uint8).reshape(tensor.numel(), tensor.element_size())
+    return int((raw == POISON_BYTE).all(dim=1).sum().item())
+
+
+def tensors_in(value: Any) -> Iterator[torch.Tensor]:
+    """Tensors in a kernel argument: tensors, tensor descriptors (``.base``), nested tuples/lists."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from tensors_in(item)
+    elif isinstance(getattr(value, "base", None), torch.Tensor):
+        yield value.base
+
+
+# ---------------------------------------------------------------- launches
+
+
+@dataclass
+class Launch:
+    kernel: str
+    stream: int | None
+    thread: int
+
+
+@dataclass
+class Window:
+    """What Triton did while one owner (a solution's forward, a compiled reference) was running."""
+
+    owner: str
+    thread: int
+    launches: list[Launch] = field(default_factory=list)
+    argument_spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def streams(self) -> set[int]:
+        return {launch.stream for launch in self.launches if launch.stream is not None}
+
+    def foreign_threads(self) -> int:
+        return sum(1 for launch in self.launches if launch.thread != self.thread)
+
+    def wrote(self, tensor: torch.Tensor) -> bool:
+        """Whether the tensor's memory was passed to some Triton kernel in this window."""
+        span = storage_span(tensor)
+        return any(spans_overlap(span, other) for other in self.argument_spans)
+
+
+class LaunchTracer:
+    """Counts Triton launches per window; launches outside every window are ``stray``."""
+
+    def __init__(self, hook_fires: bool):
+        self.hook_fires = hook_fires
+        self.window: Window | None = None
+        self.stray: list[Launch] = []
+        self._inside = threading.local()
+        self._originals: list[tuple[type, str, Any]] = []
+
+    # -- windows
+
+    @contextlib.contextmanager
+    def watch(self, owner: str) -> Iterator[Window]:
+        window = Window(owner=owner, thread=threading.get_ident())
+        previous, self.window = self.window, window
+        try:
+            yield window
+        finally:
+            self.window = previous
+
+    def inside_triton(self) -> bool:
+        return getattr(self._inside, "depth", 0) > 0
+
+    # -- installation
+
+    def install(self) -> None:
+        from triton import knobs
+        from triton.runtime.autotuner import Autotuner, Heuristics
+        from triton.runtime.jit import JITFunction
+
+        if self.hook_fires:
+            knobs.runtime.launch_enter_hook.add(self._on_launch_hook)
+        self._wrap(JITFunction, "run", record_arguments=True, count=False)
+        self._wrap(Autotuner, "run", record_arguments=False, count=False)
+        self._wrap(Heuristics, "run", record_arguments=False, count=False)
+        if not self.hook_fires:
+            from triton.runtime.interpreter import InterpretedFunction
+
+            self._wrap(InterpretedFunction, "run", record_arguments=True, count=True)
+
+    def uninstall(self) -> None:
+        from triton import knobs
+
+        knobs.runtime.launch_enter_hook.remove(self._on_launch_hook)
+        for owner, name, original in reversed(self._originals):
+            setattr(owner, name, original)
+        self._originals.clear()
+
+    def _wrap(self, owner: type, name: str, record_arguments: bool, count: bool) -> None:
+        original = getattr(owner, name)
+        tracer = self
+
+        def run(self_, *args, grid=None, warmup=False, **kwargs):
+            if not warmup:
+                if record_arguments and tracer.window is not None:
+                    for value in (*args, *kwargs.values()):
+                        tracer.window.argument_spans.extend(storage_span(t) for t in tensors_in(value))
+                if count:
+                    tracer._record(getattr(getattr(self_, "fn", None), "__name__", "kernel"), None)
+            tracer._inside.depth = getattr(tracer._inside, "depth", 0) + 1
+            try:
+                return original(self_, *args, grid=grid, warmup=warmup, **kwargs)
+            finally:
+                tracer._inside.depth -= 1
+
+        run.__wrapped__ = original
+        self._originals.append((owner, name, original))
+        setattr(owner, name, run)
+
+    def _on_launch_hook(self, metadata) -> None:
+        data = metadata.get() if metadata is not None else {}
+        self._record(str(data.get("name", "kernel")), data.get("stream"))
+
+    def _record(self, kernel: str, stream: int | None) -> None:
+        launch = Launch(kernel=kernel, stream=stream, thread=threading.get_ident())
+        if self.window is None:
+            self.stray.append(launch)
+        else:
+            self.window.launches.append(launch)
+
+
+# ---------------------------------------------------------------- torch calls
+
+
+ALLOCATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
+CONSTANT_FILLS = {"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones",
+                  "full", "full_like", "new_full", "fill_"}
+VIEWS = {"view", "view_as", "reshape", "reshape_as", "contiguous", "t", "transpose", "permute",
+         "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "select",
+         "split", "chunk", "unbind", "as_strided", "movedim", "swapaxes", "swapdims", "detach",
+         "__iter__"}
+QUERIES = {"size", "stride", "dim", "ndimension", "numel", "nelement", "data_ptr", "storage_offset",
+           "is_contiguous", "element_size", "__get__", "__len__", "is_floating_point", "is_complex",
+           "get_device", "untyped_storage", "__hash__", "__getstate__"}
+# Conversions are free (and allowed) only when they return the tensor itself.
+NO_OP_ONLY = {"to", "type", "float", "half", "bfloat16", "double", "int", "long", "cuda", "npu",
+              "cpu"}
+
+
+def torch_call_name(func: Any) -> str:
+    """A readable name for a torch callable: ``torch.matmul``, ``Tensor.add``, ``aten.mm``."""
+    name = getattr(func, "__name__", repr(func))
+    qualname = getattr(func, "__qualname__", "") or ""
+    module = getattr(func, "__module__", None) or ""
+    if module.startswith("torch._ops"):
+        return str(func)  # "aten.mm"
+    if qualname.startswith("TensorBase.") or qualname.startswith("Tensor."):
+        return f"Tensor.{name}"
+    if module == "torch.nn.functional" or module == "torch._C._nn":
+        return f"torch.nn.functional.{name}"
+    return f"torch.{name}"
+
+
+class TorchOpRecorder(TorchFunctionMode):
+    """Records torch compute calls made by the candidate, poisons its fresh allocations.
+
+    Calls made while Triton's own machinery runs (launch argument handling, the autotuner's
+    benchmarking, the interpreter's host copies) are not the candidate's and are ignored.
+    """
+
+    def __init__(self, tracer: LaunchTracer):
+        super().__init__()
+        self.tracer = tracer
+        self.compute_calls: dict[str, int] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        if self.tracer.inside_triton():
+            return result
+        name = getattr(func, "__name__", "")
+        if name in ALLOCATION:
+            for tensor in tensors_in(result):
+                poison(tensor)
+        elif not self._allowed(name, args, result):
+            label = torch_call_name(func)
+            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+        return result
+
+    @staticmethod
+    def _allowed(name: str, args: tuple, result: Any) -> bool:
+        if name in CONSTANT_FILLS or name in VIEWS or name in QUERIES:
+            return True
+        if name in NO_OP_ONLY:
+            return bool(args) and result is args[0]
+        if name == "__getitem__":  # basic indexing is a view; advanced indexing gathers
+            source = args[0] if args else None
+            return (isinstance(source, torch.Tensor) and isinstance(result, torch.Tensor)
+                    and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr())
+        return False
+
+
+class ReferenceOpRecorder(TorchFunctionMode):
+    """Records the names of the torch calls a reference makes (to see whether it contracts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: set[str] = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.add(getattr(func, "__name__", ""))
+        return func(*args, **(kwargs or {}))
+
+
+# Torch calls that contract over a dimension and run on tensor cores: their presence in a reference
+# is what makes tf32 a fair precision for an fp32 Triton port (tl.dot's default).
+CONTRACTIONS = {"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "bilinear", "einsum",
+                "tensordot", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                "conv_transpose3d", "scaled_dot_product_attention", "__matmul__", "__rmatmul__",
+                "addmv", "mv", "inner", "dot", "vdot"}

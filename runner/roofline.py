@@ -1,0 +1,149 @@
+"""Device ceilings and a kernel's position under the roofline.
+
+The roofline floor of one forward is ``max(flops / peak_flops, bytes / peak_bandwidth)``: no kernel
+can finish sooner. ``% of roofline`` is ``floor / measured time``; 100 % is the ceiling.
+
+Ceilings default to the H200 figures of ``shared/notes/measuring.md`` (HBM3e copy ~4.3 TB/s; dense
+bf16/fp16 790 TFLOP/s, tf32 ~495, fp32 without tensor cores ~67, fp64 67). A per-device file
+overrides them: ``measure_ceilings()`` measures copy bandwidth and large matmuls on the device and
+``save_ceilings()`` writes ``$XDG_CACHE_HOME/ladder/ceilings-<device>.json`` (``~/.cache`` by default),
+which ``load_ceilings()`` then prefers. ``python -m runner.roofline`` measures and saves on the
+current GPU.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+DEFAULT_CEILINGS: dict[str, Any] = {
+    "device": "NVIDIA H200 (defaults from measuring.md)",
+    "source": "defaults",
+    "bandwidth_gbps": 4300.0,
+    "tflops": {"bf16": 790.0, "fp16": 790.0, "tf32": 495.0, "fp32": 67.0, "fp64": 67.0},
+}
+
+DTYPE_KEYS = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
+              "torch.float64": "fp64"}
+
+
+def cache_path(device_name: str) -> Path:
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", device_name).strip("-").lower() or "device"
+    return root / "ladder" / f"ceilings-{slug}.json"
+
+
+def load_ceilings(device_name: str) -> dict[str, Any]:
+    """Measured ceilings for this device if cached, else the defaults (``source`` says which)."""
+    path = cache_path(device_name)
+    ceilings = json.loads(json.dumps(DEFAULT_CEILINGS))
+    if path.is_file():
+        try:
+            measured = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            return ceilings
+        ceilings["tflops"].update(measured.get("tflops", {}))
+        for key in ("device", "bandwidth_gbps", "measured_at"):
+            if key in measured:
+                ceilings[key] = measured[key]
+        ceilings["source"] = str(path)
+    return ceilings
+
+
+def save_ceilings(ceilings: dict[str, Any]) -> Path:
+    path = cache_path(ceilings["device"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(json.dumps(ceilings, indent=2))
+    temporary.replace(path)
+    return path
+
+
+def peak_tflops(ceilings: dict[str, Any], dtype: Any, allow_tf32: bool) -> float:
+    key = DTYPE_KEYS.get(str(dtype), "fp16")
+    if key == "fp32" and allow_tf32:
+        key = "tf32"
+    return float(ceilings["tflops"][key])
+
+
+def position(seconds: float, bytes_moved: float | None, flops: float | None, peak_gbps: float,
+             peak_flops_t: float) -> dict[str, float | None]:
+    """Achieved GB/s and TFLOP/s, the roofline floor and the % of it reached, for one median time."""
+    gbps = bytes_moved / seconds / 1e9 if bytes_moved else None
+    tflops = flops / seconds / 1e12 if flops else None
+    floors = []
+    if bytes_moved:
+        floors.append(bytes_moved / (peak_gbps * 1e9))
+    if flops:
+        floors.append(flops / (peak_flops_t * 1e12))
+    floor = max(floors) if floors else None
+    return {
+        "gbps": gbps,
+        "tflops": tflops,
+        "floor_ms": floor * 1e3 if floor else None,
+        "roofline_pct": 100.0 * floor / seconds if floor else None,
+    }
+
+
+def measure_ceilings(device: str = "cuda", copy_bytes: int = 2 << 30, matmul_size: int = 8192,
+                     reps: int = 20) -> dict[str, Any]:
+    """Measure copy bandwidth and dense matmul throughput on the current device (best of ``reps``).
+
+    Copy: ``dst.copy_(src)`` of ``copy_bytes``, counted as read + write. Matmul: square
+    ``matmul_size`` products in bf16, fp16, tf32 (fp32 with tf32 allowed) and fp32 (tf32 off).
+    """
+    import torch
+
+    module = getattr(torch, device)
+    source = torch.empty(copy_bytes // 4, dtype=torch.float32, device=device).uniform_()
+    target = torch.empty_like(source)
+    copy_s = _best_time(module, lambda: target.copy_(source), reps)
+    del source, target
+    tflops = {}
+    previous = torch.backends.cuda.matmul.allow_tf32
+    try:
+        for key, dtype, tf32 in (("bf16", torch.bfloat16, False), ("fp16", torch.float16, False),
+                                 ("tf32", torch.float32, True), ("fp32", torch.float32, False)):
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            a = torch.randn(matmul_size, matmul_size, device=device, dtype=dtype)
+            b = torch.randn(matmul_size, matmul_size, device=device, dtype=dtype)
+            seconds = _best_time(module, lambda: torch.matmul(a, b), reps if key != "fp32" else 5)
+            tflops[key] = 2 * matmul_size ** 3 / seconds / 1e12
+            del a, b
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+    return {
+        "device": str(module.get_device_name()),
+        "source": "measured",
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "bandwidth_gbps": 2 * copy_bytes / copy_s / 1e9,
+        "tflops": tflops,
+    }
+
+
+def _best_time(module, function, reps: int) -> float:
+    function()
+    module.synchronize()
+    best = float("inf")
+    for _ in range(reps):
+        start, end = module.Event(enable_timing=True), module.Event(enable_timing=True)
+        start.record()
+        function()
+        end.record()
+        end.synchronize()
+        best = min(best, start.elapsed_time(end) / 1e3)
+    return best
+
+
+if __name__ == "__main__":
+    import sys
+
+    device = sys.argv[1] if len(sys.argv) > 1 else "cuda"
+    if device == "npu":
+        import torch_npu  # noqa: F401
+    measured = measure_ceilings(device)
+    print(json.dumps(measured, indent=2))
+    print(f"saved to {save_ceilings(measured)}")

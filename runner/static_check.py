@@ -1,0 +1,491 @@
+"""Static checks of a solution's source: a listable set of named rules over Python's ``ast``.
+
+Every rule answers one question about the source and returns violations with a line number. The
+rules guard against the known ways a candidate can look fast or correct without doing the work in
+Triton (measuring.md). Rules with severity ``error`` reject the solution before it runs; ``warning``
+rules are reported. Runtime guards (``runner.guards``) back up what source analysis cannot see.
+
+The **hot path** is ``ModelNew.forward`` plus every function or ``ModelNew`` method it calls
+(transitively) in the same file, except Triton kernels (``@triton.jit`` and friends): their bodies
+are Triton language, where ``tl.dot`` is the point. In the hot path the candidate may allocate
+(``torch.empty*``, constant fills), reshape and view tensors, ask about shapes, strides and devices,
+and launch Triton kernels; nothing else that computes.
+
+``python -m runner.static_check`` lists the rules; ``python -m runner.static_check FILE`` checks one.
+"""
+from __future__ import annotations
+
+import ast
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclass(frozen=True)
+class Violation:
+    rule: str
+    severity: str
+    line: int
+    message: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.message} [{self.rule}]"
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    severity: str
+    description: str
+    check: Callable[["Source"], Iterator[tuple[int, str]]]
+
+
+# ------------------------------------------------------------------------------- the parsed file
+
+TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "triton.language.jit"}
+
+
+class Source:
+    """A parsed solution: import aliases, functions, the ModelNew class and its hot path."""
+
+    def __init__(self, text: str, filename: str = "solution.py"):
+        self.text = text
+        self.filename = filename
+        self.tree = ast.parse(text, filename=filename)
+        self.aliases = self._aliases()
+        self.functions = {node.name: node for node in self.tree.body
+                          if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.model_new = next((node for node in self.tree.body
+                               if isinstance(node, ast.ClassDef) and node.name == "ModelNew"), None)
+        self.methods = ({node.name: node for node in self.model_new.body
+                         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+                        if self.model_new else {})
+        self.hot = self._hot_path()
+
+    def dotted(self, node: ast.AST) -> str | None:
+        """``torch.nn.functional.relu`` for ``F.relu`` (import aliases resolved), else None."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return None
+        root = self.aliases.get(node.id)
+        if root is None:
+            return None
+        return ".".join([root, *reversed(parts)])
+
+    def names(self) -> Iterator[tuple[ast.AST, str]]:
+        """(node, dotted name) for every outermost ``a.b.c`` chain rooted at an imported name."""
+        inner = {id(node.value) for node in ast.walk(self.tree) if isinstance(node, ast.Attribute)}
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Attribute, ast.Name)) and id(node) not in inner:
+                name = self.dotted(node)
+                if name:
+                    yield node, name
+
+    def is_kernel(self, function: ast.AST) -> bool:
+        for decorator in getattr(function, "decorator_list", []):
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            if self.dotted(target) in TRITON_DECORATORS:
+                return True
+        return False
+
+    def hot_nodes(self) -> Iterator[tuple[ast.AST, ast.AST]]:
+        """(function, node) for every node inside a hot-path function."""
+        for function in self.hot:
+            for node in ast.walk(function):
+                yield function, node
+
+    def _aliases(self) -> dict[str, str]:
+        aliases: dict[str, str] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Import):
+                for name in node.names:
+                    if name.asname:
+                        aliases[name.asname] = name.name
+                    else:
+                        root = name.name.split(".")[0]
+                        aliases[root] = root
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for name in node.names:
+                    aliases[name.asname or name.name] = f"{node.module}.{name.name}"
+        return aliases
+
+    def _hot_path(self) -> list[ast.AST]:
+        forward = self.methods.get("forward")
+        if forward is None:
+            return []
+        seen: dict[int, ast.AST] = {}
+        pending = [forward]
+        while pending:
+            function = pending.pop()
+            if id(function) in seen or self.is_kernel(function):
+                continue
+            seen[id(function)] = function
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Call):
+                    continue
+                callee = node.func
+                if isinstance(callee, ast.Name) and callee.id in self.functions:
+                    pending.append(self.functions[callee.id])
+                elif (isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name)
+                      and callee.value.id == "self" and callee.attr in self.methods):
+                    pending.append(self.methods[callee.attr])
+        return list(seen.values())
+
+
+# ------------------------------------------------------------------------------- the rules
+
+# torch.* calls allowed in the hot path: allocation, constant fills, metadata.
+ALLOWED_TORCH_CALLS = {
+    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+    "full_like", "device", "Size", "finfo", "iinfo", "is_tensor", "no_grad", "inference_mode",
+    "promote_types", "result_type", "broadcast_shapes", "get_default_dtype", "is_floating_point",
+}
+ALLOWED_DEVICE_CALLS = {"current_device", "device_count", "get_device_capability",
+                        "get_device_properties", "get_device_name", "device", "is_available"}
+# Tensor methods that compute (seen as ``x.<name>(...)`` on anything that is not a module).
+TENSOR_COMPUTE_METHODS = {
+    "matmul", "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "einsum", "conv2d", "sum", "mean",
+    "prod", "max", "min", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "exp",
+    "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "relu", "relu_", "gelu", "silu",
+    "sigmoid", "tanh", "erf", "clamp", "clamp_", "clip", "abs", "neg", "add", "add_", "sub", "sub_",
+    "mul", "mul_", "div", "div_", "pow", "cumsum", "cumprod", "norm", "var", "std", "logsumexp",
+    "masked_fill", "masked_fill_", "where", "gather", "scatter", "scatter_add", "index_select",
+    "sort", "topk", "copy_", "clone", "addcmul", "lerp", "square", "reciprocal", "sign", "floor",
+    "ceil", "round", "maximum", "minimum", "all", "any", "mse_loss", "cross_entropy",
+}
+HOST_READS = {"item", "tolist", "numpy", "cpu"}
+NN_CONTAINERS = {"Module", "Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
+                 "Buffer", "init"}
+STREAM_CALLS = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
+STREAM_METHODS = {"wait_stream", "record_stream", "wait_event"}
+CONCURRENCY_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio",
+                       "subprocess"}
+INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "cffi", "traceback", "importlib", "builtins"}
+INTROSPECTION_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
+OTHER_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit",
+                   "torch.utils.cpp_extension", "torch.export", "cupy", "numba", "tvm", "jax",
+                   "tensorflow")
+PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "runner"}
+
+
+def _torch_compute(source: Source) -> Iterator[tuple[int, str]]:
+    for _, node in source.hot_nodes():
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            yield node.lineno, "uses the @ operator (a torch matmul) in the hot path"
+        if not isinstance(node, ast.Call):
+            continue
+        name = source.dotted(node.func)
+        if name is not None:
+            if _torch_call_is_compute(name):
+                yield node.lineno, f"calls {name} in the hot path"
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_COMPUTE_METHODS:
+            receiver = node.func.value
+            if not (isinstance(receiver, ast.Name) and receiver.id in source.aliases):
+                yield node.lineno, f"calls the tensor method .{node.func.attr}() in the hot path"
+
+
+def _torch_call_is_compute(name: str) -> bool:
+    parts = name.split(".")
+    if parts[0] != "torch" or len(parts) < 2:
+        return False
+    if parts[1] in ("cuda", "npu"):
+        return len(parts) > 2 and parts[2] not in ALLOWED_DEVICE_CALLS and parts[2] not in STREAM_CALLS
+    if parts[1] == "nn":
+        return not (len(parts) > 2 and parts[2] in NN_CONTAINERS)
+    if parts[1] in ("float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "uint8",
+                    "int8", "int16", "dtype", "Tensor", "Generator"):
+        return False
+    return parts[1] not in ALLOWED_TORCH_CALLS
+
+
+def _nn_module_called(source: Source) -> Iterator[tuple[int, str]]:
+    init = source.methods.get("__init__")
+    if init is None:
+        return
+    modules = set()
+    for node in ast.walk(init):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            name = source.dotted(node.value.func) or ""
+            if name.startswith("torch.nn.") and name.split(".")[2] not in NN_CONTAINERS:
+                for target in node.targets:
+                    if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                            and target.value.id == "self"):
+                        modules.add(target.attr)
+    for _, node in source.hot_nodes():
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name) and node.func.value.id == "self"
+                and node.func.attr in modules):
+            yield node.lineno, f"calls the torch.nn module self.{node.func.attr} in the hot path"
+
+
+def _try_except(source: Source) -> Iterator[tuple[int, str]]:
+    scopes = list(source.hot)
+    if source.model_new is not None:
+        scopes.append(source.model_new)
+    seen = set()
+    for scope in scopes:
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Try) and node.handlers and node.lineno not in seen:
+                seen.add(node.lineno)
+                yield node.lineno, "try/except around the kernel path (a fallback can hide a failing kernel)"
+
+
+def _side_stream(source: Source) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(source.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = source.dotted(node.func) or ""
+        parts = name.split(".")
+        if parts[0] == "torch" and parts[-1] in STREAM_CALLS:
+            yield node.lineno, f"uses {name} (work on another stream can escape the timed region)"
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in STREAM_METHODS:
+            yield node.lineno, f"calls .{node.func.attr}() (cross-stream synchronisation)"
+
+
+def _cuda_graph(source: Source) -> Iterator[tuple[int, str]]:
+    for node, name in source.names():
+        parts = name.split(".")
+        if parts[0] == "torch" and any(part in ("CUDAGraph", "graph", "graphs", "make_graphed_callables",
+                                                "NPUGraph") for part in parts[1:]):
+            yield node.lineno, (f"uses {name}: replayed graphs bypass Triton's launcher, so the launch "
+                                "guards cannot see the work")
+
+
+def _concurrency(source: Source) -> Iterator[tuple[int, str]]:
+    yield from _imports_of(source, CONCURRENCY_MODULES,
+                           "imports {module} (threads or processes can run work outside the timed region)")
+
+
+def _caching(source: Source) -> Iterator[tuple[int, str]]:
+    for function, node in source.hot_nodes():
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            yield node.lineno, f"`{type(node).__name__.lower()}` state in the hot path"
+        keys = []
+        if isinstance(node, ast.Subscript):
+            keys.append(node.slice)
+        elif isinstance(node, ast.Dict):
+            keys.extend(key for key in node.keys if key is not None)
+        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot))
+                                                   for op in node.ops):
+            keys.append(node.left)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+              and node.func.attr in ("get", "setdefault", "pop", "__contains__") and node.args):
+            keys.append(node.args[0])
+        for key in keys:
+            identity = _identity_call(key)
+            if identity:
+                yield node.lineno, f"keys a lookup on {identity} (caching results across calls)"
+    for function in [*source.hot, *source.methods.values()]:
+        for decorator in getattr(function, "decorator_list", []):
+            target = decorator.func if isinstance(decorator, ast.Call) else decorator
+            name = source.dotted(target) or ""
+            if name.split(".")[-1] in ("lru_cache", "cache", "cached_property"):
+                yield decorator.lineno, f"memoises {function.name} with {name}"
+
+
+def _identity_call(node: ast.AST) -> str | None:
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.Call):
+            if isinstance(inner.func, ast.Name) and inner.func.id in ("id", "hash"):
+                return f"{inner.func.id}()"
+            if isinstance(inner.func, ast.Attribute) and inner.func.attr in (
+                    "data_ptr", "untyped_storage", "storage", "_version", "__hash__"):
+                return f".{inner.func.attr}()"
+    return None
+
+
+def _state_in_forward(source: Source) -> Iterator[tuple[int, str]]:
+    for _, node in source.hot_nodes():
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"):
+                yield node.lineno, (f"forward stores self.{target.attr}: state kept across calls "
+                                    "(timed outputs are verified, so stale results fail)")
+
+
+def _host_reads(source: Source) -> Iterator[tuple[int, str]]:
+    for _, node in source.hot_nodes():
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in HOST_READS):
+            receiver = node.func.value
+            if not (isinstance(receiver, ast.Name) and receiver.id in source.aliases):
+                yield node.lineno, (f"reads tensor values on the host with .{node.func.attr}() in the "
+                                    "hot path (a device sync, and a way to key results on values)")
+
+
+def _monkey_patch(source: Source) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(source.tree):
+        targets = []
+        if isinstance(node, ast.Assign):
+            targets = node.targets
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+                "setattr", "delattr") and node.args:
+            name = source.dotted(node.args[0])
+            if name and name.split(".")[0] in PATCHABLE_ROOTS:
+                yield node.lineno, f"{node.func.id}() on {name} (monkey-patching)"
+            continue
+        for target in targets:
+            if isinstance(target, ast.Attribute):
+                name = source.dotted(target)
+                if name and name.split(".")[0] in PATCHABLE_ROOTS:
+                    yield node.lineno, f"assigns {name} (monkey-patching a library the runner relies on)"
+
+
+def _introspection(source: Source) -> Iterator[tuple[int, str]]:
+    yield from _imports_of(source, INTROSPECTION_MODULES,
+                           "imports {module} (introspection can read the expected output)")
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in INTROSPECTION_CALLS:
+            yield node.lineno, f"calls {node.func.id}()"
+        if isinstance(node, ast.Attribute):
+            name = source.dotted(node) or ""
+            if name in ("sys._getframe", "sys.modules", "sys.settrace", "sys.setprofile"):
+                yield node.lineno, f"uses {name}"
+
+
+def _lazy_tensor(source: Source) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                if source.dotted(base) in ("torch.Tensor", "torch._C.TensorBase"):
+                    yield node.lineno, f"class {node.name} subclasses torch.Tensor (lazy or fake tensors)"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (
+                "__torch_function__", "__torch_dispatch__"):
+            yield node.lineno, f"defines {node.name} (intercepts torch calls)"
+        if isinstance(node, ast.Attribute) and node.attr == "_make_subclass":
+            yield node.lineno, "uses _make_subclass (lazy or fake tensors)"
+
+
+def _other_compiler(source: Source) -> Iterator[tuple[int, str]]:
+    def banned(name: str) -> bool:
+        return any(name == prefix or name.startswith(prefix + ".") for prefix in OTHER_COMPILERS)
+
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules = [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for module in modules:
+            if banned(module):
+                yield node.lineno, f"imports {module} (the kernel must be Triton, not another code generator)"
+    for node, name in source.names():
+        if banned(name) and not isinstance(node, ast.Name):
+            yield node.lineno, f"uses {name} (the kernel must be Triton, not another code generator)"
+
+
+def _calls_reference(source: Source) -> Iterator[tuple[int, str]]:
+    if source.model_new is not None:
+        for base in source.model_new.bases:
+            if isinstance(base, ast.Name) and base.id == "Model":
+                yield source.model_new.lineno, "ModelNew subclasses the reference Model"
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "Model":
+            yield node.lineno, "instantiates the reference Model"
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [n.name for n in node.names]
+            if any(module.split(".")[-1] == "problem" for module in modules):
+                yield node.lineno, "imports the problem file (the reference)"
+
+
+def _no_triton_kernel(source: Source) -> Iterator[tuple[int, str]]:
+    if not any(source.is_kernel(node) for node in ast.walk(source.tree)
+               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        yield 1, "defines no @triton.jit kernel (launches are still counted at run time)"
+
+
+def _imports_of(source: Source, modules: set[str], message: str) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(source.tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            if name.split(".")[0] in modules:
+                yield node.lineno, message.format(module=name)
+
+
+RULES: dict[str, Rule] = {rule.name: rule for rule in (
+    Rule("torch-compute", ERROR, "torch/aten compute calls, F.* and the @ operator in the hot path",
+         _torch_compute),
+    Rule("nn-module-call", ERROR, "calling a torch.nn compute module (self.linear(x)) in the hot path",
+         _nn_module_called),
+    Rule("try-except", ERROR, "try/except in the hot path or ModelNew (fallbacks to torch)", _try_except),
+    Rule("side-stream", ERROR, "creating or switching streams, cross-stream waits", _side_stream),
+    Rule("cuda-graph", ERROR, "CUDA/NPU graph capture and replay (invisible to the launch guards)",
+         _cuda_graph),
+    Rule("concurrency", ERROR, "threads, processes, asyncio, subprocess", _concurrency),
+    Rule("caching", ERROR, "results keyed on input identity (id, data_ptr, hash), memoised hot "
+         "functions, global state in the hot path", _caching),
+    Rule("host-read", ERROR, ".item()/.tolist()/.cpu()/.numpy() in the hot path", _host_reads),
+    Rule("monkey-patch", ERROR, "assigning attributes of torch, triton, time, numpy (timers, "
+         "synchronize)", _monkey_patch),
+    Rule("introspection", ERROR, "gc, inspect, ctypes, frames, eval/exec (reading the expected "
+         "output, escaping the checks)", _introspection),
+    Rule("lazy-tensor", ERROR, "torch.Tensor subclasses, __torch_function__/__torch_dispatch__",
+         _lazy_tensor),
+    Rule("other-compiler", ERROR, "torch.compile, TorchScript, C++/CUDA extensions, other code "
+         "generators", _other_compiler),
+    Rule("calls-reference", ERROR, "subclassing, instantiating or importing the reference Model",
+         _calls_reference),
+    Rule("state-in-forward", WARNING, "forward assigns self attributes (state across calls)",
+         _state_in_forward),
+    Rule("no-triton-kernel", WARNING, "no @triton.jit kernel defined in the file", _no_triton_kernel),
+)}
+
+
+def check_source(text: str, filename: str = "solution.py",
+                 rules: dict[str, Rule] | None = None) -> list[Violation]:
+    """Run the rules over a solution's source. Raises ``SyntaxError`` for unparsable source."""
+    source = Source(text, filename)
+    found: set[tuple[str, int, str]] = set()
+    violations = []
+    for rule in (rules or RULES).values():
+        for line, message in rule.check(source):
+            if (rule.name, line, message) not in found:
+                found.add((rule.name, line, message))
+                violations.append(Violation(rule.name, rule.severity, line, message))
+    return sorted(violations, key=lambda v: (v.severity != ERROR, v.line, v.rule))
+
+
+def check_file(path: str | Path) -> list[Violation]:
+    path = Path(path)
+    return check_source(path.read_text(), path.name)
+
+
+def describe_rules() -> str:
+    width = max(len(name) for name in RULES)
+    return "\n".join(f"{rule.name:<{width}}  {rule.severity:<7}  {rule.description}"
+                     for rule in RULES.values())
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(describe_rules())
+        return 0
+    status = 0
+    for path in argv:
+        for violation in check_file(path):
+            print(f"{path}:{violation.line}: {violation.severity}: {violation.message} [{violation.rule}]")
+            status = max(status, violation.severity == ERROR)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
