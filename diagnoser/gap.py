@@ -18,6 +18,8 @@ findings that carry no catalog id, the kind of the IR fact they cite) to the cla
 """
 from __future__ import annotations
 
+from diagnoser.evidence import fact_of
+
 AT_ROOFLINE = 0.8
 CONFIDENT = 0.5
 
@@ -83,7 +85,7 @@ def causes_of(finding: dict) -> frozenset[str]:
     """The roofline classes a finding (as a dict) can account for."""
     if finding.get("pattern") in CAUSES:
         return CAUSES[finding["pattern"]]
-    kinds = [e.get("fact", {}).get("kind") for e in finding.get("evidence", []) if e.get("type") == "fact"]
+    kinds = [fact_of(e)["kind"] for e in finding.get("evidence", []) if e.get("type") == "fact"]
     return frozenset().union(*(FACT_CAUSES.get(k, frozenset()) for k in kinds)) if kinds else frozenset()
 
 

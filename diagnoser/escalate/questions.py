@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from diagnoser.evidence import fact_of
+
 
 @dataclass
 class Question:
@@ -177,7 +179,7 @@ def from_fact(fact: dict, target: str = "sm90") -> Question | None:
     about = {"kind": "fact", "fact_kind": fact["kind"], "kernel": fact.get("kernel"), "file": fact.get("file"),
              "line": fact.get("line")}
     return Question(query=f"{query} {' '.join(op_terms)}".strip(), describe=describe, passes=passes,
-                    terms=terms + op_terms, about=about, evidence=[{"type": "fact", "fact": fact}])
+                    terms=terms + op_terms, about=about, evidence=[{"type": "fact", **fact}])
 
 
 def _ops_in(excerpt: str) -> list[str]:
@@ -197,7 +199,11 @@ def from_finding(finding: dict, compiler_refs: list[str]) -> Question:
     return Question(query=" ".join([finding.get("title", ""), *compiler_refs]).strip(),
                     describe=f"{finding.get('pattern') or 'an uncatalogued finding'}{where}: {finding.get('title', '')}",
                     passes=passes, terms=files, about=about, pattern=finding.get("pattern"),
-                    evidence=[e for e in finding.get("evidence", []) if e.get("type") == "fact"])
+                    evidence=[{"type": "fact", **fact_of(e)} for e in finding.get("evidence", []) if e.get("type") == "fact"])
+
+
+def _key(fact: dict) -> str:
+    return json.dumps({k: fact.get(k) for k in ("kernel", "kind", "file", "line", "value")}, sort_keys=True, default=str)
 
 
 def questions(facts: list[dict], findings: list[dict], catalog: dict[str, list[str]] | None = None,
@@ -208,7 +214,7 @@ def questions(facts: list[dict], findings: list[dict], catalog: dict[str, list[s
     catalog entry names compiler code; then facts the catalog already covers.
     """
     catalog = catalog or {}
-    covered = {json.dumps(e["fact"], sort_keys=True) for f in findings if f.get("pattern")
+    covered = {_key(fact_of(e)) for f in findings if f.get("pattern")
                for e in f.get("evidence", []) if e.get("type") == "fact"}
     fresh, known, seen = [], [], set()
     for fact in facts:
@@ -219,7 +225,7 @@ def questions(facts: list[dict], findings: list[dict], catalog: dict[str, list[s
         if key in seen:
             continue
         seen.add(key)
-        (known if json.dumps(fact, sort_keys=True) in covered else fresh).append(question)
+        (known if _key(fact) in covered else fresh).append(question)
     uncatalogued = [from_finding(f, []) for f in findings if not f.get("pattern") and f.get("rung", 0) < 4]
     first_of_pattern = {}
     for finding in findings:

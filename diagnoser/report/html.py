@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from html import escape
 
+from diagnoser.evidence import fact_of
 from diagnoser.report import svg, text
 
 STYLE = """
@@ -22,14 +23,15 @@ th{background:#f3f3f3}code,pre{background:#f6f6f6;padding:1px 4px}pre{padding:6p
 def render(report: dict) -> str:
     subject = report["subject"]
     facts = report.get("facts") or []
-    fact_ids = {json.dumps(f, sort_keys=True): f"fact-{i}" for i, f in enumerate(facts, 1)}
+    fact_ids = {_fact_key(f): f"fact-{i}" for i, f in enumerate(facts, 1)}
+    case_ids = {text.params(c.get("params")) or "default": f"case-{c['case']}" for c in (report.get("profile") or {}).get("cases", [])}
     parts = [
         "<!doctype html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>ladder diagnose: {escape(subject['solution'])}</title><style>{STYLE}</style></head><body>",
         f"<h1>ladder diagnose: <code>{escape(subject['solution'])}</code></h1>",
         f"<p>{escape(_context(subject))}</p>",
         f"<p><strong>Reached rung {report['reached']} of 4.</strong> {escape(report['gap']['why'].capitalize())}.</p>",
-        _rungs(report), _profile(report), _findings(report, fact_ids), _citations(report), _facts(facts),
+        _rungs(report), _profile(report), _findings(report, fact_ids, case_ids), _citations(report), _facts(facts),
         _warnings(report), "</body></html>",
     ]
     return "\n".join(p for p in parts if p)
@@ -93,14 +95,18 @@ def _ncu_cells(ncu: dict) -> str:
     return f"<td>{sol}</td><td>{stalls}</td><td>{conflicts}</td>"
 
 
-def _findings(report: dict, fact_ids: dict) -> str:
+def _fact_key(fact: dict) -> str:
+    return json.dumps({k: fact.get(k) for k in ("kernel", "kind", "file", "line", "stage", "value")}, sort_keys=True)
+
+
+def _findings(report: dict, fact_ids: dict, case_ids: dict) -> str:
     if not report["findings"]:
         return "<h2>Findings</h2><p>None.</p>"
     chunk_ids = {text.citation_label(c): c.get("id") for c in report.get("citations") or []}
     blocks = []
     for i, f in enumerate(report["findings"], 1):
         where = text.location(f.get("file"), f.get("line"))
-        items = "".join(f"<li>{_evidence_link(e, fact_ids, chunk_ids)}</li>" for e in f.get("evidence", []))
+        items = "".join(f"<li>{_evidence_link(e, fact_ids, chunk_ids, case_ids)}</li>" for e in f.get("evidence", []))
         fix = f"<p>fix: {escape(f['fix'])}</p>" if f.get("fix") else ""
         blocks.append(
             f'<div class="finding" id="finding-{i}"><h3>{i}. {escape(f.get("pattern") or "uncatalogued")}'
@@ -110,15 +116,16 @@ def _findings(report: dict, fact_ids: dict) -> str:
     return "<h2>Findings</h2>" + "".join(blocks)
 
 
-def _evidence_link(item: dict, fact_ids: dict, chunk_ids: dict) -> str:
+def _evidence_link(item: dict, fact_ids: dict, chunk_ids: dict, case_ids: dict) -> str:
     label = escape(text.evidence(item))
     target = None
     if item.get("type") == "fact":
-        target = fact_ids.get(json.dumps(item.get("fact", {}), sort_keys=True))
+        target = fact_ids.get(_fact_key(fact_of(item)))
     elif item.get("type") == "chunk":
         target = chunk_ids.get(text.citation_label(item))
     elif item.get("type") == "metric" and item.get("case") is not None:
-        target = f"case-{item['case']}"
+        case = item["case"]
+        target = f"case-{case}" if isinstance(case, int) else case_ids.get(case)
     return f'<a href="#{target}">{label}</a>' if target else label
 
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import os
 
+from diagnoser.evidence import fact_of
+
 
 def seconds(value: float | None) -> str:
     if value is None:
@@ -39,7 +41,7 @@ def evidence(item: dict) -> str:
     if kind == "source":
         return f"source {location(item.get('file'), item.get('line'))}: `{item.get('text', '').strip()}`"
     if kind == "fact":
-        fact = item.get("fact", {})
+        fact = fact_of(item)
         where = location(fact.get("file"), fact.get("line"))
         excerpt = f" `{fact['excerpt'].strip()}`" if fact.get("excerpt") else ""
         return (f"IR fact {fact.get('kind')} ({fact.get('stage') or '?'}, {fact.get('kernel')}"

@@ -110,7 +110,7 @@ def test_rung_four_cites_the_fixture_file_that_explains_the_fact(fixture_index, 
     assert citation["start"] >= 1 and citation["end"] >= citation["start"]
     finding = got["findings"][0]
     assert finding["rung"] == 4 and finding["line"] == the_fact["line"]
-    assert {"type": "fact", "fact": the_fact} in finding["evidence"]
+    assert {"type": "fact", **the_fact} in finding["evidence"]
 
 
 def fake_search(query, k=5, where=None):

@@ -122,3 +122,12 @@ def test_findings_are_not_duplicated_when_a_later_rung_reports_them_again(gpu_su
 @pytest.mark.parametrize("selected,expected", [({1, 2, 3, 4}, "1-4"), ({3}, "3"), ({1, 3}, "1,3")])
 def test_the_requested_span_is_echoed_as_typed(selected, expected):
     assert ladder._span(selected) == expected
+
+
+def test_a_fact_cited_flat_or_nested_counts_the_same_for_the_gap():
+    from diagnoser import gap
+
+    fact = {"kernel": "k", "kind": "spill", "value": {}, "file": None, "line": None, "stage": "sass", "excerpt": ""}
+    flat = {"pattern": None, "confidence": 0.9, "evidence": [{"type": "fact", **fact}]}
+    nested = {"pattern": None, "confidence": 0.9, "evidence": [{"type": "fact", "fact": fact}]}
+    assert gap.causes_of(flat) == gap.causes_of(nested) == gap.FACT_CAUSES["spill"]

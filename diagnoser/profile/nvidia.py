@@ -1,0 +1,164 @@
+"""Rung 2 on NVIDIA GPUs: per case, time and roofline position from the runner, counters from ncu.
+
+1. The runner benches the solution (`runner.bench`: correctness, then event timing with L2 flushes,
+   interleaved with the PyTorch reference), which also names the Triton kernels each case launches.
+2. The device's ceilings come from the runner's per-device cache; if there is none yet they are
+   measured now (`python -m runner.roofline`, a copy and large matmuls) and cached.
+3. Nsight Compute profiles one warmed-up forward per case over the driver, filtered to those
+   kernels; without ncu the report says why and the class rests on events alone.
+4. Each case is classified (`roofline.classify`); theoretical occupancy is filled in from rung 3's
+   occupancy facts once that rung has run (`attach_occupancy`).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from diagnoser.profile import ncu, roofline
+
+BENCH_OPTIONS = {"seeds": 1, "budget_s": 0.3, "min_reps": 20, "max_reps": 200}
+
+
+def ceilings_for(device: str, cached: dict | None) -> dict:
+    """Ceilings in rung 2's units ({"bandwidth": B/s, "flops": {dtype: flop/s}, "source"})."""
+    from runner import roofline as runner_roofline
+
+    found = cached or runner_roofline.load_ceilings(device)
+    if found.get("source") == "defaults":
+        measured = subprocess.run([sys.executable, "-m", "runner.roofline", "cuda"], cwd=ncu.REPO,
+                                  capture_output=True, text=True, timeout=300)
+        if measured.returncode == 0:
+            found = runner_roofline.load_ceilings(device)
+    return {"bandwidth": found["bandwidth_gbps"] * 1e9,
+            "flops": {dtype: tflops * 1e12 for dtype, tflops in found["tflops"].items()},
+            "source": "measured on this device, cached at " + found["source"] if found.get("source") != "defaults"
+            else "defaults from measuring.md (measuring the device failed)",
+            "device": found.get("device", device)}
+
+
+def bench(solution: str, problem: str, backend: str = "cuda") -> tuple[dict, dict]:
+    """The runner's flat record of the solution plus its problem-level facts per case."""
+    from runner.bench import bench as run_bench
+    from runner.bench import flat_record
+
+    result = run_bench(problem, {"solution": solution}, backend, **BENCH_OPTIONS)
+    return flat_record(result, "solution"), {c["case"]: c for c in result.get("cases", [])}
+
+
+def peak_flops(ceilings: dict, dtype: str | None, allow_tf32: bool | None) -> float | None:
+    key = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}.get(dtype or "", "fp32")
+    if key == "fp32" and allow_tf32:
+        key = "tf32"
+    return ceilings["flops"].get(key)
+
+
+def profile(solution: str, problem: str, *, use_ncu: bool = True, counters: dict | None = None,
+            ncu_timeout: float = 300.0) -> dict:
+    """Rung 2's output for a solution/problem pair on the current CUDA device.
+
+    `counters`: an ncu result already collected for this pair as job 0 (the suite profiles all its
+    kernels in one ncu process); otherwise ncu runs here when `use_ncu`.
+    """
+    record, problem_cases = bench(solution, problem)
+    if record["rejected"] and not any(c.get("time_ms") for c in record["cases"]):
+        raise RuntimeError(f"the runner rejected the solution ({record['rejected']['stage']}: "
+                           f"{record['rejected']['reason']}): nothing to profile")
+    ceilings = ceilings_for(record["device"], None)
+    kernels = sorted({k for case in record["cases"] for k in case.get("kernels") or []})
+    if counters is None:
+        counters = (ncu.profile_jobs([{"solution": solution, "problem": problem}], kernels, ncu_timeout)
+                    if use_ncu else {"available": False, "why": "ncu disabled (--no-ncu)", "cases": {}, "errors": {}})
+    cases = [_case(case, problem_cases.get(case["case"], {}), ceilings, counters) for case in record["cases"]]
+    return {
+        "backend": "cuda", "device": record["device"], "ceilings": ceilings,
+        "ncu": {"available": counters["available"], "why": counters["why"]},
+        "correct": record["ok"], "rejected": record["rejected"], "cases": cases,
+    }
+
+
+def _case(case: dict, facts: dict, ceilings: dict, counters: dict) -> dict:
+    out = {"case": case["case"], "params": case.get("params", {}), "correct": case.get("correct"),
+           "reason": case.get("reason"), "kernels": case.get("kernels") or [], "launches": case.get("launches")}
+    timing = case.get("time_ms")
+    if not timing:
+        return {**out, "why": f"not timed: {case.get('reason') or 'no timing'}"}
+    launch_counters = counters["cases"].get((0, case["case"]), [])
+    aggregated = roofline.aggregate(launch_counters)
+    flops, bytes_moved = case.get("flops") or 0.0, case.get("bytes") or 0.0
+    peak = peak_flops(ceilings, facts.get("compute_dtype"), case.get("allow_tf32"))
+    time_s = timing["median"] / 1e3
+    placed = roofline.classify(time_s, flops, bytes_moved, {"bandwidth": ceilings["bandwidth"], "flops": peak},
+                               case.get("launches") or 1, aggregated)
+    out.update(placed)
+    out.update({
+        "time_s": time_s, "spread_s": (timing.get("iqr") or 0) / 1e3,
+        "ref_time_s": case["reference_ms"] / 1e3 if case.get("reference_ms") else None,
+        "speedup_vs_reference": case.get("speedup"), "flops": flops or None, "bytes": bytes_moved or None,
+        "ceiling_flops": peak, "dtype": facts.get("compute_dtype"),
+        "occupancy": {"theoretical": None,
+                      "theoretical_ncu": _fraction(aggregated, "theoretical_occupancy_pct"),
+                      "achieved": _fraction(aggregated, "achieved_occupancy_pct")},
+    })
+    if aggregated:
+        stalls = [s for c in launch_counters for s in c.get("top_stalls", [])]
+        out["ncu"] = {**aggregated, "launches": launch_counters,
+                      "top_stalls": sorted(stalls, key=lambda s: -s["warps_per_issue"])[:3],
+                      **_conflicts(launch_counters)}
+    return out
+
+
+def _fraction(aggregated: dict | None, key: str) -> float | None:
+    value = (aggregated or {}).get(key)
+    return None if value is None else value / 100.0
+
+
+def _conflicts(launch_counters: list[dict]) -> dict:
+    """Shared-memory bank conflicts over the forward: conflicted share of all wavefronts, ld and st."""
+    out = {}
+    for op in ("ld", "st"):
+        conflicts = sum(c["memory"].get(f"smem_{op}_bank_conflicts") or 0 for c in launch_counters)
+        wavefronts = sum(c["memory"].get(f"smem_{op}_wavefronts") or 0 for c in launch_counters)
+        out[f"smem_{op}_conflict_pct"] = 100.0 * conflicts / wavefronts if wavefronts else None
+    return out
+
+
+def attach_occupancy(profile_output: dict, facts: list[dict]) -> None:
+    """Fill each case's theoretical occupancy from rung 3's `occupancy` facts (lowest of its kernels)."""
+    by_kernel: dict[str, float] = {}
+    for fact in facts:
+        if fact.get("kind") == "occupancy" and isinstance(fact.get("value"), dict):
+            name = (fact.get("kernel") or "").split("[", 1)[0]
+            value = fact["value"].get("occupancy")
+            if value is not None:
+                by_kernel[name] = min(value, by_kernel.get(name, 1.0))
+    for case in profile_output.get("cases", []):
+        values = [by_kernel[k] for k in case.get("kernels", []) if k in by_kernel]
+        if values and "occupancy" in case:
+            case["occupancy"]["theoretical"] = min(values)
+
+
+def profile_script(script: str, *, use_ncu: bool = True, ncu_timeout: float = 300.0) -> dict:
+    """Rung 2 for any script that launches Triton kernels: ncu only (a script has no cases to time
+    against a reference, and no declared flops or bytes, so the class rests on the counters)."""
+    from diagnoser.ladder import RungUnavailable
+
+    if not use_ncu:
+        raise RungUnavailable("a script has no cases for the runner to time, and ncu is disabled")
+    counters = ncu.profile_jobs([{"script": script}], None, ncu_timeout)
+    if not counters["available"]:
+        raise RungUnavailable(f"a script is profiled through ncu only, and {counters['why']}")
+    launches = counters["cases"].get((0, None), [])
+    aggregated = roofline.aggregate(launches)
+    if aggregated is None:
+        raise RungUnavailable("ncu profiled no Triton launch of the script")
+    placed = roofline.classify(aggregated["busy_s"], 0.0, 0.0, {}, len(launches), aggregated)
+    case = {"case": 0, "params": {}, "kernels": sorted({c["kernel"] for c in launches}),
+            "launches": len(launches), **placed, "time_s": aggregated["busy_s"], "efficiency": None,
+            "occupancy": {"theoretical": None, "theoretical_ncu": _fraction(aggregated, "theoretical_occupancy_pct"),
+                          "achieved": _fraction(aggregated, "achieved_occupancy_pct")},
+            "ncu": {**aggregated, "launches": launches, **_conflicts(launches),
+                    "top_stalls": sorted((s for c in launches for s in c.get("top_stalls", [])),
+                                         key=lambda s: -s["warps_per_issue"])[:3]}}
+    return {"backend": "cuda", "device": launches[0].get("device") if launches else None, "ceilings": {},
+            "ncu": {"available": True, "why": counters["why"]}, "correct": None, "rejected": None,
+            "cases": [case], "note": "script: time is the sum of the kernels' ncu durations; no roofline floor without declared flops/bytes"}
