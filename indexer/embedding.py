@@ -55,6 +55,9 @@ def _huggingface(name_or_path: str):
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     from llama_index.embeddings.huggingface import HuggingFaceEmbedding
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
 
     return HuggingFaceEmbedding(model_name=name_or_path, device="cpu", max_length=MAX_TOKENS,
                                 embed_batch_size=64, show_progress_bar=False)

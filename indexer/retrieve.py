@@ -40,7 +40,7 @@ class _Opened:
             client = chromadb.PersistentClient(path=str(build.chroma_path),
                                                settings=Settings(anonymized_telemetry=False))
             collection = client.get_collection(COLLECTION)
-            self.keyword_base = BM25Retriever.from_persist_dir(str(build.bm25_path))
+            self.keyword_base = BM25Retriever.from_persist_dir(str(build.bm25_path), show_progress=False)
         except Exception as error:  # chromadb and bm25s raise many types for damaged files
             raise IndexCorrupt(f"index at {build.path} is unreadable ({type(error).__name__}: {error}); "
                                "rebuild it with `ladder index build --rebuild`") from None

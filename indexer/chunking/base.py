@@ -36,6 +36,9 @@ class Unit:
     split: Callable[[], list["Unit"]] | None = field(default=None, repr=False)
     # The symbol enclosing this unit when it has none of its own (a statement inside a function).
     scope: str = ""
+    # A container that names nothing itself (a namespace, an #ifdef): always replaced by its
+    # children, so that the definitions inside name the chunk.
+    transparent: bool = False
 
 
 def line_windows(start: int, end: int, lines: Sequence[str], max_chars: int, symbol: str) -> list[Unit]:
@@ -79,6 +82,11 @@ def _flatten(units: list[Unit], lines: Sequence[str], max_chars: int, scope: str
     flat: list[Unit] = []
     for unit in units:
         inner_scope = unit.symbol or unit.scope or scope
+        if unit.transparent and unit.split:
+            finer = unit.split()
+            if finer:
+                flat.extend(_flatten(finer, lines, max_chars, inner_scope))
+                continue
         if _size(unit, lines) > max_chars:
             finer = _finer(unit, lines, max_chars)
             if finer:

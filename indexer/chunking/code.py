@@ -6,6 +6,7 @@ driver becomes several chunks that all carry its name as their symbol.
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Sequence
 
@@ -19,6 +20,11 @@ _DEFINITIONS = {
 }
 # Wrappers whose inner definition carries the name (template<...> class X, @decorator def f).
 _WRAPPERS = {"template_declaration": None, "decorated_definition": "definition"}
+
+
+# Containers that name nothing: their definitions name the chunks.
+_TRANSPARENT = {"namespace_definition", "linkage_specification", "preproc_else", "preproc_elif"}
+_LICENSE = re.compile(r"Copyright|SPDX-License|Permission is hereby granted|Licensed under")
 
 
 @lru_cache(maxsize=None)
@@ -70,7 +76,7 @@ def _end_row(node) -> int:
     return row - 1 if column == 0 and row > node.start_point[0] else row
 
 
-def _units(parent, language: str, qualifier: str, lines: Sequence[str]) -> list[Unit]:
+def _units(parent, language: str, qualifier: str, lines: Sequence[str], skip: int = 0) -> list[Unit]:
     """Units for the children of `parent`, covering its lines from first to last.
 
     Comments immediately above a child stay with it; lines of the parent before its first child
@@ -78,7 +84,7 @@ def _units(parent, language: str, qualifier: str, lines: Sequence[str]) -> list[
     """
     body = parent.child_by_field_name("body")
     # Descend through a definition's body so that `class X {` and `};` are header and footer.
-    children = (body if body is not None else parent).named_children
+    children = (body if body is not None else parent).named_children[skip:]
     units: list[Unit] = []
     pending_comment: int | None = None
     for child in children:
@@ -95,7 +101,7 @@ def _units(parent, language: str, qualifier: str, lines: Sequence[str]) -> list[
     # Header and footer rows of the parent not covered by any child.
     if units:
         first, last = units[0].start, units[-1].end
-        parent_start, parent_end = parent.start_point[0], _end_row(parent)
+        parent_start, parent_end = children[0].start_point[0] if skip else parent.start_point[0], _end_row(parent)
         if parent_start < first:
             units.insert(0, Unit(parent_start, first - 1))
         if last < parent_end:
@@ -127,7 +133,9 @@ def _unit(node, start: int, language: str, qualifier: str, lines: Sequence[str])
     def split() -> list[Unit]:
         return _units(target, language, inner_qualifier, lines)
 
-    return Unit(start, _end_row(node), symbol, split if target.named_child_count else None)
+    transparent = target.type in _TRANSPARENT or target.type.startswith("preproc_if")
+    return Unit(start, _end_row(node), symbol, split if target.named_child_count else None,
+                transparent=transparent)
 
 
 def chunk_code(text: str, language: str) -> list[Chunk]:
@@ -135,4 +143,10 @@ def chunk_code(text: str, language: str) -> list[Chunk]:
     tree = _parser(language).parse(text.encode("utf-8"))
     lines = text.split("\n")
     root = tree.root_node
-    return pack(_units(root, language, "", lines), lines, "code")
+    # A license header says nothing about the code: leave it out of the index.
+    skip = 0
+    for child in root.named_children:
+        if child.type != "comment" or not _LICENSE.search(child.text.decode("utf-8", "replace")):
+            break
+        skip += 1
+    return pack(_units(root, language, "", lines, skip), lines, "code")
