@@ -217,6 +217,9 @@ def run_script(script_path: str | Path, argv: list[str] | None = None) -> None:
     sys.path.insert(0, str(Path(script_path).parent))
     try:
         runpy.run_path(script_path, run_name="__main__")
+    except SystemExit as done:  # a script may end itself; only a failing exit is an error
+        if done.code not in (None, 0):
+            raise RuntimeError(f"{Path(script_path).name} exited with status {done.code}") from done
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
 

@@ -1,0 +1,194 @@
+"""The aot backend reproduces the JIT's specialization and captures every launch of a workload."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import torch
+
+import ir_kernels
+from runner.backends.aot import AotCapture, capture, parse_target
+from runner.capture import CapturedKernel, cpu_stand_in
+
+
+@pytest.fixture
+def jit_without_gpu():
+    """Triton's own JIT, pointed at an sm_90 target by a stub driver: warmup() compiles, never launches."""
+    from triton.backends.compiler import GPUTarget
+    from triton.runtime import driver
+
+    class Sm90Stub:
+        def get_current_device(self):
+            return 0
+
+        def get_current_stream(self, device=None):
+            return 0
+
+        def get_current_target(self):
+            return GPUTarget("cuda", 90, 32)
+
+    saved = driver._active
+    driver.set_active(Sm90Stub())
+    yield
+    driver._active = saved
+
+
+def aot_kernels(launch) -> list[CapturedKernel]:
+    with AotCapture(parse_target("sm90")) as session:
+        launch()
+    return session.kernels()
+
+
+ARGUMENTS = {  # name -> (offset into the source buffer, n)
+    "aligned": (0, 4096),
+    "misaligned_pointer": (1, 4096),
+    "odd_size": (0, 4099),
+    "size_one": (0, 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ARGUMENTS))
+def test_aot_compiles_exactly_what_the_jit_compiles(name, jit_without_gpu):
+    offset, n = ARGUMENTS[name]
+    x, y = torch.empty(4128), torch.empty(4128)
+    jit = ir_kernels.copy_kernel.warmup(x[offset:], y, n, BLOCK=1024, grid=(1,))
+    (aot,) = aot_kernels(lambda: ir_kernels.copy_kernel[(1,)](x[offset:], y, n, BLOCK=1024))
+    assert aot.metadata["hash"] == jit.metadata.hash
+    assert aot.stages["ptx"] == jit.asm["ptx"]
+
+
+def test_aligned_elementwise_kernel_loads_with_ld_global_v4():
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["copy_aligned"])
+    assert "ld.global.v4.b32" in kernel.stages["ptx"] and "st.global.v4.b32" in kernel.stages["ptx"]
+    assert kernel.attrs["src"] == [["tt.divisibility", 16]] and kernel.attrs["n"] == [["tt.divisibility", 16]]
+
+
+@pytest.mark.parametrize("case", ["copy_misaligned", "copy_odd_size"])
+def test_misaligned_or_odd_sized_kernel_loads_without_vectors(case):
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES[case])
+    assert "ld.global.v4" not in kernel.stages["ptx"] and "ld.global.b32" in kernel.stages["ptx"]
+
+
+def test_integer_argument_equal_to_one_is_specialized_as_a_constant():
+    (kernel,) = aot_kernels(lambda: ir_kernels.copy_kernel[(1,)](torch.empty(16), torch.empty(16), 1, BLOCK=1024))
+    assert kernel.signature["n"] == "constexpr" and kernel.constexprs["n"] == 1
+
+
+def test_autotuned_kernel_compiles_every_config_and_launches_only_the_default():
+    kernels = aot_kernels(ir_kernels.LAUNCHES["autotuned"])
+    configs = sorted(kernels, key=lambda kernel: kernel.config["index"])
+    assert [kernel.config["kwargs"]["BLOCK"] for kernel in configs] == [1024, 256]
+    assert [kernel.config["default"] for kernel in configs] == [True, False]
+    assert configs[0].launches == [{"case": None, "grid": [4, 1, 1]}] and configs[1].launches == []
+    assert configs[1].metadata["num_warps"] == 2 and configs[0].label != configs[1].label
+
+
+def test_heuristics_choose_the_constexpr_before_compiling():
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["heuristics"])
+    assert kernel.constexprs["BLOCK"] == 512 and kernel.launches[0]["grid"] == [8, 1, 1]
+
+
+def test_captured_kernel_survives_a_json_round_trip():
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["copy_aligned"])
+    again = CapturedKernel.from_dict(json.loads(json.dumps(kernel.to_dict())))
+    assert again == kernel and set(again.stages) == {"ttir", "ttgir", "llir", "ptx", "sass"}
+
+
+def test_sass_is_text_annotated_with_source_lines():
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["copy_aligned"])
+    assert f'//## File "{ir_kernels.SOURCE}", line {ir_kernels.line_of("@copy-load")}' in kernel.stages["sass"]
+    assert "LDG.E.128" in kernel.stages["sass"]
+
+
+def test_resources_come_from_the_cubin_and_ptxas():
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["matmul_hgmma"])
+    assert 0 < kernel.resources["registers"] <= 255 and kernel.resources["shared_bytes"] > 0
+    assert kernel.resources["spill_stores_bytes"] == 0 and kernel.resources["num_warps"] == 8
+
+
+SOLUTION = '''
+import torch, triton, triton.language as tl
+from torch import nn
+
+@triton.jit
+def scale_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        y = torch.empty(x.shape, device="cuda")
+        scale_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, x.numel(), BLOCK=1024)
+        return y
+'''
+
+PROBLEM = '''
+import torch
+from torch import nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+size = 4096
+
+def get_inputs():
+    return [torch.randn(size)]
+
+def get_init_inputs():
+    return []
+
+def get_cases():
+    return [{"size": 4096}, {"size": 4097}, {"size": 8192}]
+'''
+
+
+def test_solution_is_captured_case_by_case_with_each_case_s_specialization(tmp_path):
+    (tmp_path / "solution.py").write_text(SOLUTION)
+    (tmp_path / "problem.py").write_text(PROBLEM)
+    kernels = capture(tmp_path / "solution.py")  # problem.py beside it is found
+    by_cases = {tuple(kernel.cases): kernel for kernel in kernels}
+    assert set(by_cases) == {(0, 2), (1,)}
+    assert "ld.global.v4" in by_cases[(0, 2)].stages["ptx"] and "ld.global.v4" not in by_cases[(1,)].stages["ptx"]
+    assert [launch["grid"] for launch in by_cases[(0, 2)].launches] == [[4, 1, 1], [8, 1, 1]]
+
+
+def test_one_case_only(tmp_path):
+    (tmp_path / "solution.py").write_text(SOLUTION)
+    (tmp_path / "problem.py").write_text(PROBLEM)
+    (kernel,) = capture(tmp_path / "solution.py", tmp_path / "problem.py", case_index=1)
+    assert kernel.cases == [1]
+
+
+def test_a_script_that_launches_kernels_is_captured(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SOLUTION.split("class ModelNew")[0] + textwrap.dedent('''
+        x = torch.randn(2048, device="cuda")
+        scale_kernel[(2,)](x, torch.empty_like(x), 2048, BLOCK=1024)
+        scale_kernel[(2,)](x, torch.empty_like(x), 2048, BLOCK=1024)
+    '''))
+    (kernel,) = capture(script)
+    assert kernel.name == "scale_kernel" and len(kernel.launches) == 2 and kernel.cases == [None]
+    assert kernel.file == str(script.resolve()) and kernel.line == 6
+
+
+def test_a_solution_without_a_problem_is_a_clear_error(tmp_path):
+    from runner.problem import ProblemError
+
+    (tmp_path / "solution.py").write_text(SOLUTION)
+    with pytest.raises(ProblemError, match="no problem was given"):
+        capture(tmp_path / "solution.py")
+
+
+def test_unknown_target_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown target"):
+        parse_target("h200")
+
+
+def test_stand_in_keeps_cuda_tensors_on_the_cpu_without_filling_them():
+    with cpu_stand_in():
+        x = torch.randn(8, 4, device="cuda", dtype=torch.float16)
+        y = torch.ones(3).cuda().to("cuda:0")
+    assert x.device.type == "cpu" and x.shape == (8, 4) and x.dtype == torch.float16
+    assert y.device.type == "cpu" and y.tolist() == [1.0, 1.0, 1.0]
