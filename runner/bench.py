@@ -27,7 +27,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from runner.evaluate import Options
+from runner.options import Options
 from runner.isolation import WorkerOutcome, run_worker
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -42,7 +42,7 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
           **options: Any) -> dict[str, Any]:
     """Evaluate every solution against the problem in one worker process (interleaved timing).
 
-    ``options`` are ``runner.evaluate.Options`` fields: seeds, seed, time, torch_compile,
+    ``options`` are ``runner.options.Options`` fields: seeds, seed, time, torch_compile,
     static_checks, cases, reps, min_reps, max_reps, budget_s.
     """
     settings = Options(**options)

@@ -38,37 +38,13 @@ import torch
 from runner import roofline, timing
 from runner.compare import Verdict, compare, flatten_outputs
 from runner.errors import one_line
-from runner.guards import CONTRACTIONS, LaunchTracer, ReferenceOpRecorder, TorchOpRecorder, poison
+from runner.guards import CONTRACTIONS, LaunchTracer, ReferenceOpRecorder, TorchOpRecorder, poison, storage_span
+from runner.options import Options
 from runner.inputs import as_float64, changed, clone, make_init_inputs, make_inputs, seed_everything, tensor_bytes
 from runner.problem import Problem, ProblemError, case_label, load_problem, load_solution
 from runner.static_check import ERROR, check_source
 
 Emit = Callable[[dict], None]
-
-
-@dataclass
-class Options:
-    """What to evaluate and how thoroughly (all JSON-able, so the caller can send them to the worker)."""
-
-    seeds: int = 3  # fresh random inputs per case for the correctness check
-    seed: int | None = None  # base seed; None draws a fresh one (recorded in the result)
-    time: bool = True  # time the correct cases (backends that can time)
-    torch_compile: bool = False  # also time torch.compile(reference)
-    static_checks: bool = True
-    cases: list[int] | None = None  # indexes into the problem's cases; None = all
-    reps: int | None = None  # fixed repetitions; None = from the warm-up estimate
-    min_reps: int = 30
-    max_reps: int = 300
-    budget_s: float = 1.0  # timing budget per contestant per case (sets the repetitions)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Options":
-        known = {key: value for key, value in data.items() if key in cls.__dataclass_fields__}
-        return cls(**known)
-
-    def timing_settings(self) -> timing.Settings:
-        return timing.Settings(reps=self.reps, min_reps=self.min_reps, max_reps=self.max_reps,
-                               budget_s=self.budget_s)
 
 
 class DeviceLost(Exception):
@@ -127,6 +103,8 @@ class Candidate:
     static: list[dict] = field(default_factory=list)
     rejected: dict[str, str] | None = None
     cases: dict[int, CaseOutcome] = field(default_factory=dict)
+    # Storage (start, size) of the outputs of the last checked call, to recognise a returned stale buffer.
+    last_outputs: list[tuple[int, int]] = field(default_factory=list)
 
     @property
     def active(self) -> bool:
@@ -376,26 +354,13 @@ def _evaluate_case(problem: Problem, index: int, candidates: list[Candidate], ba
         except Exception as error:
             raise ProblemError(f"{problem.path.name}: case {index}: the reference failed: {one_line(error)}") from error
         for candidate in checking:
-            if candidate.name not in outputs:
-                continue
-            output, mutated = outputs[candidate.name]
-            outcome = candidate.cases[index]
-            verdict = compare(output, expected, native, allow_tf32=reference.allow_tf32,
-                              expected_is_float64=exact)
-            outcome.absorb(verdict)
-            if not verdict.ok:
-                if previous_native is not None and compare(output, previous_native, previous_native,
-                                                           allow_tf32=reference.allow_tf32,
-                                                           expected_is_float64=False).ok:
-                    outcome.fail(f"seed {draw + 1}: returns the result for the previous inputs "
-                                 f"(output cached across calls); {verdict.reason}")
-                else:
-                    outcome.fail(f"seed {draw + 1}: {verdict.reason}")
-            elif mutated and not reference.mutates_inputs:
-                outcome.fail(f"seed {draw + 1}: writes to its input {mutated[0]} (the reference leaves its inputs unchanged)")
-            for tensor in flatten_outputs(output):
-                if isinstance(tensor, torch.Tensor):
-                    poison(tensor)
+            if candidate.name in outputs:
+                output, mutated, violation = outputs[candidate.name]
+                _judge(candidate, candidate.cases[index], draw, output, mutated, violation,
+                       (expected, native, exact), previous_native, reference)
+                for tensor in flatten_outputs(output):
+                    if isinstance(tensor, torch.Tensor):
+                        poison(tensor)
         previous_native = native
 
     for candidate in candidates:
@@ -444,8 +409,9 @@ def _share_parameters(reference: torch.nn.Module, model: Any) -> None:
 
 
 def _run_checked(candidate: Candidate, model: torch.nn.Module, inputs: list, backend: Any,
-                 tracer: LaunchTracer, index: int) -> tuple[Any, list[int]] | None:
-    """One forward under the guards. Returns (outputs, indexes of inputs it wrote) or None."""
+                 tracer: LaunchTracer, index: int) -> tuple[Any, list[int], str | None] | None:
+    """One forward under the guards: (outputs, indexes of inputs it wrote, launch violation or None),
+    or None when it raised or called torch compute ops (the candidate is then failed or rejected)."""
     outcome = candidate.cases[index]
     arguments = clone(inputs)
     recorder = TorchOpRecorder(tracer)
@@ -466,18 +432,45 @@ def _run_checked(candidate: Candidate, model: torch.nn.Module, inputs: list, bac
         calls = ", ".join(f"{name} x{count}" for name, count in sorted(recorder.compute_calls.items()))
         candidate.reject("runtime", f"forward calls torch compute ops: {calls}")
         return None
-    problem = timing.guard_violation(window, backend.current_stream())
-    if problem is None and tracer.stray:
-        problem = f"{len(tracer.stray)} Triton launch(es) happened outside forward (a thread?)"
-    if problem is not None:
-        candidate.reject("runtime", f"forward {problem}")
-        return None
-    for position, tensor in enumerate(flatten_outputs(output)):
-        if isinstance(tensor, torch.Tensor) and tensor.numel() and not window.wrote(tensor):
-            candidate.reject("runtime", f"output {position} was not written by a Triton kernel "
-                                        "(its memory was never passed to one)")
-            return None
-    return output, changed(inputs, arguments)
+    outputs = [(position, tensor) for position, tensor in enumerate(flatten_outputs(output))
+               if isinstance(tensor, torch.Tensor) and tensor.numel()]
+    previous, candidate.last_outputs = candidate.last_outputs, [storage_span(t) for _, t in outputs]
+    violation = next((f"returns output {position} of the previous call without writing it (output "
+                      "cached across calls)" for position, tensor in outputs
+                      if storage_span(tensor) in previous and not window.wrote(tensor)), None)
+    violation = violation or timing.guard_violation(window, backend.current_stream())
+    if violation is None and tracer.stray:
+        violation = f"let {len(tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
+    if violation is None:
+        for position, tensor in outputs:
+            if not window.wrote(tensor):
+                violation = (f"returns output {position}, which no Triton kernel wrote (its memory was "
+                             "never passed to one)")
+                break
+    return output, changed(inputs, arguments), violation
+
+
+def _judge(candidate: Candidate, outcome: CaseOutcome, draw: int, output: Any, mutated: list[int],
+           violation: str | None, reference_outputs: tuple[Any, Any, bool], previous_native: Any,
+           reference: Reference) -> None:
+    """Decide one seed: a stale result or a launch violation rejects; a mismatch fails the case."""
+    expected, native, exact = reference_outputs
+    verdict = compare(output, expected, native, allow_tf32=reference.allow_tf32, expected_is_float64=exact)
+    outcome.absorb(verdict)
+    stale = (not verdict.ok and previous_native is not None
+             and compare(output, previous_native, previous_native, allow_tf32=reference.allow_tf32,
+                         expected_is_float64=False).ok)
+    if stale:
+        also = f"; forward {violation}" if violation else ""
+        candidate.reject("runtime", f"seed {draw + 1}: output cached across calls: it returns the result "
+                                    f"for the previous inputs{also}")
+    elif violation is not None:
+        candidate.reject("runtime", f"forward {violation}")
+    elif not verdict.ok:
+        outcome.fail(f"seed {draw + 1}: {verdict.reason}")
+    elif mutated and not reference.mutates_inputs:
+        outcome.fail(f"seed {draw + 1}: writes to its input {mutated[0]} (the reference leaves its "
+                     "inputs unchanged)")
 
 
 def _raise_if_device_lost(backend: Any, error: Exception, candidate: Candidate) -> None:
@@ -552,7 +545,8 @@ def _time_case(problem: Problem, index: int, case: dict, candidates: list[Candid
             with tf32(reference.allow_tf32):
                 measurements = timing.measure(
                     contestants, lambda seed: make_inputs(problem, case, seed, device), backend, tracer,
-                    verify, options.timing_settings(), case_seed(base_seed, index, 1000),
+                    verify, timing.Settings(reps=options.reps, min_reps=options.min_reps,
+                                    max_reps=options.max_reps, budget_s=options.budget_s), case_seed(base_seed, index, 1000),
                     private_inputs=reference.mutates_inputs,
                     progress=lambda message: emit({"event": "progress", "stage": "time", "case": index,
                                                    "message": message}))

@@ -11,7 +11,7 @@ Three instruments, installed in the worker process before any candidate is impor
   only to mark "inside Triton" so their own torch calls (benchmarking configs) are not blamed on
   the candidate.
 - ``TorchOpRecorder`` (a ``TorchFunctionMode``) watches every torch call the candidate's forward
-  makes outside Triton's machinery: allocation, views, shape queries and constant fills are allowed,
+  makes outside Triton's machinery: allocation, views, shape queries and constants (zeros, full, arange) are allowed,
   anything else is recorded as a torch compute op. Every tensor the forward allocates with
   ``torch.empty*`` is filled with the poison pattern on the spot, so elements a kernel never writes
   are caught even when the allocator hands back memory holding an earlier correct answer.
@@ -186,8 +186,8 @@ class LaunchTracer:
 
 
 ALLOCATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
-CONSTANT_FILLS = {"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones",
-                  "full", "full_like", "new_full", "fill_"}
+CONSTANTS = {"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full",
+             "full_like", "new_full", "fill_", "tensor", "as_tensor", "scalar_tensor", "arange"}
 VIEWS = {"view", "view_as", "reshape", "reshape_as", "contiguous", "t", "transpose", "permute",
          "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "select",
          "split", "chunk", "unbind", "as_strided", "movedim", "swapaxes", "swapdims", "detach",
@@ -241,7 +241,7 @@ class TorchOpRecorder(TorchFunctionMode):
 
     @staticmethod
     def _allowed(name: str, args: tuple, result: Any) -> bool:
-        if name in CONSTANT_FILLS or name in VIEWS or name in QUERIES:
+        if name in CONSTANTS or name in VIEWS or name in QUERIES:
             return True
         if name in NO_OP_ONLY:
             return bool(args) and result is args[0]

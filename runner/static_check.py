@@ -148,6 +148,7 @@ ALLOWED_TORCH_CALLS = {
     "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
     "full_like", "device", "Size", "finfo", "iinfo", "is_tensor", "no_grad", "inference_mode",
     "promote_types", "result_type", "broadcast_shapes", "get_default_dtype", "is_floating_point",
+    "tensor", "as_tensor", "scalar_tensor", "arange",
 }
 ALLOWED_DEVICE_CALLS = {"current_device", "device_count", "get_device_capability",
                         "get_device_properties", "get_device_name", "device", "is_available"}
@@ -267,24 +268,15 @@ def _concurrency(source: Source) -> Iterator[tuple[int, str]]:
 
 
 def _caching(source: Source) -> Iterator[tuple[int, str]]:
-    for function, node in source.hot_nodes():
-        if isinstance(node, (ast.Global, ast.Nonlocal)):
-            yield node.lineno, f"`{type(node).__name__.lower()}` state in the hot path"
-        keys = []
-        if isinstance(node, ast.Subscript):
-            keys.append(node.slice)
-        elif isinstance(node, ast.Dict):
-            keys.extend(key for key in node.keys if key is not None)
-        elif isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot))
-                                                   for op in node.ops):
-            keys.append(node.left)
-        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-              and node.func.attr in ("get", "setdefault", "pop", "__contains__") and node.args):
-            keys.append(node.args[0])
-        for key in keys:
-            identity = _identity_call(key)
-            if identity:
-                yield node.lineno, f"keys a lookup on {identity} (caching results across calls)"
+    for function in source.hot:
+        tainted = _identity_names(function)
+        for node in ast.walk(function):
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                yield node.lineno, f"`{type(node).__name__.lower()}` state in the hot path"
+            for key in _lookup_keys(node):
+                identity = _identity_call(key, tainted)
+                if identity:
+                    yield node.lineno, f"keys a lookup on {identity} (caching results across calls)"
     for function in [*source.hot, *source.methods.values()]:
         for decorator in getattr(function, "decorator_list", []):
             target = decorator.func if isinstance(decorator, ast.Call) else decorator
@@ -293,13 +285,46 @@ def _caching(source: Source) -> Iterator[tuple[int, str]]:
                 yield decorator.lineno, f"memoises {function.name} with {name}"
 
 
-def _identity_call(node: ast.AST) -> str | None:
+IDENTITY_FUNCTIONS = {"id", "hash"}
+IDENTITY_METHODS = {"data_ptr", "untyped_storage", "storage", "_version", "__hash__"}
+
+
+def _lookup_keys(node: ast.AST) -> list[ast.AST]:
+    """Expressions used as keys of a lookup: subscripts, dict keys, ``in`` tests, ``.get(key)``."""
+    if isinstance(node, ast.Subscript):
+        return [node.slice]
+    if isinstance(node, ast.Dict):
+        return [key for key in node.keys if key is not None]
+    if isinstance(node, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn, ast.Is, ast.IsNot))
+                                             for op in node.ops):
+        return [node.left]
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "setdefault", "pop", "__contains__") and node.args):
+        return [node.args[0]]
+    return []
+
+
+def _identity_names(function: ast.AST) -> dict[str, str]:
+    """Local names assigned from an identity (``key = (x.data_ptr(), ...)``), to what they hold."""
+    tainted: dict[str, str] = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign):
+            identity = _identity_call(node.value, tainted)
+            if identity:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        tainted[target.id] = identity
+    return tainted
+
+
+def _identity_call(node: ast.AST, tainted: dict[str, str]) -> str | None:
     for inner in ast.walk(node):
+        if isinstance(inner, ast.Name) and inner.id in tainted:
+            return tainted[inner.id]
         if isinstance(inner, ast.Call):
-            if isinstance(inner.func, ast.Name) and inner.func.id in ("id", "hash"):
+            if isinstance(inner.func, ast.Name) and inner.func.id in IDENTITY_FUNCTIONS:
                 return f"{inner.func.id}()"
-            if isinstance(inner.func, ast.Attribute) and inner.func.attr in (
-                    "data_ptr", "untyped_storage", "storage", "_version", "__hash__"):
+            if isinstance(inner.func, ast.Attribute) and inner.func.attr in IDENTITY_METHODS:
                 return f".{inner.func.attr}()"
     return None
 

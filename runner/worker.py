@@ -49,7 +49,8 @@ def run(request: dict, emit) -> dict:
     emit({"event": "backend", "backend": backend.name})
 
     from runner.errors import one_line
-    from runner.evaluate import Options, evaluate
+    from runner.evaluate import evaluate
+    from runner.options import Options
     from runner.problem import ProblemError
 
     try:

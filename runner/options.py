@@ -1,0 +1,25 @@
+"""What an evaluation checks and how thoroughly. Plain data: the caller sends it to the worker as JSON,
+so this module imports nothing heavy (the calling process never needs torch)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Options:
+    seeds: int = 3  # fresh random inputs per case for the correctness check
+    seed: int | None = None  # base seed; None draws a fresh one (recorded in the result)
+    time: bool = True  # time the correct cases (on backends that can time)
+    torch_compile: bool = False  # also time torch.compile(reference)
+    static_checks: bool = True  # reject on static rule errors (runtime guards always run)
+    cases: list[int] | None = None  # indexes into the problem's cases; None = all
+    reps: int | None = None  # fixed timed repetitions; None = from the warm-up estimate
+    min_reps: int = 30
+    max_reps: int = 300
+    budget_s: float = 1.0  # timing budget per contestant per case (sets the repetitions)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Options":
+        known = {key: value for key, value in data.items() if key in cls.__dataclass_fields__}
+        return cls(**known)

@@ -1,0 +1,90 @@
+"""Runtime guards in-process: the torch-call recorder, poisoned allocations, the launch tracer."""
+from pathlib import Path
+
+import pytest
+import torch
+
+from runner.guards import LaunchTracer, TorchOpRecorder, poison, unwritten_count
+from runner.problem import load_module
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def interpreted_add():
+    """The add fixture's ModelNew under Triton's interpreter (read at decoration and at launch)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        yield load_module(FIXTURES / "add" / "solution.py", "guards_test").ModelNew(0.5)
+
+
+@pytest.fixture
+def tracer():
+    tracer = LaunchTracer(hook_fires=False)
+    tracer.install()
+    yield tracer
+    tracer.uninstall()
+
+
+def test_allocation_views_and_queries_are_not_compute(tracer):
+    x = torch.randn(4, 6)
+    with TorchOpRecorder(tracer) as recorder:
+        out = torch.empty_like(x)
+        x.t().contiguous().view(-1)
+        x.reshape(24)[3:]
+        x.shape, x.stride(), x.numel(), x.dtype, x.data_ptr()
+        torch.zeros(3)
+        x.to(torch.float32)
+    assert recorder.compute_calls == {}
+    assert out.shape == x.shape
+
+
+def test_compute_calls_are_recorded_by_readable_name(tracer):
+    x = torch.randn(4, 4)
+    with TorchOpRecorder(tracer) as recorder:
+        torch.matmul(x, x)
+        x @ x
+        torch.nn.functional.relu(x)
+        x + 1
+        x[torch.tensor([0, 2])]
+        x.to(torch.float16)
+    assert set(recorder.compute_calls) == {"torch.matmul", "Tensor.matmul", "torch.nn.functional.relu",
+                                           "Tensor.add", "Tensor.__getitem__", "Tensor.to"}
+
+
+def test_fresh_allocations_hold_the_poison_pattern(tracer):
+    with TorchOpRecorder(tracer):
+        fresh = torch.empty(10)
+        ints = torch.empty(5, dtype=torch.int32)
+    assert unwritten_count(fresh) == 10 and torch.isnan(fresh).all()
+    assert unwritten_count(ints) == 5
+
+
+def test_unwritten_count_counts_only_poisoned_elements():
+    x = torch.empty(8, dtype=torch.float16)
+    poison(x)
+    x[:3] = 1.0
+    assert unwritten_count(x) == 5
+
+
+def test_interpreted_launch_is_counted_with_its_argument_memory(tracer, interpreted_add):
+    x, y = torch.randn(300), torch.randn(300)
+    with tracer.watch("candidate") as window, TorchOpRecorder(tracer) as recorder:
+        out = interpreted_add(x, y)
+    assert [launch.kernel for launch in window.launches] == ["add_kernel"]
+    assert window.wrote(out) and not window.wrote(torch.empty(3))
+    assert recorder.compute_calls == {}  # the interpreter's own host copies are not the candidate's
+    torch.testing.assert_close(out, x + 0.5 * y)
+
+
+def test_launch_outside_any_window_is_stray(tracer, interpreted_add):
+    interpreted_add(torch.randn(10), torch.randn(10))
+    assert [launch.kernel for launch in tracer.stray] == ["add_kernel"]
+
+
+def test_uninstall_restores_triton(tracer):
+    from triton.runtime.jit import JITFunction
+
+    wrapped = JITFunction.run
+    tracer.uninstall()
+    assert JITFunction.run is wrapped.__wrapped__

@@ -1,0 +1,260 @@
+"""Static rules: each fires on the trick it names, at the right line, and not on a clean kernel."""
+from pathlib import Path
+import textwrap
+
+import pytest
+
+from runner.static_check import ERROR, RULES, check_source, describe_rules
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+HEADER = """\
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.exp(tl.load(x_ptr + offsets, mask=mask)), mask=mask)
+
+
+"""
+
+
+def rules_hit(body: str) -> dict[str, int]:
+    """rule -> line (relative to the body) of the violations of a solution made of HEADER + body."""
+    offset = HEADER.count("\n")
+    found = {}
+    for violation in check_source(HEADER + textwrap.dedent(body)):
+        found.setdefault(violation.rule, violation.line - offset)
+    return found
+
+
+CLEAN_FORWARD = """\
+class ModelNew(nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        flat = x.contiguous().view(-1)
+        n = flat.numel()
+        kernel[(triton.cdiv(n, 256),)](flat, out, n, BLOCK=256)
+        return out.reshape(x.shape)
+"""
+
+
+def test_clean_solution_has_no_violation():
+    assert rules_hit(CLEAN_FORWARD) == {}
+
+
+def test_fixture_solutions_that_should_pass_are_clean():
+    for path in (FIXTURES / "add" / "solution.py", FIXTURES / "matmul" / "solution.py"):
+        assert [v for v in check_source(path.read_text()) if v.severity == ERROR] == []
+
+
+@pytest.mark.parametrize("call", ["torch.matmul(x, x)", "F.relu(x)", "torch.ops.aten.mm(x, x)",
+                                  "x.sum()", "torch.nn.functional.softmax(x, -1)"])
+def test_torch_compute_in_forward_is_flagged(call):
+    hits = rules_hit(f"""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return {call}
+        """)
+    assert hits == {"torch-compute": 3}
+
+
+def test_at_operator_is_flagged():
+    assert "torch-compute" in rules_hit("""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return x @ x
+        """)
+
+
+def test_compute_in_a_helper_called_from_forward_is_flagged():
+    hits = rules_hit("""\
+        def helper(x):
+            return torch.softmax(x, dim=-1)
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return helper(x)
+        """)
+    assert hits.get("torch-compute") == 2
+
+
+def test_torch_in_init_is_allowed():
+    hits = rules_hit("""\
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.weight = nn.Parameter(torch.randn(4, 4).t().contiguous())
+
+            def forward(self, x):
+                out = torch.empty_like(x)
+                kernel[(1,)](x, out, x.numel(), BLOCK=256)
+                return out
+        """)
+    assert hits == {}
+
+
+def test_calling_an_nn_module_in_forward_is_flagged():
+    hits = rules_hit("""\
+        class ModelNew(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.linear = nn.Linear(4, 4)
+
+            def forward(self, x):
+                return self.linear(x)
+        """)
+    assert hits == {"nn-module-call": 7}
+
+
+def test_try_except_fallback_is_flagged():
+    hits = rules_hit("""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                out = torch.empty_like(x)
+                try:
+                    kernel[(1,)](x, out, x.numel(), BLOCK=256)
+                except Exception:
+                    out = torch.exp(x)
+                return out
+        """)
+    assert hits["try-except"] == 4
+
+
+@pytest.mark.parametrize("line", ["s = torch.cuda.Stream()", "torch.cuda.current_stream().wait_stream(s)",
+                                  "ctx = torch.cuda.stream(s)"])
+def test_streams_are_flagged(line):
+    assert "side-stream" in rules_hit(f"""\
+        class ModelNew(nn.Module):
+            def forward(self, x, s=None):
+                {line}
+                return x
+        """)
+
+
+def test_cuda_graphs_are_flagged():
+    assert "cuda-graph" in rules_hit("g = torch.cuda.CUDAGraph()\n")
+
+
+@pytest.mark.parametrize("module", ["threading", "concurrent.futures", "multiprocessing", "asyncio"])
+def test_concurrency_imports_are_flagged(module):
+    assert "concurrency" in rules_hit(f"import {module}\n")
+
+
+def test_cache_keyed_on_data_pointers_is_flagged_through_a_local_name():
+    hits = rules_hit("""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                key = x.data_ptr()
+                if key in self.cache:
+                    return self.cache[key]
+                return x
+        """)
+    assert hits["caching"] == 4
+
+
+def test_alignment_check_on_data_ptr_is_not_caching():
+    hits = rules_hit("""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                aligned = x.data_ptr() % 16 == 0
+                out = torch.empty_like(x)
+                kernel[(1,)](x, out, x.numel(), BLOCK=256 if aligned else 128)
+                return out
+        """)
+    assert hits == {}
+
+
+def test_memoised_forward_helpers_are_flagged():
+    hits = rules_hit("""\
+        import functools
+
+
+        @functools.lru_cache
+        def cached(shape):
+            return shape
+
+
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                return cached(x.shape)
+        """)
+    assert hits["caching"] == 4
+
+
+def test_host_reads_in_forward_are_flagged():
+    assert "host-read" in rules_hit("""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                if x[0].item() > 0:
+                    return x
+                return x
+        """)
+
+
+@pytest.mark.parametrize("line", ["torch.cuda.synchronize = lambda: None",
+                                  "torch.cuda.Event.elapsed_time = lambda self, other: 0.001",
+                                  "setattr(triton.testing, 'do_bench', None)"])
+def test_monkey_patching_is_flagged(line):
+    assert "monkey-patch" in rules_hit(line + "\n")
+
+
+@pytest.mark.parametrize("line", ["import gc", "import inspect", "frame = sys._getframe(1)",
+                                  "value = eval('1')"])
+def test_introspection_is_flagged(line):
+    assert "introspection" in rules_hit("import sys\n" + line + "\n")
+
+
+def test_tensor_subclasses_are_flagged():
+    assert "lazy-tensor" in rules_hit("class Lazy(torch.Tensor):\n    pass\n")
+
+
+@pytest.mark.parametrize("line", ["fast = torch.compile(lambda x: x)",
+                                  "from torch.utils.cpp_extension import load_inline"])
+def test_other_compilers_are_flagged(line):
+    assert "other-compiler" in rules_hit(line + "\n")
+
+
+def test_subclassing_the_reference_is_flagged():
+    assert "calls-reference" in rules_hit("class Model(nn.Module):\n    pass\n\n\nclass ModelNew(Model):\n    pass\n")
+
+
+def test_state_kept_on_self_in_forward_is_a_warning_not_an_error():
+    violations = check_source(HEADER + textwrap.dedent("""\
+        class ModelNew(nn.Module):
+            def forward(self, x):
+                self.last = x
+                out = torch.empty_like(x)
+                kernel[(1,)](x, out, x.numel(), BLOCK=256)
+                return out
+        """))
+    assert [(v.rule, v.severity) for v in violations] == [("state-in-forward", "warning")]
+
+
+def test_missing_triton_kernel_is_a_warning():
+    violations = check_source("class ModelNew:\n    def forward(self, x):\n        return x\n")
+    assert [(v.rule, v.severity) for v in violations] == [("no-triton-kernel", "warning")]
+
+
+def test_kernel_bodies_are_not_the_hot_path():
+    # tl.sum and friends inside @triton.jit are Triton, not torch.
+    assert rules_hit(CLEAN_FORWARD) == {}
+
+
+def test_every_rule_is_listed_with_its_severity():
+    listing = describe_rules()
+    for name, rule in RULES.items():
+        assert name in listing and rule.severity in ("error", "warning")
+
+
+def test_syntax_errors_propagate_for_the_loader_to_report():
+    with pytest.raises(SyntaxError):
+        check_source("def broken(:\n")
