@@ -1,0 +1,194 @@
+"""Rung 1, pattern triage: match a kernel against the catalog of known slow patterns.
+
+    findings = triage("kernels/level1/19_relu/solution.py")              # problem.py beside it is used
+    findings = triage(path, problem, facts=ir_facts, metrics=counters)   # with rungs 3 and 2 as evidence
+
+The pipeline is plain: read the source -> trace each case's launches on meta tensors -> walk
+every distinct launch of every kernel -> run the detectors (`DETECTORS`, an ordered mapping of
+named rules) -> merge what several rules and rungs say about the same line -> keep what clears
+`min_confidence`. Mechanical fixes for findings live in `FIXES` (id -> rewrite).
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from diagnoser.evidence import Fact, Finding
+
+from .context import TriageContext, analyse_traces, static_reports
+from .detectors import DETECTORS, detectors_for
+from .source import SourceError, load_source, parse_module
+
+DEFAULT_MIN_CONFIDENCE = 0.5
+TARGETS = {"nvidia": "nvidia", "cuda": "nvidia", "sm90": "nvidia", "sm_90": "nvidia", "hopper": "nvidia",
+           "ascend": "ascend", "npu": "ascend"}
+DEVICE_TARGETS = {"nvidia": "cuda:90", "ascend": "npu:Ascend910B3"}
+
+
+@dataclass
+class TriageResult:
+    findings: list[Finding]
+    target: str
+    kernels: list[str]
+    cases: int
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"target": self.target, "kernels": self.kernels, "cases": self.cases, "notes": self.notes,
+                "findings": [f.to_dict() for f in self.findings]}
+
+
+def triage(solution: str | Path, problem: str | Path | None = None, facts: Optional[list[Fact]] = None,
+           metrics: Optional[dict[str, Any]] = None, target: Optional[str] = None,
+           min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> list[Finding]:
+    """Findings for a solution file (or its source text), best first."""
+    return run_triage(solution, problem, facts, metrics, target, min_confidence).findings
+
+
+def run_triage(solution: str | Path, problem: str | Path | None = None, facts: Optional[list[Fact]] = None,
+               metrics: Optional[dict[str, Any]] = None, target: Optional[str] = None,
+               min_confidence: float = DEFAULT_MIN_CONFIDENCE,
+               detectors: Optional[list[str]] = None) -> TriageResult:
+    """`triage` with what it looked at: target, kernels, number of cases traced, and notes saying
+    what could not be done (no problem, a forward that would not run on meta tensors...)."""
+    path, text = load_source(solution)
+    ctx = build_context(path, text, problem, facts, metrics, target)
+    chosen = detectors_for(ctx.target)
+    if detectors is not None:
+        unknown = [name for name in detectors if name not in DETECTORS]
+        if unknown:
+            raise ValueError(f"unknown detector(s): {', '.join(unknown)}")
+        chosen = {name: d for name, d in chosen.items() if name in detectors}
+    findings: list[Finding] = []
+    for name, detector in chosen.items():
+        if detector.level == "ir" and not ctx.facts:
+            continue
+        if detector.level == "profile" and not ctx.metrics:
+            continue
+        try:
+            findings.extend(detector.run(ctx))
+        except Exception as error:  # one broken rule must not hide what the others found
+            ctx.notes.append(f"detector {name} failed: {type(error).__name__}: {error}")
+    merged = merge(findings)
+    attach_fixes(merged)
+    kept = [f for f in merged if f.confidence >= min_confidence]
+    kept.sort(key=lambda f: (-f.confidence, f.line or 0, f.pattern or ""))
+    cases = sum(1 for t in ctx.traces if t.launches)
+    return TriageResult(kept, ctx.target, ctx.kernel_names(), cases, ctx.notes)
+
+
+def build_context(path: Optional[str], text: str, problem: str | Path | None, facts: Optional[list[Fact]],
+                  metrics: Optional[dict[str, Any]], target: Optional[str]) -> TriageContext:
+    source = parse_module(text, path)
+    problem_path = _problem_for(path, problem)
+    resolved = resolve_target(target, text, problem_path)
+    ctx = TriageContext(source=source, target=resolved, solution_path=path,
+                        problem_path=str(problem_path) if problem_path else None,
+                        facts=[f if isinstance(f, Fact) else Fact.from_dict(f) for f in (facts or [])],
+                        metrics=dict(metrics or {}), device=_device_table(resolved))
+    if not source.kernels:
+        ctx.notes.append("no @triton.jit kernel in the solution")
+    if problem_path is not None and source.kernels:
+        from .trace import trace_cases
+
+        if path is None:
+            with tempfile.TemporaryDirectory() as folder:
+                temp = Path(folder) / "solution.py"
+                temp.write_text(text)
+                ctx.traces = trace_cases(str(temp), str(problem_path))
+        else:
+            ctx.traces = trace_cases(path, str(problem_path))
+        for trace in ctx.traces:
+            if trace.error:
+                ctx.notes.append(f"case {trace.index}: forward not traced ({trace.error}); source-only checks")
+        ctx.analyses = analyse_traces(source, ctx.traces)
+    elif source.kernels:
+        ctx.notes.append("no problem file: case shapes unknown, only shape-independent checks ran")
+    ctx.static = static_reports(source)
+    return ctx
+
+
+def _problem_for(path: Optional[str], problem: str | Path | None) -> Optional[Path]:
+    if problem is not None:
+        problem = Path(problem)
+        if not problem.is_file():
+            raise SourceError(f"no such problem file: {problem}")
+        return problem
+    if path is not None:
+        sibling = Path(path).resolve().parent / "problem.py"
+        if sibling.is_file() and sibling != Path(path).resolve():
+            return sibling
+    return None
+
+
+def resolve_target(target: Optional[str], text: str, problem: Optional[Path]) -> str:
+    """`nvidia` or `ascend`: as asked, else from the code (torch_npu / npu devices mean Ascend)."""
+    if target is not None:
+        key = str(target).lower().split(":")[0]
+        if key not in TARGETS:
+            raise SourceError(f"unknown target {target!r}: use nvidia (sm90) or ascend")
+        return TARGETS[key]
+    texts = [text] + ([problem.read_text()] if problem is not None else [])
+    if any("torch_npu" in t or "device=\"npu\"" in t or "device='npu'" in t or ".npu()" in t for t in texts):
+        return "ascend"
+    return "nvidia"
+
+
+def _device_table(target: str) -> dict[str, Any]:
+    from diagnoser.ir import hardware
+
+    return dict(hardware.for_target(DEVICE_TARGETS[target]) or {})
+
+
+def merge(findings: list[Finding]) -> list[Finding]:
+    """One finding per (pattern, kernel, line). Evidence from another rung or rule about the same
+    line corroborates (+0.05); a finding without a line (profile metrics) joins the finding of
+    the same pattern and kernel, if there is one."""
+    merged: dict[tuple, Finding] = {}
+    floating: list[Finding] = []
+    for finding in findings:
+        if finding.line is None:
+            floating.append(finding)
+            continue
+        key = (finding.pattern, finding.kernel, finding.line)
+        current = merged.get(key)
+        if current is None:
+            merged[key] = Finding.from_dict(finding.to_dict())
+            continue
+        _absorb(current, finding)
+    for finding in floating:
+        target = next((f for f in merged.values() if f.pattern == finding.pattern
+                       and (finding.kernel is None or f.kernel == finding.kernel)), None)
+        if target is not None:
+            _absorb(target, finding)
+        else:
+            merged[(finding.pattern, finding.kernel, None)] = Finding.from_dict(finding.to_dict())
+    return list(merged.values())
+
+
+def _absorb(into: Finding, other: Finding) -> None:
+    seen = {repr(sorted(e.items())) for e in into.evidence}
+    new = [e for e in other.evidence if repr(sorted(e.items())) not in seen]
+    into.evidence.extend(new)
+    corroborated = other.rung != into.rung
+    into.confidence = round(min(0.99, max(into.confidence, other.confidence) + (0.05 if corroborated else 0)), 2)
+    into.rung = min(into.rung, other.rung)
+
+
+def attach_fixes(findings: list[Finding]) -> None:
+    """Fill `fix` with the catalog's one-line summary of how to fix the pattern."""
+    from .catalog import CatalogError, load_catalog
+
+    try:
+        catalog = load_catalog()
+    except CatalogError:
+        return
+    for finding in findings:
+        entry = catalog.get(finding.pattern or "")
+        if entry is not None and not finding.fix:
+            finding.fix = entry.fix["summary"].strip()
+
+
+__all__ = ["triage", "run_triage", "TriageResult", "DETECTORS", "SourceError"]

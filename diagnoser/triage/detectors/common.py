@@ -1,0 +1,68 @@
+"""Helpers shared by the detectors: evidence records and merging findings across cases."""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional
+
+from diagnoser.evidence import Fact, Finding
+
+from ..context import TriageContext
+
+
+def source_evidence(ctx: TriageContext, line: Optional[int], detail: str = "") -> dict[str, Any]:
+    evidence = {"type": "source", "file": ctx.file, "line": line, "text": ctx.source.line_text(line)}
+    if detail:
+        evidence["detail"] = detail
+    return evidence
+
+
+def fact_evidence(fact: Fact) -> dict[str, Any]:
+    return {"type": "fact", **fact.to_dict()}
+
+
+def metric_evidence(name: str, value: Any, unit: str = "") -> dict[str, Any]:
+    return {"type": "metric", "name": name, "value": value, "unit": unit}
+
+
+def case_label(case: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in case.items()) or "default"
+
+
+class Findings:
+    """Collects findings keyed by (pattern, kernel, line); repeated hits (other cases, other
+    launches) add evidence and keep the highest confidence instead of duplicating the finding."""
+
+    def __init__(self, rung: int = 1) -> None:
+        self.rung = rung
+        self._by_key: dict[tuple, Finding] = {}
+
+    def add(self, ctx: TriageContext, pattern: str, kernel: Optional[str], line: Optional[int], title: str,
+            confidence: float, evidence: Iterable[dict[str, Any]], case: Optional[dict[str, Any]] = None) -> Finding:
+        key = (pattern, kernel, line)
+        finding = self._by_key.get(key)
+        evidence = list(evidence)
+        if case is not None:
+            for item in evidence:
+                item.setdefault("case", case_label(case))
+        if finding is None:
+            finding = Finding(pattern=pattern, rung=self.rung, title=title, file=ctx.file, line=line, kernel=kernel,
+                              confidence=round(confidence, 2), evidence=[])
+            self._by_key[key] = finding
+        else:
+            finding.confidence = round(max(finding.confidence, confidence), 2)
+        seen = {_evidence_key(e) for e in finding.evidence}
+        for item in evidence:
+            if _evidence_key(item) not in seen:
+                finding.evidence.append(item)
+                seen.add(_evidence_key(item))
+        return finding
+
+    def list(self) -> list[Finding]:
+        return list(self._by_key.values())
+
+
+def _evidence_key(item: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, str(v)) for k, v in item.items()))
+
+
+def is_power_of_two(value: Any) -> bool:
+    return isinstance(value, int) and value > 0 and value & (value - 1) == 0

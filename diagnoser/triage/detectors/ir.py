@@ -1,0 +1,206 @@
+"""IR-level detectors: rung-3 facts (`diagnoser.evidence.FACT_KINDS`) matched to catalog patterns.
+
+Each reads the facts of one kind and keeps those that show the pattern; the finding cites the
+fact (its IR excerpt and source line). Facts are what the compiler actually did, so these
+findings carry more confidence than the source-level estimates of the same pattern.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from diagnoser.evidence import Fact, Finding
+
+from ..context import TriageContext
+from .common import Findings, fact_evidence
+
+
+def kernel_name(label: str) -> str:
+    """`add[n:i32%16]#2` -> `add`: facts label specializations, findings name the function."""
+    return label.split("[", 1)[0].split("#", 1)[0]
+
+
+def _facts(ctx: TriageContext, *kinds: str) -> Iterable[Fact]:
+    return (fact for fact in ctx.facts if fact.kind in kinds and isinstance(fact.value, dict))
+
+
+def _add(found: Findings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
+         detail: str) -> None:
+    evidence = fact_evidence(fact)
+    evidence["detail"] = detail
+    found.add(ctx, pattern, kernel_name(fact.kernel), fact.line, title, confidence, [evidence])
+
+
+def detect_ir_access(ctx: TriageContext) -> list[Finding]:
+    """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "global_access"):
+        value = fact.value
+        bits = value.get("vector_bits")
+        shape = value.get("tensor_shape") or []
+        if not bits or value.get("via") not in (None, "ld.global", "st.global") or not shape:
+            continue
+        if bits <= 32 and _numel(shape) >= 128:
+            _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9,
+                 f"{value.get('op')} of {shape} {value.get('dtype')} compiles to {bits}-bit instructions")
+    return found.list()
+
+
+def _numel(shape: list[int]) -> int:
+    total = 1
+    for size in shape:
+        total *= size
+    return total
+
+
+def detect_ir_spill(ctx: TriageContext) -> list[Finding]:
+    """nv.register-spill: local-memory spill stores/loads in the compiled kernel."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "spill"):
+        value = fact.value
+        stores, loads = value.get("spill_stores_bytes", 0) or 0, value.get("spill_loads_bytes", 0) or 0
+        if stores or loads or (value.get("local_bytes") or 0) > 0:
+            _add(found, ctx, "nv.register-spill", fact, "registers spill to local memory",
+                 0.95 if value.get("in_loop") or stores + loads >= 64 else 0.8,
+                 f"{stores} bytes spilled, {loads} bytes reloaded"
+                 + (" inside a loop" if value.get("in_loop") else ""))
+    return found.list()
+
+
+def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
+    """nv.hot-layout-conversion: a convert_layout through shared memory inside a loop."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "convert_layout"):
+        value = fact.value
+        if value.get("in_loop") and value.get("through_shared"):
+            _add(found, ctx, "nv.hot-layout-conversion", fact, "layout conversion on a hot path", 0.85,
+                 f"ttg.convert_layout {value.get('src')} -> {value.get('dst')} of {value.get('shape')} "
+                 "goes through shared memory every iteration")
+    return found.list()
+
+
+def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
+    """nv.mma-v2-on-hopper (mma.sync on sm_90) and nv.no-tensor-core (a dot lowered to FMA)."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "dot_lowering"):
+        kind = fact.value.get("kind")
+        if kind == "mma_sync":
+            _add(found, ctx, "nv.mma-v2-on-hopper", fact, "tl.dot uses mma.sync instead of wgmma", 0.95,
+                 f"tt.dot lowered to MMA v{fact.value.get('mma_version')} (mma.sync/HMMA), not wgmma")
+        elif kind == "fma":
+            _add(found, ctx, "nv.no-tensor-core", fact, "matrix product on CUDA cores", 0.95,
+                 f"tt.dot lowered to FMA (input_precision={fact.value.get('input_precision')})")
+    return found.list()
+
+
+def detect_ir_pipelining(ctx: TriageContext) -> list[Finding]:
+    """nv.unpipelined-loop: a loop feeding a dot whose loads stayed synchronous."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "pipelining"):
+        value = fact.value
+        if value.get("feeds_dot") and not value.get("pipelined"):
+            _add(found, ctx, "nv.unpipelined-loop", fact, "dot loop without async copies", 0.9,
+                 f"loop feeding tt.dot has {value.get('sync_loads')} synchronous loads and no cp.async/TMA "
+                 f"(num_stages={value.get('requested_stages')})")
+    return found.list()
+
+
+def detect_ir_occupancy(ctx: TriageContext) -> list[Finding]:
+    """nv.smem-limits-occupancy: shared memory is the occupancy limiter, or too large to launch."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "occupancy"):
+        value = fact.value
+        if value.get("limiter") != "shared_memory":
+            continue
+        programs = value.get("programs_per_sm")
+        warps = value.get("warps_per_sm") or 0
+        if programs == 0:
+            _add(found, ctx, "nv.smem-limits-occupancy", fact, "shared memory limits or prevents residency", 0.95,
+                 "the kernel needs more shared memory than one block may have: it cannot launch")
+        elif warps < 8:
+            _add(found, ctx, "nv.smem-limits-occupancy", fact, "shared memory limits or prevents residency", 0.8,
+                 f"shared memory allows {programs} program(s) per SM: {warps} warps resident")
+    return found.list()
+
+
+def detect_ir_reductions(ctx: TriageContext) -> list[Finding]:
+    """nv.loop-carried-reduction: a cross-warp reduction inside a loop."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "reduction_in_loop"):
+        if fact.value.get("cross_warp"):
+            _add(found, ctx, "nv.loop-carried-reduction", fact, "cross-warp reduction every iteration", 0.85,
+                 f"tt.reduce ({fact.value.get('op')}) over an axis spread across "
+                 f"{fact.value.get('warps_along_axis')} warps, inside a loop")
+    return found.list()
+
+
+def detect_ir_index(ctx: TriageContext) -> list[Finding]:
+    """nv.index-div-mod and nv.int64-index from the integer ops the kernel compiled to."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "divrem_in_loop"):
+        value = fact.value
+        if value.get("per_element") and not value.get("power_of_two"):
+            _add(found, ctx, "nv.index-div-mod", fact, "integer division in per-element index math", 0.8,
+                 f"per-element {value.get('op')} on {value.get('dtype')}"
+                 + (" inside a loop" if value.get("in_loop") else ""))
+    for fact in _facts(ctx, "int64_index"):
+        value = fact.value
+        if value.get("per_element") and (value.get("count") or 0) >= 2:
+            _add(found, ctx, "nv.int64-index", fact, "64-bit index math where 32 bits suffice", 0.6,
+                 f"{value.get('count')} 64-bit per-element integer ops ({', '.join(value.get('ops') or [])})")
+    return found.list()
+
+
+def detect_ir_atomics(ctx: TriageContext) -> list[Finding]:
+    """nv.atomic-contention: atomics issued inside a loop."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "atomic"):
+        value = fact.value
+        if value.get("in_loop"):
+            _add(found, ctx, "nv.atomic-contention", fact, "contended atomics", 0.75,
+                 f"{value.get('op')} (sem={value.get('sem')}) inside a loop")
+    return found.list()
+
+
+def detect_ir_launch(ctx: TriageContext) -> list[Finding]:
+    """nv.small-grid / npu.grid-exceeds-cores from the launches rung 3 recorded."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "launch"):
+        value = fact.value
+        programs, cores = value.get("programs") or 0, value.get("sm_count") or 0
+        if not cores:
+            continue
+        if ctx.target == "ascend":
+            limit = value.get("max_grid") or 65535
+            if programs > limit:
+                _add(found, ctx, "npu.grid-exceeds-cores", fact, "grid larger than the NPU's cores", 0.95,
+                     f"{programs} programs exceed the coreDim limit {limit}")
+        elif programs < cores // 2:
+            _add(found, ctx, "nv.small-grid", fact, "too few programs to fill the GPU", 0.6,
+                 f"{programs} programs for {cores} SMs (case {value.get('case')})")
+    return found.list()
+
+
+def detect_ir_ascend(ctx: TriageContext) -> list[Finding]:
+    """Triton-Ascend ttadapter facts: scalarised discrete access, fills before masked copies,
+    int64/int compare fallbacks, unified-buffer overflow, padded tail axes."""
+    found = Findings(rung=3)
+    for fact in _facts(ctx, "discrete_access"):
+        _add(found, ctx, "npu.discrete-access", fact, "discrete access lowered to scalar loops", 0.9,
+             f"{fact.value.get('op')} lowered to a scalar loop of {fact.value.get('elements')} iterations")
+    for fact in _facts(ctx, "masked_load_fill"):
+        _add(found, ctx, "npu.masked-load-fill", fact, "masked load fills before copying", 0.9,
+             f"linalg.fill with {fact.value.get('fill')} before the masked copy")
+    for fact in _facts(ctx, "int64_arith"):
+        _add(found, ctx, "npu.int64-scalar-fallback", fact, "int64 arithmetic falls back to scalar", 0.9,
+             f"{fact.value.get('count')} int64 vector {fact.value.get('op')} op(s)")
+    for fact in _facts(ctx, "int_compare"):
+        _add(found, ctx, "npu.where-condition-dtype", fact, "integer comparison on the vector unit", 0.6,
+             f"{fact.value.get('dtype')} vector compare ({fact.value.get('predicate')}) runs as scalar code")
+    for fact in _facts(ctx, "ub_usage"):
+        if fact.value.get("fits") is False:
+            _add(found, ctx, "npu.ub-overflow", fact, "working set exceeds the unified buffer", 0.9,
+                 f"{fact.value.get('bytes')} bytes x{fact.value.get('multibuffer_factor')} against {fact.value.get('limit')}")
+    for fact in _facts(ctx, "unaligned_tail"):
+        _add(found, ctx, "npu.unaligned-tail-axis", fact, "tail axis not aligned", 0.9,
+             f"tail axis {fact.value.get('tail_bytes')} bytes padded to {fact.value.get('padded_bytes')}")
+    return found.list()

@@ -1,0 +1,689 @@
+"""Source-level detectors for NVIDIA (rung 1): the kernel as written plus what each case launches.
+
+Each detector takes the `TriageContext` and returns findings. They read the walk of every
+(case, launch) (`ctx.analyses`), which carries both what the compiler will be able to prove
+(AxisInfo mirror) and what is actually true for the case; without a problem they fall back to
+the kernel walked with the launch site's literals (`ctx.static`) and say less.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any, Iterable, Optional
+
+import numpy as np
+
+from diagnoser.evidence import Finding
+
+from ..context import LaunchAnalysis, TriageContext
+from ..interp import SCANS, KernelReport
+from .common import Findings, case_label, is_power_of_two, source_evidence
+
+THREADS_PER_WARP = 32
+
+
+def _device(ctx: TriageContext, key: str, default: Any) -> Any:
+    return ctx.device.get(key, default)
+
+
+def _reports(ctx: TriageContext) -> Iterable[tuple[str, KernelReport, Optional[LaunchAnalysis]]]:
+    """(kernel, report, analysis or None): per-launch walks when cases exist, else static walks."""
+    if ctx.analyses:
+        for analysis in ctx.analyses:
+            yield analysis.kernel.name, analysis.report, analysis
+    else:
+        for name, report in ctx.static.items():
+            yield name, report, None
+
+
+def _loop_kinds(report: KernelReport, loops: tuple[int, ...]) -> list[str]:
+    return [report.loops[i].kind for i in loops if i in report.loops]
+
+
+def _runtime_loops(report: KernelReport, loops: tuple[int, ...]) -> tuple[int, ...]:
+    """Loops that stay loops after compilation (tl.static_range is unrolled)."""
+    return tuple(i for i in loops if i in report.loops and report.loops[i].kind != "static_range")
+
+
+# ------------------------------------------------------------------------------------ accesses
+
+def detect_access_width(ctx: TriageContext) -> list[Finding]:
+    """nv.scalar-access and nv.strided-inner-axis from each access's predicted vector width
+    (AxisInfo + Coalesce mirror) against the width the case's real addresses allow."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        if analysis is None:
+            continue  # alignment depends on the arguments: only judged with real cases
+        for access in report.accesses:
+            if access.block_ptr or not access.shape or access.op == "atomic":
+                continue
+            threads = THREADS_PER_WARP * report.num_warps
+            full_vector = max(128 // access.elem_bits, 1)
+            if access.numel // threads < full_vector:
+                continue  # too few elements per thread to fill a vector anyway (see nv.tiny-block)
+            strides = access.true_strides or ()
+            last = strides[-1] if strides else None
+            unit_axes = [d for d, s in enumerate(strides) if s == 1]
+            if last not in (0, 1) and last is not None and not access.dot_operand:
+                detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)}: the last block axis "
+                          f"steps {last} elements in memory"
+                          + (f"; axis {unit_axes[0]} is the contiguous one" if unit_axes else "; no axis is contiguous"))
+                found.add(ctx, "nv.strided-inner-axis", name, access.line,
+                          "block access walks a strided axis fastest", 0.8 if unit_axes else 0.7,
+                          [source_evidence(ctx, access.line, detail)], analysis.case)
+                continue
+            if last is None and access.true_vec is None:
+                continue
+            predicted = access.width.per_thread
+            possible = access.true_vec or 1
+            if access.width.vector_bits >= 128 or (predicted >= possible and access.width.vector_bits > 32):
+                continue
+            if predicted >= possible:
+                why = ("the real addresses are not 16-byte aligned or not contiguous in runs of "
+                       f"{full_vector} for this case (sizes/strides not multiples of {full_vector})")
+                confidence = 0.65
+            else:
+                why = (f"the compiler cannot prove what is true here: runs of {possible} contiguous, aligned "
+                       "elements (a tl.multiple_of / tl.max_contiguous / tl.max_constancy hint would)")
+                confidence = 0.85
+            limit = "mask" if access.masked and access.width.per_thread < _unmasked_width(access) else "address"
+            detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} moves {access.width.vector_bits} "
+                      f"bits per thread per instruction (limited by the {limit}); {why}")
+            found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", confidence,
+                      [source_evidence(ctx, access.line, detail)], analysis.case)
+    return found.list()
+
+
+def _unmasked_width(access: Any) -> int:
+    from .. import axisinfo
+
+    return axisinfo.access_width(access.info, access.shape, access.elem_bits, 4).per_thread
+
+
+# --------------------------------------------------------------------------------- block sizes
+
+def _per_program_bytes(report: KernelReport) -> int:
+    total = 0
+    for access in report.accesses:
+        trips = 1
+        for loop_id in access.loops:
+            loop = report.loops.get(loop_id)
+            trips *= loop.trip_count if loop is not None and loop.trip_count else 1
+        total += access.numel * max(access.elem_bits // 8, 1) * trips
+    return total
+
+
+def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
+    """nv.tiny-block (too little work per program) and nv.oversized-block (a whole row or tile
+    held in registers by one program)."""
+    found = Findings()
+    sm_count = _device(ctx, "sm_count", 132)
+    for name, report, analysis in _reports(ctx):
+        if analysis is None or not report.accesses:
+            continue
+        threads = THREADS_PER_WARP * report.num_warps
+        programs = analysis.launch.programs
+        tiles = [a for a in report.accesses if a.shape and not a.block_ptr]
+        if not tiles:
+            continue
+        biggest = max(tiles, key=lambda a: a.numel)
+        per_thread = biggest.numel / threads
+        program_bytes = _per_program_bytes(report)
+        has_dot = bool(report.dots)
+        if not has_dot and per_thread < max(128 // biggest.elem_bits, 1) and program_bytes < 8192 \
+                and programs > 2 * sm_count:
+            detail = (f"{programs} programs of {report.num_warps} warps each touch {program_bytes} bytes; the largest "
+                      f"block {list(biggest.shape)} gives {per_thread:g} element(s) per thread")
+            found.add(ctx, "nv.tiny-block", name, biggest.line, "too little work per program", 0.8,
+                      [source_evidence(ctx, biggest.line, detail)], analysis.case)
+        if has_dot:
+            dot = report.dots[0]
+            m = dot.a_shape[-2] if len(dot.a_shape) >= 2 else 0
+            n = dot.b_shape[-1] if dot.b_shape else 0
+            if m and n and m * n <= 32 * 32 and programs > 2 * sm_count:
+                detail = f"{programs} programs each compute a {m}x{n} output tile"
+                found.add(ctx, "nv.tiny-block", name, dot.line, "too little work per program", 0.7,
+                          [source_evidence(ctx, dot.line, detail)], analysis.case)
+        for access in tiles:
+            if _runtime_loops(report, access.loops) or access.dot_operand:
+                continue
+            bytes_per_thread = access.numel * access.elem_bits / 8 / threads
+            if bytes_per_thread > 256 and access.numel >= 4096:
+                detail = (f"one program holds {list(access.shape)} ({access.numel} elements) at once: "
+                          f"{bytes_per_thread:g} bytes of registers per thread for this tensor alone")
+                found.add(ctx, "nv.oversized-block", name, access.line, "one program holds a huge block in registers",
+                          0.8, [source_evidence(ctx, access.line, detail)], analysis.case)
+    return found.list()
+
+
+# ------------------------------------------------------------------------------ registers, dots
+
+def detect_register_pressure(ctx: TriageContext) -> list[Finding]:
+    """nv.register-spill: estimated live registers per thread past the 255 a thread may have."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        if analysis is None:
+            continue
+        threads = THREADS_PER_WARP * report.num_warps
+        tiles = {(t.line, t.shape, t.what): t for t in report.tiles}.values()
+        acc_regs = sum(math.prod(t.shape) * t.bits / 32 / threads for t in tiles if t.what == "acc")
+        operand_regs = 0.0
+        for dot in report.dots:
+            if _dot_version(dot, report.num_warps) == 2:
+                operand_regs += (math.prod(dot.a_shape) * dot.a_bits + math.prod(dot.b_shape) * dot.b_bits) / 32 / threads
+        operand_lines = {a.line for a in report.accesses if a.dot_operand}
+        acc_shapes = {t.shape for t in tiles if t.what == "acc"}
+        elementwise = [t for t in tiles if t.what in ("load", "zeros") and t.line not in operand_lines
+                       and t.shape not in acc_shapes]
+        tile_regs = max((math.prod(t.shape) * t.bits / 32 / threads for t in elementwise), default=0.0)
+        estimate = acc_regs + operand_regs + 2 * tile_regs
+        if estimate > 255:
+            line = next((t.line for t in tiles if t.what == "acc"), None) or \
+                (max(elementwise, key=lambda t: math.prod(t.shape)).line if elementwise else None)
+            detail = (f"about {estimate:.0f} registers per thread live at once (accumulators {acc_regs:.0f}, "
+                      f"dot operands {operand_regs:.0f}, largest tile x2 {2 * tile_regs:.0f}) with "
+                      f"{report.num_warps} warps; a thread has 255")
+            found.add(ctx, "nv.register-spill", name, line, "registers spill to local memory",
+                      0.75 if estimate > 320 else 0.6, [source_evidence(ctx, line, detail)], analysis.case)
+    return found.list()
+
+
+def _dot_version(dot: Any, num_warps: int) -> int:
+    """Mirror of supportMMA (lib/Analysis/Utility.cpp): 3 = wgmma, 2 = mma.sync, 0 = FMA."""
+    if dot.input_precision == "ieee" and dot.a_bits == 32:
+        return 0
+    if dot.a_bits == 64:
+        return 2
+    if len(dot.a_shape) != 2 or len(dot.b_shape) != 2:
+        return 2
+    m, k = dot.a_shape
+    n = dot.b_shape[-1]
+    if k < 256 // max(dot.a_bits, 1):
+        return 2 if k >= 16 // max(dot.a_bits // 8, 1) else 0
+    if num_warps % 4 != 0 or m % 64 != 0 or n % 16 != 0:
+        return 2
+    return 3
+
+
+def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
+    """nv.mma-v2-on-hopper (wgmma conditions not met) and nv.no-tensor-core (ieee fp32 dots, or
+    matrix products written as broadcast-multiply + sum / outer products in a loop)."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        case = analysis.case if analysis else None
+        num_warps = report.num_warps
+        for dot in report.dots:
+            if not dot.a_shape or not dot.b_shape:
+                continue
+            version = _dot_version(dot, num_warps)
+            if version == 0 and dot.input_precision == "ieee":
+                detail = "fp32 tl.dot with input_precision='ieee' (or allow_tf32=False) runs on CUDA cores (FMA)"
+                found.add(ctx, "nv.no-tensor-core", name, dot.line, "matrix product on CUDA cores", 0.85,
+                          [source_evidence(ctx, dot.line, detail)], case)
+            elif version == 2:
+                m = dot.a_shape[-2]
+                n = dot.b_shape[-1]
+                reasons = []
+                if len(dot.a_shape) == 3:
+                    reasons.append("a batched (3-D) dot")
+                if num_warps % 4:
+                    reasons.append(f"num_warps={num_warps} is not a multiple of 4")
+                if m % 64:
+                    reasons.append(f"BLOCK_M={m} is not a multiple of 64")
+                if n % 16:
+                    reasons.append(f"BLOCK_N={n} is not a multiple of 16")
+                if dot.a_bits == 64:
+                    reasons.append("fp64 operands")
+                if not reasons:
+                    reasons.append(f"K={dot.a_shape[-1]} below the wgmma minimum")
+                detail = f"tl.dot {list(dot.a_shape)} x {list(dot.b_shape)} lowers to mma.sync: " + "; ".join(reasons)
+                found.add(ctx, "nv.mma-v2-on-hopper", name, dot.line, "tl.dot uses mma.sync instead of wgmma", 0.85,
+                          [source_evidence(ctx, dot.line, detail)], case)
+        for reduction in report.reductions:
+            if reduction.outer_product and len(reduction.in_shape) == 3 and min(reduction.in_shape) >= 8:
+                detail = (f"tl.{reduction.op} over axis {reduction.axis} of a broadcast product "
+                          f"{list(reduction.in_shape)}: a matmul on CUDA cores")
+                found.add(ctx, "nv.no-tensor-core", name, reduction.line, "matrix product on CUDA cores", 0.85,
+                          [source_evidence(ctx, reduction.line, detail)], case)
+        if not report.dots:
+            for outer in report.outer_products:
+                if _runtime_loops(report, outer.loops) and len(outer.shape) == 2 and min(outer.shape) >= 16:
+                    detail = (f"rank-1 updates {list(outer.shape)} accumulated in a loop: a matmul on CUDA cores "
+                              "(one K step per iteration)")
+                    found.add(ctx, "nv.no-tensor-core", name, outer.line, "matrix product on CUDA cores", 0.8,
+                              [source_evidence(ctx, outer.line, detail)], case)
+    return found.list()
+
+
+def _smem_bytes(report: KernelReport, num_stages: int) -> int:
+    """Shared memory for dot operands: loads inside a loop get one buffer per pipeline stage,
+    operands loaded once get one buffer."""
+    total = 0
+    for access in report.accesses:
+        if access.op != "load" or not access.dot_operand:
+            continue
+        tile = access.numel * access.elem_bits // 8
+        total += tile * (max(num_stages, 1) if _runtime_loops(report, access.loops) else 1)
+    return total
+
+
+def detect_pipelining(ctx: TriageContext) -> list[Finding]:
+    """nv.unpipelined-loop: a loop feeding tl.dot that the software pipeliner will not touch."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        stages = analysis.launch.num_stages if analysis else _static_option(ctx, name, "num_stages", 3)
+        case = analysis.case if analysis else None
+        for loop in report.loops.values():
+            if not loop.has_dot or loop.loads == 0:
+                continue
+            reasons = []
+            effective = loop.num_stages if loop.num_stages is not None else stages
+            if loop.kind == "while":
+                reasons.append("a while loop (the pipeliner only handles scf.for)")
+            elif loop.kind == "static_range":
+                continue
+            elif effective is not None and effective <= 1:
+                reasons.append(f"num_stages={effective}")
+            loads = [a for a in report.accesses if a.op == "load" and loop.loop_id in a.loops and a.dot_operand]
+            narrow = [a for a in loads if analysis is not None and a.width.vector_bits < 32 and not a.block_ptr]
+            if narrow:
+                reasons.append(f"operand loads of {narrow[0].width.vector_bits} bits per thread are too narrow for cp.async (4 bytes minimum)")
+            if not reasons:
+                continue
+            detail = "K-loop feeding tl.dot is not software-pipelined: " + "; ".join(reasons)
+            found.add(ctx, "nv.unpipelined-loop", name, loop.line, "dot loop without async copies", 0.8,
+                      [source_evidence(ctx, loop.line, detail)], case)
+    return found.list()
+
+
+def _static_option(ctx: TriageContext, kernel: str, option: str, default: Any) -> Any:
+    from ..context import static_launch_values
+
+    for site in ctx.source.launches:
+        if site.kernel == kernel:
+            return static_launch_values(ctx.source, site).get(option, default)
+    return default
+
+
+def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
+    """nv.smem-limits-occupancy: pipelined operand buffers that exceed a block's shared memory or
+    leave too few warps resident per SM."""
+    found = Findings()
+    per_block = _device(ctx, "shared_memory_per_block", 232448)
+    per_sm = _device(ctx, "shared_memory_per_sm", 233472)
+    reserved = _device(ctx, "shared_memory_reserved_per_block", 1024)
+    for name, report, analysis in _reports(ctx):
+        if analysis is None or not report.dots:
+            continue
+        stages = analysis.launch.num_stages
+        smem = _smem_bytes(report, stages)
+        if not smem:
+            continue
+        dot = report.dots[0]
+        if smem > per_block:
+            detail = (f"{stages} stages x operand tiles {list(dot.a_shape)}+{list(dot.b_shape)} need {smem} bytes of "
+                      f"shared memory; a block may use {per_block}: the launch fails (out of resources)")
+            found.add(ctx, "nv.smem-limits-occupancy", name, dot.line, "shared memory limits or prevents residency",
+                      0.9, [source_evidence(ctx, dot.line, detail)], analysis.case)
+            continue
+        resident = per_sm // (smem + reserved)
+        warps = resident * report.num_warps
+        if warps < 8 and analysis.launch.programs >= resident * _device(ctx, "sm_count", 132):
+            detail = (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
+                      f"of {report.num_warps} warps per SM: {warps} warps to hide latency")
+            found.add(ctx, "nv.smem-limits-occupancy", name, dot.line, "shared memory limits or prevents residency",
+                      0.6, [source_evidence(ctx, dot.line, detail)], analysis.case)
+    return found.list()
+
+
+# ----------------------------------------------------------------------- layouts and reductions
+
+def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
+    """nv.hot-layout-conversion: transposes/permutes feeding a store, or inside a loop for
+    anything but a dot operand."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        case = analysis.case if analysis else None
+        for op in report.layout_ops:
+            if op.op != "trans":
+                continue
+            in_loop = bool(_runtime_loops(report, op.loops))
+            if op.feeds_store:
+                detail = f"tl.{op.op} result is stored: a layout conversion through shared memory before every store"
+                found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.75,
+                          [source_evidence(ctx, op.line, detail)], case)
+            elif in_loop and op.feeds_other and not op.feeds_dot:
+                detail = f"tl.{op.op} inside a loop feeds element-wise work: a shared-memory round trip per iteration"
+                found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.7,
+                          [source_evidence(ctx, op.line, detail)], case)
+    return found.list()
+
+
+def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
+    """nv.loop-carried-reduction: a reduction across warps inside a loop (shared memory and a
+    barrier every iteration) where accumulating a vector and reducing once would do."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        case = analysis.case if analysis else None
+        for reduction in report.reductions:
+            loops = _runtime_loops(report, reduction.loops)
+            if not loops or not reduction.cross_warp or reduction.outer_product or reduction.op in SCANS:
+                continue
+            trips = [report.loops[i].trip_count for i in loops if report.loops[i].trip_count]
+            if trips and max(trips) < 2:
+                continue
+            axis = "all axes" if reduction.axis is None or len(reduction.in_shape) <= 1 else f"axis {reduction.axis}"
+            detail = (f"tl.{reduction.op} over {axis} of {list(reduction.in_shape)} inside a loop spans "
+                      f"{report.num_warps} warps: a shared-memory exchange and barrier every iteration")
+            found.add(ctx, "nv.loop-carried-reduction", name, reduction.line, "cross-warp reduction every iteration",
+                      0.75, [source_evidence(ctx, reduction.line, detail)], case)
+    return found.list()
+
+
+# ---------------------------------------------------------------------------- grids, launches
+
+def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
+    """nv.gemm-no-grouped-order: a tiled GEMM whose programs walk output tiles row by row."""
+    found = Findings()
+    sm_count = _device(ctx, "sm_count", 132)
+    for name, report, analysis in _reports(ctx):
+        looped_dots = [d for d in report.dots if _runtime_loops(report, d.loops)]
+        if not looped_dots or report.pid_clamped:
+            continue
+        stores = [a for a in report.accesses if a.op in ("store", "atomic") and a.shape and len(a.shape) == 2]
+        if not stores:
+            continue
+        store = stores[0]
+        dot = looped_dots[0]
+        if analysis is not None:
+            grid = analysis.launch.grid
+            m, n = dot.a_shape[-2], dot.b_shape[-1]
+            tiles_m = tiles_n = None
+            c = analysis.launch.tensors()
+            out = c.get(store.base or "")
+            if out is not None and len(out.shape) >= 2:
+                tiles_m = math.ceil(out.shape[-2] / m)
+                tiles_n = math.ceil(out.shape[-1] / n)
+            programs = analysis.launch.programs
+            if programs <= sm_count or (tiles_m is not None and (tiles_m < 4 or tiles_n < 4)):
+                continue
+            walk = ("2-D grid: program_id(0) and program_id(1) pick the tile"
+                    if grid[1] > 1 else "1-D grid split with // and % into row-major tiles")
+            detail = (f"{programs} output tiles ({tiles_m} x {tiles_n}) visited in row-major order ({walk}); "
+                      "consecutive programs share no A rows, so B is re-read from HBM across waves")
+            found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.75,
+                      [source_evidence(ctx, dot.line, detail)], analysis.case)
+        elif {"pid0", "pid1"} <= set(store.deps) or "pid" in store.deps:
+            detail = "tiled GEMM with no grouped (GROUP_SIZE_M) program ordering"
+            found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.55,
+                      [source_evidence(ctx, dot.line, detail)])
+    return found.list()
+
+
+def _launch_bytes(analysis: LaunchAnalysis) -> int:
+    return sum(a.numel * a.elem_size for a in analysis.launch.tensors().values())
+
+
+def detect_grid_size(ctx: TriageContext) -> list[Finding]:
+    """nv.small-grid: fewer programs than SMs (or a tail wave that leaves most SMs idle) on a
+    launch that moves enough data to matter."""
+    found = Findings()
+    sm_count = _device(ctx, "sm_count", 132)
+    for analysis in ctx.analyses:
+        report = analysis.report
+        programs = analysis.launch.programs
+        moved = _launch_bytes(analysis)
+        flops = sum(2 * math.prod(d.a_shape) * d.b_shape[-1] for d in report.dots if d.b_shape)
+        if moved < (16 << 20) and flops < 1e9:
+            continue
+        line = analysis.launch.line
+        if programs < sm_count:
+            detail = (f"grid {list(analysis.launch.grid)} = {programs} programs for {sm_count} SMs while the launch "
+                      f"moves {moved / 2**20:.0f} MiB")
+            found.add(ctx, "nv.small-grid", analysis.kernel.name, line, "too few programs to fill the GPU",
+                      0.85 if programs <= sm_count // 2 else 0.7, [source_evidence(ctx, line, detail)], analysis.case)
+    return found.list()
+
+
+def detect_launch_count(ctx: TriageContext) -> list[Finding]:
+    """nv.launch-bound: launches in a Python loop, or several launches per forward that each do
+    too little to hide the launch overhead."""
+    found = Findings()
+    for trace in ctx.traces:
+        if not trace.launches:
+            continue
+        by_line: dict[Optional[int], int] = defaultdict(int)
+        for launch in trace.launches:
+            by_line[launch.line] += 1
+        for line, count in by_line.items():
+            if count >= 4:
+                kernel = next(l.kernel for l in trace.launches if l.line == line)
+                detail = f"{count}{'+' if trace.truncated else ''} launches of {kernel} from this line in one forward"
+                found.add(ctx, "nv.launch-bound", kernel, line, "launch overhead dominates", 0.85,
+                          [source_evidence(ctx, line, detail)], trace.case)
+        compute_ops = [op for op in trace.torch_ops]
+        total = len(trace.launches) + len(compute_ops)
+        small = []
+        for launch in trace.launches:
+            moved = sum(a.numel * a.elem_size for a in launch.tensors().values())
+            if moved < (2 << 20):
+                small.append(launch)
+        if total >= 2 and len(small) == len(trace.launches) and len(trace.launches) >= 2:
+            line = trace.launches[0].line
+            detail = (f"{total} launches per forward, each moving under 2 MiB: a few microseconds of work against "
+                      "a few microseconds of launch overhead each")
+            found.add(ctx, "nv.launch-bound", trace.launches[0].kernel, line, "launch overhead dominates", 0.7,
+                      [source_evidence(ctx, line, detail)], trace.case)
+        elif total >= 6:
+            line = trace.launches[0].line
+            detail = f"{len(trace.launches)} Triton launches and {len(compute_ops)} torch ops per forward"
+            found.add(ctx, "nv.launch-bound", trace.launches[0].kernel, line, "launch overhead dominates", 0.6,
+                      [source_evidence(ctx, line, detail)], trace.case)
+    return found.list()
+
+
+def detect_atomics(ctx: TriageContext) -> list[Finding]:
+    """nv.atomic-contention: atomics in a hot loop, or every program hitting the same address."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        case = analysis.case if analysis else None
+        programs = analysis.launch.programs if analysis else None
+        for atomic in report.atomics:
+            sem = atomic.sem or "acq_rel (default)"
+            loops = _runtime_loops(report, atomic.loops)
+            if loops:
+                detail = f"tl.{atomic.op} (sem={sem}) inside a loop: one serialised read-modify-write per iteration"
+                found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics", 0.75,
+                          [source_evidence(ctx, atomic.line, detail)], case)
+            elif not atomic.program_varying and (programs is None or programs >= 64):
+                many = f"all {programs} programs" if programs else "every program"
+                detail = f"tl.{atomic.op} (sem={sem}) to an address that does not depend on the program id: {many} serialise on it"
+                found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics",
+                          0.8 if programs else 0.6, [source_evidence(ctx, atomic.line, detail)], case)
+    return found.list()
+
+
+def _written_params(report: KernelReport) -> set[str]:
+    return {a.base for a in report.accesses if a.op in ("store", "atomic") and a.base}
+
+
+def _read_params(report: KernelReport) -> set[str]:
+    return {a.base for a in report.accesses if a.op == "load" and a.base}
+
+
+def detect_unfused(ctx: TriageContext) -> list[Finding]:
+    """nv.unfused-epilogue: torch ops on a kernel's output (or feeding its input), or a kernel
+    reading an intermediate another kernel of the same forward just wrote."""
+    found = Findings()
+    reports = {(a.case_index, a.launch.index): a.report for a in ctx.analyses}
+    by_kernel = {a.kernel.name: a.report for a in ctx.analyses}
+    for trace in ctx.traces:
+        written: dict[int, Any] = {}
+        for launch in trace.launches:
+            report = reports.get((trace.index, launch.index)) or by_kernel.get(launch.kernel)
+            if report is None:
+                continue
+            tensors = launch.tensors()
+            # A consumer that is itself a GEMM is a chain of matmuls, not an epilogue to fuse.
+            epilogue_like = not any(_runtime_loops(report, d.loops) for d in report.dots)
+            for param in (_read_params(report) if epilogue_like else ()):
+                arg = tensors.get(param)
+                if arg is None or arg.storage not in written:
+                    continue
+                producer = written[arg.storage]
+                if arg.storage in trace.output_storages:
+                    continue
+                detail = (f"{launch.kernel} reads `{param}`, which {producer.kernel} wrote earlier in the same forward: "
+                          "an HBM round trip of an intermediate that could stay on chip")
+                found.add(ctx, "nv.unfused-epilogue", launch.kernel, launch.line, "work split across kernels", 0.8,
+                          [source_evidence(ctx, launch.line, detail)], trace.case)
+            for param in _written_params(report):
+                arg = tensors.get(param)
+                if arg is not None and arg.storage is not None:
+                    written[arg.storage] = launch
+        for op in trace.torch_ops:
+            if op.name in ("zeros", "zeros_like", "zero_", "fill_", "full", "full_like", "contiguous", "clone", "copy_"):
+                continue
+            after = [w for s, w in written.items() if s in op.reads]
+            if after:
+                detail = f"torch `{op.name}` runs on the output of {after[-1].kernel} after the kernel: a separate pass over HBM"
+                found.add(ctx, "nv.unfused-epilogue", after[-1].kernel, op.line, "work split across kernels", 0.75,
+                          [source_evidence(ctx, op.line, detail)], trace.case)
+            elif op.index < len(trace.launches) and trace.launches:
+                consumer = trace.launches[op.index]
+                report = reports.get((trace.index, consumer.index))
+                reads = {consumer.tensors()[p].storage for p in (_read_params(report) if report else set())
+                         if p in consumer.tensors()}
+                if set(op.writes) & reads:
+                    detail = f"torch `{op.name}` prepares the input of {consumer.kernel}: fuse it into the kernel's loads"
+                    found.add(ctx, "nv.unfused-epilogue", consumer.kernel, op.line, "work split across kernels", 0.7,
+                              [source_evidence(ctx, op.line, detail)], trace.case)
+    return found.list()
+
+
+def detect_redundant_traffic(ctx: TriageContext) -> list[Finding]:
+    """nv.redundant-global-traffic: the same addresses loaded by several passes of one program
+    when the data would fit on chip (or in three or more passes, where an online algorithm
+    needs two)."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        case = analysis.case if analysis else None
+        by_base: dict[str, list] = defaultdict(list)
+        for access in report.accesses:
+            if access.op == "load" and access.base and access.shape and not access.dot_operand:
+                by_base[access.base].append(access)
+        for base, loads in by_base.items():
+            if len(loads) < 2:
+                continue
+            passes = [loads[0]]
+            for load in loads[1:]:
+                if _overlaps(load, passes[0]) and load.loops != passes[0].loops:
+                    passes.append(load)
+                elif analysis is None and load.loops != passes[0].loops:
+                    passes.append(load)
+            if len(passes) < 2:
+                continue
+            extent = max(_program_extent(report, p) for p in passes)
+            bytes_extent = extent * passes[0].elem_bits // 8
+            fits = bytes_extent <= 64 * 1024
+            if len(passes) < 3 and not fits:
+                continue
+            lines = ", ".join(str(p.line) for p in passes)
+            detail = (f"`{base}` is read by {len(passes)} passes (lines {lines}); each program's data is "
+                      f"{bytes_extent / 1024:.0f} KiB" + (", which fits on chip" if fits else
+                                                          "; an online (single-read) formulation needs fewer passes"))
+            found.add(ctx, "nv.redundant-global-traffic", name, passes[1].line, "the same data read more than once",
+                      0.8 if analysis else 0.6, [source_evidence(ctx, passes[1].line, detail)], case)
+    return found.list()
+
+
+def _overlaps(a: Any, b: Any) -> bool:
+    if a.sample_offsets is None or b.sample_offsets is None:
+        return a.info == b.info and a.shape == b.shape
+    return bool(np.intersect1d(np.asarray(a.sample_offsets).ravel(), np.asarray(b.sample_offsets).ravel()).size)
+
+
+def _program_extent(report: KernelReport, access: Any) -> int:
+    trips = 1
+    for loop_id in access.loops:
+        loop = report.loops.get(loop_id)
+        trips *= loop.trip_count if loop is not None and loop.trip_count else 1
+    return access.numel * trips
+
+
+# ------------------------------------------------------------------------------ configuration
+
+def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
+    """nv.hardcoded-config: one fixed tile / num_warps / num_stages for cases whose sizes differ
+    widely, with no autotune or heuristic choosing per case."""
+    found = Findings()
+    by_kernel: dict[str, list[LaunchAnalysis]] = defaultdict(list)
+    for analysis in ctx.analyses:
+        by_kernel[analysis.kernel.name].append(analysis)
+    for name, analyses in by_kernel.items():
+        kernel = analyses[0].kernel
+        if kernel.autotune is not None or kernel.heuristics or any(a.launch.autotune for a in analyses):
+            continue
+        cases = {a.case_index for a in analyses}
+        if len(cases) < 2:
+            continue
+        tile_params = set().union(*(a.report.tile_params for a in analyses))
+        configs = {(tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in tile_params)),
+                    a.launch.num_warps, a.launch.num_stages) for a in analyses}
+        sizes = [max((arg.numel for arg in a.launch.tensors().values()), default=0) for a in analyses]
+        spread = max(sizes) / max(min(sizes), 1) if sizes else 1
+        tiles = {tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in tile_params)) for a in analyses}
+        warps = {a.launch.num_warps for a in analyses}
+        line = analyses[0].launch.line
+        if len(configs) == 1 and tile_params and spread >= 4:
+            config, num_warps, num_stages = next(iter(configs))
+            shown = ", ".join(f"{k}={v}" for k, v in config)
+            detail = (f"every case launches with {shown}, num_warps={num_warps}, num_stages={num_stages} while the "
+                      f"largest tensor varies {spread:.0f}x across {len(cases)} cases")
+            found.add(ctx, "nv.hardcoded-config", name, line, "one fixed launch configuration for all shapes", 0.75,
+                      [source_evidence(ctx, line, detail)])
+        elif len(tiles) > 1 and len(warps) == 1:
+            per_thread = [max((a_.numel for a_ in a.report.accesses), default=0) / (32 * a.launch.num_warps)
+                          for a in analyses]
+            if per_thread and max(per_thread) / max(min(per_thread), 1e-9) >= 8:
+                detail = (f"block sizes follow the shape but num_warps stays {next(iter(warps))}: from "
+                          f"{min(per_thread):g} to {max(per_thread):g} elements per thread across cases")
+                found.add(ctx, "nv.hardcoded-config", name, line, "one fixed launch configuration for all shapes",
+                          0.65, [source_evidence(ctx, line, detail)])
+    return found.list()
+
+
+# ---------------------------------------------------------------------------------- index math
+
+def detect_index_math(ctx: TriageContext) -> list[Finding]:
+    """nv.index-div-mod (per-element // and % by a value the compiler cannot strength-reduce)
+    and nv.int64-index (64-bit per-element index math where 32 bits provably suffice, or 32-bit
+    offsets into tensors past 2**31 elements)."""
+    found = Findings()
+    for name, report, analysis in _reports(ctx):
+        case = analysis.case if analysis else None
+        for divmod_ in report.divmods:
+            if not divmod_.per_element:
+                continue
+            if is_power_of_two(divmod_.divisor_const):
+                continue
+            what = "a runtime value" if divmod_.divisor_const is None else f"{divmod_.divisor_const} (not a power of two)"
+            detail = f"per-element `{divmod_.op}` by {what}: tens of instructions per element in the index math"
+            found.add(ctx, "nv.index-div-mod", name, divmod_.line, "integer division in per-element index math", 0.7,
+                      [source_evidence(ctx, divmod_.line, detail)], case)
+        largest = max((a.numel for a in analysis.launch.tensors().values()), default=0) if analysis else None
+        per_element = [op for op in report.int64_ops if op.per_element]
+        if per_element and (largest is None or largest < 2 ** 31):
+            op = per_element[0]
+            explicit = "int64" in op.text or "to(" in op.text
+            detail = (f"64-bit per-element index arithmetic (`{op.text}`)"
+                      + (f" while the largest tensor has {largest} elements (< 2**31)" if largest is not None else ""))
+            found.add(ctx, "nv.int64-index", name, op.line, "64-bit index math where 32 bits suffice",
+                      0.65 if explicit else 0.45, [source_evidence(ctx, op.line, detail)], case)
+        if analysis is not None and largest is not None and largest >= 2 ** 31 and not report.int64_ops:
+            access = next((a for a in report.accesses if a.shape), None)
+            line = access.line if access else analysis.kernel.line
+            detail = f"a tensor of {largest} elements is addressed with 32-bit offsets: they overflow past 2**31"
+            found.add(ctx, "nv.int64-index", name, line, "32-bit offsets overflow", 0.8,
+                      [source_evidence(ctx, line, detail)], case)
+    return found.list()

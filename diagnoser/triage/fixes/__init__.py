@@ -1,0 +1,46 @@
+"""Mechanical fixes: the catalog id -> a rewrite `fix(source, finding, context) -> new source`.
+
+A fix keeps the kernel's semantics (every rewrite is tested under the Triton interpreter) and
+raises `NotApplicable` with a one-line reason when the kernel as written does not allow it. These
+are the offline proposer's moves: `apply_fix` runs triage, picks the finding and rewrites.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Optional
+
+from diagnoser.evidence import Finding
+
+from ..context import TriageContext
+from .autotune import fix_hardcoded_config
+from .edit import NotApplicable
+from .grouped import fix_grouped_order
+from .hints import fix_scalar_access
+from .tiles import fix_mma_v2, fix_tiny_block, fix_unpipelined
+
+Fix = Callable[[str, Optional[Finding], Optional[TriageContext]], str]
+
+FIXES: dict[str, Fix] = {
+    "nv.hardcoded-config": fix_hardcoded_config,
+    "nv.tiny-block": fix_tiny_block,
+    "nv.mma-v2-on-hopper": fix_mma_v2,
+    "nv.unpipelined-loop": fix_unpipelined,
+    "nv.gemm-no-grouped-order": fix_grouped_order,
+    "nv.scalar-access": fix_scalar_access,
+}
+
+
+def apply_fix(pattern: str, solution: str | Path, problem: str | Path | None = None,
+              finding: Optional[Finding] = None) -> str:
+    """The solution's source with `pattern` fixed (for `finding`, or wherever it applies)."""
+    from .. import build_context
+    from ..source import load_source
+
+    if pattern not in FIXES:
+        raise NotApplicable(f"{pattern}: no mechanical fix (see `ladder explain {pattern}`)")
+    path, text = load_source(solution)
+    ctx = build_context(path, text, problem, None, None, None)
+    return FIXES[pattern](text, finding, ctx)
+
+
+__all__ = ["FIXES", "NotApplicable", "apply_fix"]

@@ -1,0 +1,57 @@
+"""What every fix needs: the triage context of the exact source being rewritten, and the kernel
+and walks a finding is about."""
+from __future__ import annotations
+
+from typing import Optional
+
+from diagnoser.evidence import Finding
+
+from ..context import LaunchAnalysis, TriageContext
+from ..interp import KernelReport
+from ..source import Kernel
+from .edit import NotApplicable
+
+
+def context_for(source: str, ctx: Optional[TriageContext]) -> TriageContext:
+    """`ctx` if it describes `source`, else a fresh one (same problem file) that does."""
+    if ctx is not None and ctx.source.text == source:
+        return ctx
+    from .. import build_context
+
+    return build_context(ctx.solution_path if ctx else None, source, ctx.problem_path if ctx else None,
+                         None, None, ctx.target if ctx else None)
+
+
+def target_kernels(ctx: TriageContext, finding: Optional[Finding], pattern: str) -> list[Kernel]:
+    """The kernel the finding names, or every launched kernel when there is no finding."""
+    if finding is not None and finding.kernel:
+        kernel = ctx.source.kernels.get(finding.kernel)
+        if kernel is None:
+            raise NotApplicable(f"{pattern}: kernel {finding.kernel} is not in this file")
+        return [kernel]
+    kernels = ctx.source.launched_kernels()
+    if not kernels:
+        raise NotApplicable(f"{pattern}: no launched kernel in this file")
+    return kernels
+
+
+def analyses_of(ctx: TriageContext, kernel: str) -> list[LaunchAnalysis]:
+    return [a for a in ctx.analyses if a.kernel.name == kernel]
+
+
+def reports_of(ctx: TriageContext, kernel: str) -> list[KernelReport]:
+    reports = [a.report for a in analyses_of(ctx, kernel)]
+    if not reports and kernel in ctx.static:
+        reports = [ctx.static[kernel]]
+    return reports
+
+
+def fresh_name(ctx: TriageContext, kernel: Kernel, wanted: str) -> str:
+    """`wanted`, or `wanted_2`... if the kernel already uses that name."""
+    import ast
+
+    used = {n.id for n in ast.walk(kernel.node) if isinstance(n, ast.Name)} | {p.name for p in kernel.params}
+    name, index = wanted, 2
+    while name in used:
+        name, index = f"{wanted}_{index}", index + 1
+    return name

@@ -1,0 +1,372 @@
+"""Record what a solution's forward launches, per case, without running any kernel.
+
+The forward runs on PyTorch's `meta` device: tensors have shapes, strides and dtypes but no data,
+so even the largest case costs nothing. Triton's launch entry points are replaced for the duration
+by recorders that bind the arguments the way the JIT does (sizes, strides, alignment, constexprs,
+num_warps/num_stages, the evaluated grid) and return without compiling. Torch operations called by
+the forward are recorded too, in order, with the storage they read and write, which is what the
+fusion and launch-count detectors need.
+
+If the forward cannot run on meta tensors (it reads a value with `.item()`, say), the trace says
+why and triage falls back to what the source alone shows.
+"""
+from __future__ import annotations
+
+import contextlib
+import math
+import sys
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator, Optional
+
+MAX_LAUNCHES_PER_CASE = 4096
+
+# Torch functions that only read metadata, allocate, or make views: not compute.
+NON_COMPUTE = {
+    "size", "stride", "dim", "numel", "is_contiguous", "__get__", "__set__", "device", "dtype",
+    "empty", "empty_like", "empty_strided", "new_empty", "view", "reshape", "view_as", "unsqueeze",
+    "squeeze", "flatten", "unflatten", "expand", "expand_as", "t", "transpose", "permute", "as_strided",
+    "storage_offset", "data_ptr", "untyped_storage", "element_size", "is_floating_point", "is_cuda",
+    "requires_grad_", "detach", "_has_compatible_shallow_copy_type", "_set_grad_enabled", "_parse_to",
+    "__len__", "__getitem__", "__iter__", "__format__", "__repr__", "__bool__", "__index__", "__int__",
+    "get_device", "cpu", "cuda", "to", "type", "is_complex", "__hash__", "__eq__", "__ne__",
+    "contiguous_format", "ndimension", "nelement", "_is_view", "is_leaf", "grad_fn", "shape",
+    "_version", "new_tensor", "tensor", "as_tensor", "manual_seed", "npu", "chunk", "split", "unbind",
+    "narrow", "select", "__setstate__", "__reduce_ex__", "__deepcopy__", "_get_tracing_state",
+}
+ALLOC_FILL = {"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "zero_", "fill_",
+              "new_zeros", "new_ones", "new_full"}
+
+
+@dataclass
+class ArgInfo:
+    """One kernel argument as the JIT sees it."""
+
+    kind: str                              # tensor | int | float | bool | none | constexpr | other
+    value: Any = None
+    dtype: Optional[str] = None
+    shape: tuple[int, ...] = ()
+    strides: tuple[int, ...] = ()
+    numel: int = 0
+    elem_size: int = 0
+    aligned: bool = True                   # data pointer 16-byte aligned (storage offset)
+    storage: Optional[int] = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "storage"}
+
+
+@dataclass
+class LaunchRecord:
+    kernel: str
+    index: int
+    grid: tuple[int, int, int]
+    args: dict[str, ArgInfo]
+    constexprs: dict[str, Any]
+    num_warps: int
+    num_stages: int
+    options: dict[str, Any]
+    autotune: Optional[dict[str, Any]] = None   # {"configs": [...], "key": [...]}
+    heuristics: list[str] = field(default_factory=list)
+    line: Optional[int] = None                  # launch site in the solution file
+
+    @property
+    def programs(self) -> int:
+        return max(1, math.prod(self.grid))
+
+    def int_args(self) -> dict[str, int]:
+        return {name: a.value for name, a in self.args.items() if a.kind == "int"}
+
+    def tensors(self) -> dict[str, ArgInfo]:
+        return {name: a for name, a in self.args.items() if a.kind == "tensor"}
+
+
+@dataclass
+class TorchOp:
+    name: str
+    index: int                       # position among launches: the op ran after `index` launches
+    line: Optional[int]
+    reads: list[int]
+    writes: list[int]
+    numel: int
+
+
+@dataclass
+class CaseTrace:
+    index: int
+    case: dict[str, Any]
+    launches: list[LaunchRecord] = field(default_factory=list)
+    torch_ops: list[TorchOp] = field(default_factory=list)
+    error: Optional[str] = None
+    truncated: bool = False
+    output_storages: list[int] = field(default_factory=list)
+    input_storages: list[int] = field(default_factory=list)
+
+
+class _TooManyLaunches(Exception):
+    pass
+
+
+def _dtype_name(dtype: Any) -> str:
+    text = str(dtype).replace("torch.", "")
+    return {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64", "bool": "int1"}.get(text, text)
+
+
+def _is_tensor(value: Any) -> bool:
+    import torch
+
+    return isinstance(value, torch.Tensor)
+
+
+def describe(value: Any) -> ArgInfo:
+    """ArgInfo of one argument (tensors are described without touching their data)."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        with torch._C.DisableTorchFunction():
+            offset_bytes = value.storage_offset() * value.element_size()
+            try:
+                storage = value.untyped_storage()._cdata
+            except (RuntimeError, AttributeError):
+                storage = None
+            return ArgInfo("tensor", None, _dtype_name(value.dtype), tuple(value.shape), tuple(value.stride()),
+                           value.numel(), value.element_size(), offset_bytes % 16 == 0, storage)
+    if isinstance(value, bool):
+        return ArgInfo("bool", value)
+    if isinstance(value, int):
+        return ArgInfo("int", value)
+    if isinstance(value, float):
+        return ArgInfo("float", value)
+    if value is None:
+        return ArgInfo("none")
+    inner = getattr(value, "value", None)
+    if type(value).__name__ == "constexpr":
+        return describe(inner)
+    return ArgInfo("other", str(value))
+
+
+class Recorder:
+    """Holds the launches and torch ops of the case being traced."""
+
+    def __init__(self, solution_file: Optional[str]) -> None:
+        self.solution_file = str(Path(solution_file).resolve()) if solution_file else None
+        self.current: Optional[CaseTrace] = None
+        self.in_forward = False
+
+    def caller_line(self) -> Optional[int]:
+        frame = sys._getframe(2)
+        while frame is not None:
+            if self.solution_file and str(Path(frame.f_code.co_filename).resolve()) == self.solution_file:
+                return frame.f_lineno
+            frame = frame.f_back
+        return None
+
+    def launch(self, fn: Any, args: tuple, kwargs: dict, grid: Any,
+               autotune: Optional[dict] = None, heuristics: Optional[list[str]] = None) -> None:
+        """Record one launch of the Python function `fn` behind a @triton.jit kernel."""
+        import inspect
+
+        if self.current is None:
+            return
+        if len(self.current.launches) >= MAX_LAUNCHES_PER_CASE:
+            self.current.truncated = True
+            raise _TooManyLaunches()
+        parameters = inspect.signature(fn).parameters
+        names = list(parameters)
+        constexpr_names = {name for name, p in parameters.items() if _is_constexpr_annotation(p.annotation)}
+        options = {k: v for k, v in kwargs.items() if k not in names}
+        bound: dict[str, Any] = dict(zip(names, args))
+        bound.update({name: kwargs[name] for name in names if name in kwargs})
+        for name, parameter in parameters.items():
+            if name not in bound and parameter.default is not parameter.empty:
+                bound[name] = parameter.default
+        described = {name: describe(value) for name, value in bound.items()}
+        constexprs = {}
+        for name in constexpr_names:
+            if name in bound:
+                value = bound[name]
+                constexprs[name] = getattr(value, "value", value) if type(value).__name__ == "constexpr" else value
+                described[name] = ArgInfo("constexpr", constexprs[name])
+        grid_value = grid(dict(bound)) if callable(grid) else grid
+        grid3 = tuple(int(g) for g in tuple(grid_value)[:3]) + (1,) * (3 - len(tuple(grid_value)[:3]))
+        record = LaunchRecord(
+            kernel=fn.__name__, index=len(self.current.launches), grid=grid3, args=described,
+            constexprs=constexprs, num_warps=int(options.get("num_warps", 4)),
+            num_stages=int(options.get("num_stages", 3)),
+            options={k: v for k, v in options.items() if k not in ("debug", "instrumentation_mode")},
+            autotune=autotune, heuristics=heuristics or [], line=self.caller_line())
+        self.current.launches.append(record)
+
+
+@contextlib.contextmanager
+def _patched_triton(recorder: Recorder) -> Iterator[None]:
+    from triton.runtime import autotuner as autotuner_module
+    from triton.runtime import jit as jit_module
+
+    classes = [jit_module.JITFunction]
+    interpreter = sys.modules.get("triton.runtime.interpreter")
+    if interpreter is not None and hasattr(interpreter, "InterpretedFunction"):
+        classes.append(interpreter.InterpretedFunction)
+    saved = [(cls, cls.run) for cls in classes]
+    saved_autotune = autotuner_module.Autotuner.run
+    saved_heuristics = autotuner_module.Heuristics.run
+    pending: dict[str, Any] = {}
+
+    def jit_run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> None:
+        if warmup:
+            return None
+        autotune = pending.pop("autotune", None)
+        heuristics = pending.pop("heuristics", None)
+        recorder.launch(self.fn, args, kwargs, grid, autotune, heuristics)
+        return None
+
+    def autotune_run(self: Any, *args: Any, **kwargs: Any) -> None:
+        configs = [{"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages}
+                   for c in self.configs]
+        pending["autotune"] = {"configs": configs, "key": list(self.keys)}
+        first = self.configs[0]
+        return self.fn.run(*args, **kwargs, **first.all_kwargs())
+
+    def heuristics_run(self: Any, *args: Any, **kwargs: Any) -> None:
+        for name, heuristic in self.values.items():
+            kwargs[name] = heuristic({**dict(zip(self.arg_names, args)), **kwargs})
+        pending["heuristics"] = list(self.values)
+        return self.fn.run(*args, **kwargs)
+
+    for cls in classes:
+        cls.run = jit_run
+    autotuner_module.Autotuner.run = autotune_run
+    autotuner_module.Heuristics.run = heuristics_run
+    try:
+        yield
+    finally:
+        for cls, run in saved:
+            cls.run = run
+        autotuner_module.Autotuner.run = saved_autotune
+        autotuner_module.Heuristics.run = saved_heuristics
+
+
+def _meta_mode(recorder: Recorder):
+    """A TorchFunctionMode that sends every tensor to the meta device and records compute ops."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    def to_meta(value: Any) -> Any:
+        if isinstance(value, (str, torch.device)) and str(value).split(":")[0] in ("cuda", "npu", "cpu", "meta"):
+            return torch.device("meta")
+        return value
+
+    class MetaMode(TorchFunctionMode):
+        def __torch_function__(self, func, types_, args=(), kwargs=None):
+            kwargs = dict(kwargs or {})
+            name = getattr(func, "__name__", str(func))
+            if "device" in kwargs:
+                kwargs["device"] = torch.device("meta")
+            if name in ("cuda", "npu", "cpu", "pin_memory") and args and isinstance(args[0], torch.Tensor):
+                return args[0]
+            if name == "to":
+                args = tuple(to_meta(a) for a in args)
+                if "device" in kwargs:
+                    kwargs["device"] = torch.device("meta")
+            result = func(*args, **kwargs)
+            if recorder.in_forward and recorder.current is not None and name not in NON_COMPUTE:
+                if not (name == "contiguous" and result is (args[0] if args else None)):
+                    self._record(name, args, kwargs, result)
+            return result
+
+        def _record(self, name, args, kwargs, result):
+            reads, writes, numel = [], [], 0
+            with torch._C.DisableTorchFunction():
+                for value in list(args) + list(kwargs.values()):
+                    for tensor in _tensors_in(value):
+                        reads.append(tensor.untyped_storage()._cdata)
+                        numel = max(numel, tensor.numel())
+                for tensor in _tensors_in(result):
+                    writes.append(tensor.untyped_storage()._cdata)
+                    numel = max(numel, tensor.numel())
+            if name.endswith("_") and reads:
+                writes.append(reads[0])
+            trace = recorder.current
+            trace.torch_ops.append(TorchOp(name, len(trace.launches), recorder.caller_line(), reads, writes, numel))
+
+    return MetaMode()
+
+
+def _is_constexpr_annotation(annotation: Any) -> bool:
+    if isinstance(annotation, str):
+        return annotation.split(".")[-1] == "constexpr"
+    return getattr(annotation, "__name__", "") == "constexpr" or type(annotation).__name__ == "constexpr"
+
+
+def _tensors_in(value: Any) -> Iterator[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors_in(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors_in(item)
+
+
+@contextlib.contextmanager
+def _fake_cuda() -> Iterator[None]:
+    """Device queries a forward may make (SM count for persistent kernels) answered for an H200."""
+    import torch
+
+    props = types.SimpleNamespace(multi_processor_count=132, name="NVIDIA H200", major=9, minor=0,
+                                  total_memory=141 * 2 ** 30, max_shared_memory_per_block_optin=232448,
+                                  regs_per_multiprocessor=65536, warp_size=32)
+    saved = {name: getattr(torch.cuda, name) for name in ("get_device_properties", "current_device", "synchronize",
+                                                             "get_device_capability")}
+    torch.cuda.get_device_properties = lambda *a, **k: props
+    torch.cuda.current_device = lambda: 0
+    torch.cuda.synchronize = lambda *a, **k: None
+    torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(torch.cuda, name, value)
+
+
+def trace_cases(solution_path: str, problem_path: Optional[str]) -> list[CaseTrace]:
+    """Run the forward once per case of the problem on meta tensors and record every launch."""
+    import torch
+
+    from runner.problem import ProblemError, load_problem, load_solution, one_line
+
+    try:
+        problem = load_problem(problem_path)
+        model_new = load_solution(solution_path)
+    except ProblemError as error:
+        return [CaseTrace(0, {}, error=str(error))]
+    recorder = Recorder(solution_path)
+    traces = []
+    for index, case in enumerate(problem.cases):
+        trace = CaseTrace(index, dict(case))
+        recorder.current = trace
+        try:
+            with _patched_triton(recorder), _fake_cuda(), torch.device("meta"), _meta_mode(recorder), torch.no_grad():
+                with problem.applied(case):
+                    torch.manual_seed(index)
+                    init_inputs = problem.get_init_inputs()
+                    inputs = problem.get_inputs()
+                model = model_new(*init_inputs)
+                trace.input_storages = [t.untyped_storage()._cdata for t in _tensors_in(inputs)]
+                recorder.in_forward = True
+                try:
+                    output = model(*inputs)
+                finally:
+                    recorder.in_forward = False
+                trace.output_storages = [t.untyped_storage()._cdata for t in _tensors_in(output)]
+        except _TooManyLaunches:
+            pass
+        except Exception as error:  # the user's forward on meta tensors: say why, keep going
+            trace.error = one_line(error)
+        traces.append(trace)
+        recorder.current = None
+    return traces
