@@ -78,7 +78,7 @@ def _source(subject: Subject, state: dict) -> dict:
 RUNGS: dict[str, Rung] = {
     "triage": Rung(1, "pattern triage", _triage),
     "profile": Rung(2, "profiling", _profile, needs_device=True, outputs=("profile",)),
-    "ir": Rung(3, "IR attribution", _ir, outputs=("facts",)),
+    "ir": Rung(3, "IR attribution", _ir, outputs=("facts", "profile")),
     "source": Rung(4, "compiler source", _source, outputs=("citations",)),
 }
 

@@ -67,7 +67,7 @@ def _finding(question: Question, cited: list[dict]) -> dict:
     chunks = [{"type": "chunk", "path": c["path"], "start": c["start"], "end": c["end"], "pass": c["pass"],
                "score": c["score"]} for c in cited]
     return {
-        "pattern": question.pattern, "rung": 4, "title": cited[0]["statement"],
+        "pattern": question.pattern, "rung": 4, "title": f"compiler source behind: {question.describe}",
         "file": question.about.get("file"), "line": question.about.get("line"),
         "kernel": question.about.get("kernel"), "confidence": 0.5,
         "evidence": question.evidence + chunks, "fix": None,

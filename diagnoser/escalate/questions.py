@@ -13,6 +13,7 @@ catalog names the pattern, and the compiler code explains it only if there is ro
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, field
 
 from diagnoser.evidence import fact_of
@@ -36,13 +37,14 @@ def _where(fact: dict) -> str:
 
 
 def _kernel(fact: dict) -> str:
-    return f"`{fact.get('kernel')}`" if fact.get("kernel") else "the kernel"
+    return f"`{fact['kernel'].split('[', 1)[0]}`" if fact.get("kernel") else "the kernel"
 
 
 # kind -> (is it noteworthy?, query, describe, passes, terms)
 def _global_access(v, f, hopper):
-    if (v.get("vector_bits") or 128) >= 128 or (v.get("elements") or 2) <= 1:
-        return None
+    shape = v.get("tensor_shape")
+    if (v.get("vector_bits") or 128) >= 128 or (shape is not None and math.prod(shape) <= 1):
+        return None  # already 128-bit wide, or a single scalar by design
     return ("load store vectorization vector width contiguity divisibility alignment AxisInfo",
             f"the {v.get('op', 'access')}{_where(f)} in {_kernel(f)} moves {v.get('vector_bits')} bits per"
             f" instruction{' (' + v['via'] + ')' if v.get('via') else ''}",
@@ -202,6 +204,16 @@ def from_finding(finding: dict, compiler_refs: list[str]) -> Question:
                     evidence=[{"type": "fact", **fact_of(e)} for e in finding.get("evidence", []) if e.get("type") == "fact"])
 
 
+def _group(fact: dict) -> tuple:
+    """Facts one question answers together: same kind and value (a load and a store of the same
+    width included), same function whatever its specialization."""
+    value = fact.get("value")
+    if isinstance(value, dict):
+        value = {k: v for k, v in value.items() if k not in ("op", "via")}
+    base = (fact.get("kernel") or "").split("[", 1)[0]
+    return fact.get("kind"), json.dumps(value, sort_keys=True, default=str), base
+
+
 def _key(fact: dict) -> str:
     return json.dumps({k: fact.get(k) for k in ("kernel", "kind", "file", "line", "value")}, sort_keys=True, default=str)
 
@@ -214,18 +226,23 @@ def questions(facts: list[dict], findings: list[dict], catalog: dict[str, list[s
     catalog entry names compiler code; then facts the catalog already covers.
     """
     catalog = catalog or {}
-    covered = {_key(fact_of(e)) for f in findings if f.get("pattern")
-               for e in f.get("evidence", []) if e.get("type") == "fact"}
-    fresh, known, seen = [], [], set()
+    covering = {_key(fact_of(e)): f["pattern"] for f in findings if f.get("pattern")
+                for e in f.get("evidence", []) if e.get("type") == "fact"}
+    groups: dict[tuple, list[dict]] = {}
     for fact in facts:
-        question = from_fact(fact, target)
-        if question is None:
+        if from_fact(fact, target) is None:
             continue
-        key = (fact.get("kind"), json.dumps(fact.get("value"), sort_keys=True), fact.get("kernel"))
-        if key in seen:
-            continue
-        seen.add(key)
-        (known if _key(fact) in covered else fresh).append(question)
+        groups.setdefault(_group(fact), []).append(fact)
+    fresh, known = [], []
+    for group in groups.values():
+        question = from_fact(group[0], target)
+        lines = sorted({f["line"] for f in group[1:] if f.get("line") and f.get("line") != group[0].get("line")})
+        if lines:
+            question.describe += f" (likewise at line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})"
+        question.evidence = [{"type": "fact", **f} for f in group]
+        patterns = {covering.get(_key(f)) for f in group}
+        question.pattern = next(iter(patterns)) if len(patterns) == 1 else None
+        (known if None not in patterns else fresh).append(question)
     uncatalogued = [from_finding(f, []) for f in findings if not f.get("pattern") and f.get("rung", 0) < 4]
     first_of_pattern = {}
     for finding in findings:

@@ -109,7 +109,7 @@ def _findings(report: dict, fact_ids: dict, case_ids: dict) -> str:
         items = "".join(f"<li>{_evidence_link(e, fact_ids, chunk_ids, case_ids)}</li>" for e in f.get("evidence", []))
         fix = f"<p>fix: {escape(f['fix'])}</p>" if f.get("fix") else ""
         blocks.append(
-            f'<div class="finding" id="finding-{i}"><h3>{i}. {escape(f.get("pattern") or "uncatalogued")}'
+            f'<div class="finding" id="finding-{i}"><h3>{i}. {escape(text.label(f))}'
             f" <small>(rung {f['rung']}, confidence {f.get('confidence', 0):.2f})</small></h3>"
             f"<p>{escape(f['title'])}{' at <code>' + escape(where) + '</code>' if where else ''}"
             f"{' in <code>' + escape(f['kernel']) + '</code>' if f.get('kernel') else ''}</p><ul>{items}</ul>{fix}</div>")

@@ -58,7 +58,7 @@ def _findings(report: dict) -> list[str]:
         return lines + ["None.", ""]
     for i, f in enumerate(report["findings"], 1):
         where = text.location(f.get("file"), f.get("line"))
-        head = f"{i}. **{f.get('pattern') or 'uncatalogued'}** (rung {f['rung']}, confidence {f.get('confidence', 0):.2f})"
+        head = f"{i}. **{text.label(f)}** (rung {f['rung']}, confidence {f.get('confidence', 0):.2f})"
         if where:
             head += f" at {where}"
         if f.get("kernel"):

@@ -39,11 +39,11 @@ def evidence(item: dict) -> str:
     """One evidence item as a line: what it is and where it points."""
     kind = item.get("type")
     if kind == "source":
-        return f"source {location(item.get('file'), item.get('line'))}: `{item.get('text', '').strip()}`"
+        return f"source {location(item.get('file'), item.get('line'))}: `{one_line(item.get('text', ''))}`"
     if kind == "fact":
         fact = fact_of(item)
         where = location(fact.get("file"), fact.get("line"))
-        excerpt = f" `{fact['excerpt'].strip()}`" if fact.get("excerpt") else ""
+        excerpt = f" `{one_line(fact['excerpt'])}`" if fact.get("excerpt") else ""
         return (f"IR fact {fact.get('kind')} ({fact.get('stage') or '?'}, {fact.get('kernel')}"
                 f"{', ' + where if where else ''}): {compact(fact.get('value'))}{excerpt}")
     if kind == "metric":
@@ -53,6 +53,12 @@ def evidence(item: dict) -> str:
         return (f"compiler source {item.get('path')}:{item.get('start')}-{item.get('end')}"
                 f" ({item.get('pass') or 'no pass'}, score {item.get('score', 0):.2f})")
     return compact(item)
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """Multi-line IR excerpts on one line (` | ` between lines), cut at `limit` characters."""
+    joined = " | ".join(line.strip() for line in str(text).splitlines() if line.strip())
+    return joined if len(joined) <= limit else joined[: limit - 3] + "..."
 
 
 def compact(value) -> str:
@@ -68,6 +74,13 @@ def occupancy(case: dict) -> str:
     theoretical = occ.get("theoretical")
     achieved = occ.get("achieved")
     return f"{percent(theoretical)} / {percent(achieved)}"
+
+
+def label(finding: dict) -> str:
+    """A finding's heading: its catalog id, or what kind of uncatalogued evidence it is."""
+    if finding.get("pattern"):
+        return finding["pattern"]
+    return "compiler source" if finding.get("rung") == 4 else "uncatalogued"
 
 
 def citation_label(citation: dict) -> str:

@@ -1,9 +1,13 @@
 """Fixtures for the ladder's tests."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from diagnoser.ladder import Subject
+
+COMPILER = Path(__file__).parent / "data" / "compiler"
 
 
 @pytest.fixture
@@ -14,3 +18,13 @@ def gpu_subject() -> Subject:
 @pytest.fixture
 def cpu_subject() -> Subject:
     return Subject("solution.py", "problem.py", backend="aot", device=None)
+
+
+@pytest.fixture(scope="session")
+def fixture_index_dir(tmp_path_factory) -> str:
+    """A real index (chroma + BM25 + the bundled embedding model) over the fixture compiler tree."""
+    from indexer.build import build
+
+    where = tmp_path_factory.mktemp("index")
+    build(sources=[f"compiler={COMPILER}"], index_dir=str(where))
+    return str(where)

@@ -4,14 +4,10 @@ from __future__ import annotations
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
-
 import pytest
 
 from diagnoser.escalate import answers, escalate, questions
 from diagnoser.escalate.llm import Summariser
-
-COMPILER = Path(__file__).parent / "data" / "compiler"
 
 
 def fact(kind, value, line=9, kernel="k", excerpt=""):
@@ -50,8 +46,18 @@ def test_facts_a_catalogued_finding_already_cites_are_asked_last():
     assert [q.about.get("fact_kind") for q in asked] == ["convert_layout", "global_access"]
 
 
-def test_the_same_fact_in_several_places_is_asked_once():
-    assert len(questions([SCALAR_LOAD, {**SCALAR_LOAD, "line": 10}], [])) == 1
+def test_the_same_fact_in_several_places_and_specializations_is_asked_once_naming_every_line():
+    other_line = {**SCALAR_LOAD, "line": 10, "kernel": "k[n:i32%16]"}
+    asked = questions([SCALAR_LOAD, other_line], [])
+    assert len(asked) == 1
+    assert asked[0].describe.endswith("(likewise at line 10)")
+    assert len(asked[0].evidence) == 2
+
+
+def test_a_load_of_one_scalar_per_program_is_not_asked_about():
+    for shape in ([], [1]):
+        assert questions([{**SCALAR_LOAD, "value": {**SCALAR_LOAD["value"], "tensor_shape": shape}}], []) == []
+    assert len(questions([{**SCALAR_LOAD, "value": {**SCALAR_LOAD["value"], "tensor_shape": [128]}}], [])) == 1
 
 
 def test_uncatalogued_findings_and_catalog_compiler_references_become_questions():
@@ -83,15 +89,11 @@ def test_the_statement_cites_the_chunk_and_quotes_its_most_relevant_sentence():
     assert said.endswith("contiguity and divisibility from AxisInfo decide the width.")
 
 
-@pytest.fixture(scope="module")
-def fixture_index(tmp_path_factory):
-    """A real index (chroma + BM25 + the bundled embedding model) over the fixture compiler tree."""
+@pytest.fixture
+def fixture_index(fixture_index_dir):
     import indexer
-    from indexer.build import build
 
-    where = tmp_path_factory.mktemp("index")
-    build(sources=[f"compiler={COMPILER}"], index_dir=str(where))
-    return lambda query, k=5, where=None, _dir=str(where): indexer.search(query, k=k, where=where, index_dir=_dir)
+    return lambda query, k=5, where=None: indexer.search(query, k=k, where=where, index_dir=fixture_index_dir)
 
 
 @pytest.mark.slow

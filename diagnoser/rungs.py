@@ -1,0 +1,135 @@
+"""The four rungs as the ladder calls them: subject and state in, new outputs out.
+
+Each adapter imports its rung's package only when it runs, so `ladder diagnose` starts fast and a
+machine without the index's packages (the GPU machine) still climbs rungs 1 to 3. Options a rung
+reads (ncu on or off, where the index is) travel in `state["options"]`, so they are part of the
+record a resumed climb continues from.
+"""
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from pathlib import Path
+
+from diagnoser.ladder import RungUnavailable, Subject
+
+KB = Path(__file__).resolve().parents[1] / "kb"
+
+
+def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metrics: dict | None = None) -> list[dict]:
+    from diagnoser.evidence import Fact
+    from diagnoser.triage import triage
+
+    found = triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts] if facts else None,
+                   metrics=metrics)
+    return [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in found]
+
+
+def _metrics(profile: dict | None) -> dict | None:
+    """What rung 2 measured, in the form triage's profile-level detectors read."""
+    if not profile:
+        return None
+    return {"device": profile.get("device"), "ceilings": profile.get("ceilings"), "cases": profile.get("cases", [])}
+
+
+def triage_rung(subject: Subject, state: dict) -> dict:
+    findings = _triage(subject, state)
+    return {"findings": findings, "summary": _count(findings, "finding")}
+
+
+def profile_rung(subject: Subject, state: dict) -> dict:
+    from diagnoser.profile import profile
+
+    measured = profile(subject.solution, subject.problem, subject.backend, script=subject.script,
+                       use_ncu=state.get("options", {}).get("ncu", True))
+    findings = [f for f in _triage(subject, state, metrics=_metrics(measured)) if f.get("rung", 1) >= 2]
+    classes = Counter(c.get("class") for c in measured["cases"] if c.get("class"))
+    summary = f"{len(measured['cases'])} cases: " + ", ".join(f"{n} {k}" for k, n in classes.most_common())
+    return {"profile": measured, "findings": findings, "summary": summary}
+
+
+def ir_rung(subject: Subject, state: dict) -> dict:
+    from diagnoser.ir import facts_for
+
+    backend = "cuda" if subject.backend == "cuda" and subject.device else "aot"
+    facts = [f.to_dict() for f in facts_for(subject.solution, subject.problem, target=subject.target, backend=backend)]
+    output = {"facts": facts, "summary": f"{len(facts)} facts ({backend} capture)"}
+    if state.get("profile") and state["profile"].get("backend") == "cuda":
+        from diagnoser.profile.nvidia import attach_occupancy
+
+        output["profile"] = copy.deepcopy(state["profile"])
+        attach_occupancy(output["profile"], facts)
+    findings = [f for f in _triage(subject, state, facts=facts, metrics=_metrics(state.get("profile")))
+                if f.get("rung", 1) >= 3]
+    output["findings"] = findings
+    output["summary"] += f", {_count(findings, 'finding')}"
+    return output
+
+
+def source_rung(subject: Subject, state: dict) -> dict:
+    search = _search(state.get("options", {}).get("index_dir"))
+    from diagnoser.escalate import escalate
+
+    return escalate(state.get("facts", []), state.get("findings", []), search, target=subject.target,
+                    catalog=catalog_compiler_refs())
+
+
+def _search(index_dir: str | None):
+    """indexer.search bound to the index, or RungUnavailable saying what is missing here."""
+    try:
+        import indexer
+        from indexer.store import Store
+    except ImportError as error:
+        raise RungUnavailable(f"the indexer cannot load here ({error}); finish on a machine with the index:"
+                              " ladder diagnose --from REPORT.json") from None
+    store = Store(index_dir)
+    if store.current_id() is None:
+        raise RungUnavailable(f"no index at {store.root} (build it with `ladder index build`)")
+    for module in ("chromadb", "llama_index.core"):
+        try:
+            __import__(module)
+        except ImportError:
+            raise RungUnavailable(f"{module} is not installed here; finish on a machine with the index:"
+                                  " ladder diagnose --from REPORT.json") from None
+
+    def search(query: str, k: int = 5, where: dict | None = None) -> list[dict]:
+        return indexer.search(query, k=k, where=where, index_dir=index_dir)
+    return search
+
+
+def catalog_compiler_refs() -> dict[str, list[str]]:
+    """Catalog id -> the compiler passes/files its entry names (its `compiler` field), for rung 4."""
+    import yaml
+
+    refs: dict[str, list[str]] = {}
+    for path in sorted((KB / "patterns").glob("*.yaml")):
+        for entry in _entries(yaml.safe_load(path.read_text())):
+            if isinstance(entry, dict) and entry.get("id"):
+                refs[entry["id"]] = _refs(entry.get("compiler"))
+    return refs
+
+
+def _entries(document) -> list:
+    if isinstance(document, list):
+        return document
+    if isinstance(document, dict) and isinstance(document.get("patterns"), list):
+        return document["patterns"]
+    return [document]
+
+
+def _refs(compiler) -> list[str]:
+    """Pass names and file paths from a `compiler` field (strings, or dicts with pass/file/path)."""
+    if not compiler:
+        return []
+    items = compiler if isinstance(compiler, list) else [compiler]
+    refs = []
+    for item in items:
+        if isinstance(item, str):
+            refs.append(item.split()[0].split(":")[0])
+        elif isinstance(item, dict):
+            refs += [str(item[key]).split(":")[0] for key in ("pass", "file", "path") if item.get(key)]
+    return refs
+
+
+def _count(items: list, noun: str) -> str:
+    return f"{len(items)} {noun}{'' if len(items) == 1 else 's'}"
