@@ -263,4 +263,4 @@ def _write_keywords(path: Path, records: list[dict]) -> None:
     if not records:
         raise IndexerError("nothing was indexed: every file was skipped or empty")
     retriever = BM25Retriever.from_defaults(nodes=[to_node(r, keywords=True) for r in records])
-    retriever.persist(str(path / "bm25"))
+    retriever.persist(str(path / "bm25"), show_progress=False)

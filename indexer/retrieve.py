@@ -11,6 +11,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import chromadb
+from chromadb.config import Settings
+from llama_index.core import VectorStoreIndex
+from llama_index.core.llms import MockLLM
+from llama_index.core.retrievers import QueryFusionRetriever
+from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
+from llama_index.retrievers.bm25 import BM25Retriever
+from llama_index.vector_stores.chroma import ChromaVectorStore
+
 from indexer import embedding
 from indexer.errors import IndexCorrupt
 from indexer.records import result
@@ -19,6 +28,17 @@ from indexer.store import COLLECTION, Build, Store
 # How many candidates each retriever contributes to the fusion, at least.
 MIN_DEPTH = 20
 FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
+
+
+class KeywordRetriever(BM25Retriever):
+    """BM25 that returns only chunks sharing a word with the query.
+
+    bm25s fills its top-k with zero-score chunks (also chunks masked out by a filter) when fewer
+    match; in a rank fusion those would still earn credit for their rank.
+    """
+
+    def _retrieve(self, query_bundle):
+        return [hit for hit in super()._retrieve(query_bundle) if (hit.score or 0.0) > 0.0]
 
 
 @lru_cache(maxsize=2)
@@ -30,12 +50,6 @@ class _Opened:
     """One build, opened for querying."""
 
     def __init__(self, build: Build):
-        import chromadb
-        from chromadb.config import Settings
-        from llama_index.core import VectorStoreIndex
-        from llama_index.retrievers.bm25 import BM25Retriever
-        from llama_index.vector_stores.chroma import ChromaVectorStore
-
         try:
             client = chromadb.PersistentClient(path=str(build.chroma_path),
                                                settings=Settings(anonymized_telemetry=False))
@@ -48,21 +62,17 @@ class _Opened:
         self.index = VectorStoreIndex.from_vector_store(ChromaVectorStore(chroma_collection=collection),
                                                         embed_model=_model(build.manifest["embed"]))
 
-    def retriever(self, k: int, filters):
-        from llama_index.core.llms import MockLLM
-        from llama_index.core.retrievers import QueryFusionRetriever
-        from llama_index.retrievers.bm25 import BM25Retriever
-
-        depth = min(max(MIN_DEPTH, 4 * k), self.size)
+    def retriever(self, depth: int, filters):
+        depth = min(depth, self.size)
         retrievers = [self.index.as_retriever(similarity_top_k=depth, filters=filters)]
         try:
-            retrievers.append(BM25Retriever(existing_bm25=self.keyword_base.bm25, similarity_top_k=depth,
-                                            filters=filters))
+            retrievers.append(KeywordRetriever(existing_bm25=self.keyword_base.bm25, similarity_top_k=depth,
+                                               filters=filters))
         except ValueError:  # every chunk filtered out: nothing for BM25 to rank
             pass
         # num_queries=1: no query rewriting, so the (mock) LLM is never called.
         return QueryFusionRetriever(retrievers, llm=MockLLM(), mode="reciprocal_rerank", num_queries=1,
-                                    use_async=False, similarity_top_k=k)
+                                    use_async=False, similarity_top_k=depth)
 
 
 @lru_cache(maxsize=2)
@@ -77,8 +87,6 @@ def _filters(where: dict | None):
     """
     if not where:
         return None
-    from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
-
     filters = []
     for key, value in where.items():
         if key not in FILTER_KEYS:
@@ -110,4 +118,11 @@ def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | N
         store.current()  # raises IndexMissing with the message to show
     opened = _open(str(store.root), build_id)
     filters = _filters(where)
-    return [result(hit) for hit in opened.retriever(k, filters).retrieve(query)]
+    hits = opened.retriever(max(MIN_DEPTH, 4 * k), filters).retrieve(query)
+    return [result(hit) for hit in hits if _matches(hit.node.metadata, filters)][:k]
+
+
+def _matches(metadata: dict, filters) -> bool:
+    if filters is None:
+        return True
+    return all(metadata.get(f.key) in (f.value if isinstance(f.value, list) else [f.value]) for f in filters.filters)

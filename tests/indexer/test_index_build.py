@@ -1,0 +1,217 @@
+"""Building, updating and querying an index of the toy tree (with the toy embedding)."""
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+from conftest import TOY, write_tree
+
+import indexer
+from indexer import build as build_module
+from indexer.build import build
+from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing, SourceError
+from indexer.status import status
+from indexer.store import Store
+
+
+def build_toy(tree, index_dir, **kwargs):
+    return build([f"toy={tree}"], index_dir=str(index_dir), embed_spec=TOY, **kwargs)
+
+
+def files_of(hits):
+    return [h["path"] for h in hits]
+
+
+def test_query_cites_the_fixture_file_that_answers_it(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("vector width from pointer contiguity and mask alignment", k=3, index_dir=str(index_dir))
+    assert hits[0]["path"] == "lib/Conversion/LoadStoreOpToLLVM.cpp"
+    assert hits[0]["pass"] == "toy-convert-to-llvm"
+    assert hits[0]["tree"] == "toy" and hits[0]["language"] == "cpp"
+    assert "getVectorWidth" in hits[0]["text"]
+
+
+def test_results_have_the_documented_keys_and_line_ranges(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("unified buffer overflow", k=2, index_dir=str(index_dir))
+    assert set(hits[0]) >= {"path", "start", "end", "pass", "score", "text", "tree", "language", "symbol"}
+    top = hits[0]
+    lines = (toy_tree / top["path"]).read_text().split("\n")
+    assert "\n".join(lines[top["start"] - 1:top["end"]]) == top["text"]
+    assert hits[0]["score"] >= hits[1]["score"]
+
+
+def test_pass_descriptions_are_documents_with_their_cli_name(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("add_coalesce consecutive threads consecutive addresses", k=5, index_dir=str(index_dir),
+                          where={"language": "tablegen"})
+    assert hits[0]["path"] == "include/Passes.td" and hits[0]["pass"] == "toy-coalesce"
+    assert hits[0]["symbol"] == "ToyCoalesce"
+
+
+def test_backend_filter_keeps_common_code_and_drops_other_backends(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("ub overflow sub-blocks", k=10, index_dir=str(index_dir), where={"backend": "nvidia"})
+    assert hits
+    assert {h["backend"] for h in hits} <= {"nvidia", "common"}
+    assert "docs/ascend_guide.md" not in files_of(hits)
+    catalog = indexer.search("ld.global.b32", k=10, index_dir=str(index_dir), where={"backend": "nvidia"})
+    assert "kb/patterns/nv.scalar-access.yaml" in files_of(catalog)
+
+
+def test_rebuild_with_nothing_changed_is_up_to_date(toy_tree, index_dir):
+    first = build_toy(toy_tree, index_dir)
+    again = build_toy(toy_tree, index_dir)
+    assert again.up_to_date and again.build == first.build and again.embedded_chunks == 0
+
+
+def test_one_changed_file_re_embeds_only_its_chunks(toy_tree, index_dir):
+    first = build_toy(toy_tree, index_dir)
+    guide = toy_tree / "docs/ascend_guide.md"
+    guide.write_text(guide.read_text() + "\n## Tail axis\n\nPad the tail axis to 32 bytes.\n")
+    second = build_toy(toy_tree, index_dir)
+    assert (second.changed_files, second.removed_files) == (1, 0)
+    assert 0 < second.embedded_chunks < first.chunks
+    assert second.build != first.build
+    hits = indexer.search("pad the tail axis to 32 bytes", k=1, index_dir=str(index_dir))
+    assert hits[0]["path"] == "docs/ascend_guide.md" and "Tail axis" in hits[0]["text"]
+
+
+def test_deleted_file_disappears_from_the_index(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    (toy_tree / "lib/Conversion/LoadStoreOpToLLVM.cpp").unlink()
+    report = build_toy(toy_tree, index_dir)
+    assert report.removed_files == 1
+    hits = indexer.search("getVectorWidth ld.global.b32 vector width", k=20, index_dir=str(index_dir))
+    assert "lib/Conversion/LoadStoreOpToLLVM.cpp" not in files_of(hits)
+    assert "toy/lib/Conversion/LoadStoreOpToLLVM.cpp" not in Store(index_dir).current().manifest["files"]
+
+
+def test_a_build_that_dies_halfway_leaves_the_old_index_queryable(toy_tree, index_dir, monkeypatch):
+    first = build_toy(toy_tree, index_dir)
+    (toy_tree / "python/compiler.py").write_text("def replaced():\n    return 'new text'\n")
+
+    def crash(*args, **kwargs):
+        raise KeyboardInterrupt  # the process is interrupted between vectors and keywords
+
+    monkeypatch.setattr(build_module, "_write_keywords", crash)
+    with pytest.raises(KeyboardInterrupt):
+        build_toy(toy_tree, index_dir)
+    store = Store(index_dir)
+    assert store.current_id() == first.build
+    assert [p.name for p in store.builds.iterdir()] == [first.build]
+    hits = indexer.search("ToyBackend make_ttgir passes in order", k=3, index_dir=str(index_dir))
+    assert "python/compiler.py" in files_of(hits)
+
+    monkeypatch.undo()
+    report = build_toy(toy_tree, index_dir)
+    assert report.changed_files == 1 and store.current_id() == report.build
+
+
+def test_a_second_build_is_refused_while_one_holds_the_lock(toy_tree, index_dir):
+    store = Store(index_dir)
+    with store.lock():
+        with pytest.raises(BuildLocked, match="another build"):
+            build_toy(toy_tree, index_dir)
+    build_toy(toy_tree, index_dir)  # the lock is released afterwards
+
+
+def test_the_lock_is_held_for_the_whole_build(toy_tree, index_dir, monkeypatch):
+    inside, release = threading.Event(), threading.Event()
+    real = build_module._write_keywords
+
+    def slow(*args, **kwargs):
+        inside.set()
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build_module, "_write_keywords", slow)
+    worker = threading.Thread(target=build_toy, args=(toy_tree, index_dir))
+    worker.start()
+    assert inside.wait(60)
+    try:
+        with pytest.raises(BuildLocked):
+            with Store(index_dir).lock():
+                pass
+    finally:
+        release.set()
+        worker.join()
+
+
+def test_missing_source_path_is_an_error(tmp_path, index_dir):
+    with pytest.raises(SourceError, match="does not exist"):
+        build([str(tmp_path / "nowhere")], index_dir=str(index_dir), embed_spec=TOY)
+    assert Store(index_dir).current_id() is None
+
+
+def test_source_without_indexable_files_is_an_error(tmp_path, index_dir):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "notes.txt").write_text("nothing to index")
+    with pytest.raises(SourceError, match="nothing to index"):
+        build([str(tmp_path / "empty")], index_dir=str(index_dir), embed_spec=TOY)
+
+
+def test_binary_huge_and_non_utf8_files_are_skipped_and_counted(toy_tree, index_dir):
+    (toy_tree / "lib/blob.cpp").write_bytes(b"int x;\0\0\0binary")
+    (toy_tree / "lib/latin1.cpp").write_bytes("// caf\xe9\nint y;\n".encode("latin-1"))
+    (toy_tree / "lib/huge.cpp").write_text("int z;\n" * 100_000)
+    report = build_toy(toy_tree, index_dir)
+    assert report.skipped["toy"] == {"binary": 1, "non_utf8": 1, "huge": 1}
+    assert status(str(index_dir))["trees"]["toy"]["skipped"] == {"binary": 1, "non_utf8": 1, "huge": 1}
+
+
+def test_query_without_an_index_says_how_to_build_one(index_dir):
+    with pytest.raises(IndexMissing, match="ladder index build"):
+        indexer.search("anything", index_dir=str(index_dir))
+
+
+def test_corrupt_index_names_rebuild_and_rebuild_recovers(toy_tree, index_dir):
+    first = build_toy(toy_tree, index_dir)
+    (Store(index_dir).builds / first.build / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexCorrupt, match="--rebuild"):
+        indexer.search("coalesce", index_dir=str(index_dir))
+    with pytest.raises(IndexCorrupt, match="--rebuild"):
+        build_toy(toy_tree, index_dir)
+    report = build_toy(toy_tree, index_dir, rebuild=True)
+    assert not report.up_to_date
+    assert indexer.search("coalesce", k=1, index_dir=str(index_dir))
+
+
+def test_corrupt_vectors_name_rebuild(toy_tree, index_dir):
+    first = build_toy(toy_tree, index_dir)
+    for path in (Store(index_dir).builds / first.build / "bm25").iterdir():
+        path.write_bytes(b"garbage")
+    with pytest.raises(IndexCorrupt, match="--rebuild"):
+        indexer.search("coalesce", index_dir=str(index_dir))
+
+
+def test_status_reports_trees_versions_and_a_newer_version_on_disk(toy_tree, index_dir):
+    (toy_tree / "version.txt").write_text("1.0\n")
+    build_toy(toy_tree, index_dir)
+    info = status(str(index_dir))
+    assert info["trees"]["toy"]["version"] == "1.0" and "now" not in info["trees"]["toy"]
+    assert info["chunks"] > 0 and info["embed"] == TOY and info["passes"] == 2
+    (toy_tree / "version.txt").write_text("1.1\n")
+    assert status(str(index_dir))["trees"]["toy"]["now"] == "1.1"
+
+
+def test_new_tree_version_relabels_chunks_without_re_embedding(toy_tree, index_dir):
+    (toy_tree / "version.txt").write_text("1.0\n")
+    first = build_toy(toy_tree, index_dir)
+    (toy_tree / "version.txt").write_text("1.1\n")
+    second = build_toy(toy_tree, index_dir)
+    assert not second.up_to_date and second.embedded_chunks == 0 and second.reused_vectors == first.chunks
+    records = list(Store(index_dir).current().records())
+    assert {r["metadata"]["version"] for r in records} == {"1.1"}
+
+
+def test_default_build_reuses_the_trees_already_indexed(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    again = build(None, index_dir=str(index_dir))
+    assert again.up_to_date and list(again.trees) == ["toy"]
+
+
+def test_build_report_is_json_serialisable(toy_tree, index_dir):
+    report = build_toy(toy_tree, index_dir)
+    assert json.loads(json.dumps(report.to_json()))["chunks"] == report.chunks
