@@ -26,10 +26,28 @@ def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metr
 
 
 def _metrics(profile: dict | None) -> dict | None:
-    """What rung 2 measured, in the form triage's profile-level detectors read."""
+    """Rung 2's measurements as triage's profile detectors read them: per kernel, the counters of
+    its costliest launch over all cases (ncu groups: sol, occupancy, launch, stalls), the launches
+    per forward and the roofline class of that case."""
     if not profile:
         return None
-    return {"device": profile.get("device"), "ceilings": profile.get("ceilings"), "cases": profile.get("cases", [])}
+    per_kernel: dict[str, dict] = {}
+    for case in profile.get("cases", []):
+        if not case.get("class"):
+            continue
+        launches = (case.get("ncu") or {}).get("launches") or [{"kernel": k} for k in case.get("kernels", [])]
+        for launch in launches:
+            name = launch.get("kernel")
+            cost = launch.get("time_ns") or 0.0
+            if name is None or (name in per_kernel and per_kernel[name].get("time_ns", 0.0) >= cost and cost):
+                continue
+            metrics = {key: launch[key] for key in ("sol", "occupancy", "launch", "stalls", "memory") if key in launch}
+            if launch.get("time_ns"):
+                metrics["time_ns"] = launch["time_ns"]
+            metrics["launches_per_forward"] = case.get("launches")
+            metrics["roofline_class"] = case["class"].removesuffix("-bound")
+            per_kernel[name] = metrics
+    return per_kernel or None
 
 
 def triage_rung(subject: Subject, state: dict) -> dict:
