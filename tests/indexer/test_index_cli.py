@@ -1,0 +1,48 @@
+"""`ladder index build|status` and `ladder query` through click, as a user runs them."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+from conftest import TOY
+
+from diagnoser.cli import main
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_build_status_and_query_json(toy_tree, index_dir):
+    built = run("index", "build", "--source", f"toy={toy_tree}", "--index-dir", str(index_dir), "--embed", TOY)
+    assert built.exit_code == 0, built.output
+    assert "toy" in built.output and "kb" in built.output  # the catalog always comes along
+
+    shown = run("index", "status", "--index-dir", str(index_dir))
+    assert shown.exit_code == 0 and "toy" in shown.output and "chunks" in shown.output
+
+    asked = run("query", "getVectorWidth contiguity alignment", "--k", "2", "--json", "--tree", "toy",
+                "--index-dir", str(index_dir))
+    hits = json.loads(asked.output)
+    assert len(hits) == 2
+    assert hits[0]["path"] == "lib/Conversion/LoadStoreOpToLLVM.cpp"
+    assert {"path", "start", "end", "pass", "score", "text"} <= set(hits[0])
+
+
+def test_query_prints_path_lines_pass_and_score(toy_tree, index_dir):
+    run("index", "build", "--source", f"toy={toy_tree}", "--index-dir", str(index_dir), "--embed", TOY)
+    shown = run("query", "getVectorWidth contiguity alignment", "--k", "1", "--tree", "toy",
+                "--index-dir", str(index_dir))
+    assert "lib/Conversion/LoadStoreOpToLLVM.cpp:" in shown.output
+    assert "pass=toy-convert-to-llvm" in shown.output and "score=" in shown.output
+
+
+def test_user_mistakes_end_with_one_line_and_no_traceback(tmp_path, index_dir):
+    missing = run("index", "build", "--source", str(tmp_path / "nowhere"), "--index-dir", str(index_dir),
+                  "--embed", TOY)
+    assert missing.exit_code == 1
+    assert missing.output.strip().splitlines() == [f"Error: source path does not exist or is not a directory: "
+                                                   f"{tmp_path / 'nowhere'}"]
+    no_index = run("query", "anything", "--index-dir", str(index_dir))
+    assert no_index.exit_code == 1 and "ladder index build" in no_index.output
+    assert "Traceback" not in no_index.output
