@@ -91,7 +91,7 @@ def flat_record(result: dict[str, Any], name: str) -> dict[str, Any]:
         merged = dict(case)
         merged["reference_ms"] = (facts.get("reference_ms") or {}).get("median")
         merged["torch_compile_ms"] = (facts.get("torch_compile_ms") or {}).get("median")
-        for key in ("bytes", "flops", "reference_precision", "allow_tf32"):
+        for key in ("bytes", "flops", "reference_precision", "allow_tf32", "compute_dtype"):
             if key in facts:
                 merged[key] = facts[key]
         cases.append(merged)
