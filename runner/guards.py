@@ -54,7 +54,7 @@ def unwritten_count(tensor: torch.Tensor) -> int:
     """How many elements still hold the poison pattern (every byte 0xFF)."""
     if tensor.numel() == 0:
         return 0
-    raw = tensor.detach().contiguous().view(torch.uint8).reshape(tensor.numel(), tensor.element_size())
+    raw = tensor.detach().reshape(-1).contiguous().view(torch.uint8).reshape(tensor.numel(), tensor.element_size())
     return int((raw == POISON_BYTE).all(dim=1).sum().item())
 
 

@@ -19,5 +19,37 @@ class InterpretBackend(Backend):
     def device_name(self) -> str:
         return "CPU (Triton interpreter)"
 
+    def setup(self) -> None:
+        _convert_bf16_dot_operands()
+
+
+def _convert_bf16_dot_operands() -> None:
+    """Make the interpreter's ``tl.dot`` correct for bfloat16 operands.
+
+    The interpreter stores bfloat16 as uint16 and its ``create_dot`` converts only 8-bit float
+    operands before ``np.matmul``, so a bfloat16 dot multiplies raw bit patterns (results near 1e10;
+    triton-lang/triton#11584, not supported upstream). Converting the operands to float32 first, as
+    the interpreter's own casts do, gives what the GPU computes: exact products, fp32 accumulation.
+    """
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    original = interpreter.InterpreterBuilder.create_dot
+    if getattr(original, "converts_bf16", False):
+        return
+
+    def as_float32(handle):
+        if handle.dtype.scalar != tl.bfloat16:
+            return handle
+        bits = interpreter._convert_float(handle.data, tl.bfloat16, tl.float32, None)
+        return interpreter.TensorHandle(bits.view(np.float32).reshape(handle.data.shape), tl.float32)
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        return original(self, as_float32(a), as_float32(b), d, input_precision, max_num_imprecise_acc)
+
+    create_dot.converts_bf16 = True
+    interpreter.InterpreterBuilder.create_dot = create_dot
+
 
 backend = InterpretBackend()
