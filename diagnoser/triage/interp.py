@@ -102,6 +102,7 @@ class Access:
     dot_operand: bool = False
     result_origins: frozenset = frozenset()
     sample_offsets: Any = None      # concrete element offsets for the first sampled program
+    from_dot: bool = False          # a store of a value computed by tl.dot (an accumulator tile)
 
     @property
     def in_loop(self) -> bool:
@@ -1160,6 +1161,7 @@ class KernelWalker:
         access = self._access(node, "store", ptr, mask, False, None)
         if access is not None:
             access.result_origins |= value.origins
+            access.from_dot = access.from_dot or "dot" in value.deps
         self._mark_layout_use(value, "feeds_store")
         return V("none")
 

@@ -59,8 +59,6 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                 continue
             threads = THREADS_PER_WARP * report.num_warps
             full_vector = max(128 // access.elem_bits, 1)
-            if access.numel // threads < full_vector:
-                continue  # too few elements per thread to fill a vector anyway (see nv.tiny-block)
             strides = access.true_strides or ()
             last = strides[-1] if strides else None
             unit_axes = [d for d, s in enumerate(strides) if s == 1]
@@ -72,6 +70,8 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                           "block access walks a strided axis fastest", 0.8 if unit_axes else 0.7,
                           [source_evidence(ctx, access.line, detail)], analysis.case)
                 continue
+            if access.numel // threads < full_vector:
+                continue  # too few elements per thread to fill a vector anyway (see nv.tiny-block)
             if last is None and access.true_vec is None:
                 continue
             predicted = access.width.per_thread
@@ -145,7 +145,7 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
                 found.add(ctx, "nv.tiny-block", name, dot.line, "too little work per program", 0.7,
                           [source_evidence(ctx, dot.line, detail)], analysis.case)
         for access in tiles:
-            if _runtime_loops(report, access.loops) or access.dot_operand:
+            if _runtime_loops(report, access.loops) or access.dot_operand or access.from_dot:
                 continue
             bytes_per_thread = access.numel * access.elem_bits / 8 / threads
             if bytes_per_thread > 256 and access.numel >= 4096:
@@ -616,6 +616,8 @@ def _program_extent(report: KernelReport, access: Any) -> int:
 def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
     """nv.hardcoded-config: one fixed tile / num_warps / num_stages for cases whose sizes differ
     widely, with no autotune or heuristic choosing per case."""
+    from ..fixes.launch import plan
+
     found = Findings()
     by_kernel: dict[str, list[LaunchAnalysis]] = defaultdict(list)
     for analysis in ctx.analyses:
@@ -627,15 +629,21 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
         cases = {a.case_index for a in analyses}
         if len(cases) < 2:
             continue
-        tile_params = set().union(*(a.report.tile_params for a in analyses))
-        configs = {(tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in tile_params)),
+        # Knobs: tile sizes the source fixes at the launch and whose axis the grid or a loop
+        # covers (so another value would also be correct), plus fixed num_warps/num_stages.
+        knobs = set()
+        for site in ctx.source.launches:
+            if site.kernel == name:
+                knobs |= {p.name for p in plan(ctx.source, site).params.values() if p.static and p.tiling}
+        configs = {(tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in knobs)),
                     a.launch.num_warps, a.launch.num_stages) for a in analyses}
         sizes = [max((arg.numel for arg in a.launch.tensors().values()), default=0) for a in analyses]
         spread = max(sizes) / max(min(sizes), 1) if sizes else 1
-        tiles = {tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in tile_params)) for a in analyses}
+        tiles = {tuple(sorted((k, v) for k, v in a.launch.constexprs.items()
+                              if k in a.report.tile_params)) for a in analyses}
         warps = {a.launch.num_warps for a in analyses}
         line = analyses[0].launch.line
-        if len(configs) == 1 and tile_params and spread >= 4:
+        if len(configs) == 1 and knobs and spread >= 4:
             config, num_warps, num_stages = next(iter(configs))
             shown = ", ".join(f"{k}={v}" for k, v in config)
             detail = (f"every case launches with {shown}, num_warps={num_warps}, num_stages={num_stages} while the "
@@ -675,7 +683,7 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
         per_element = [op for op in report.int64_ops if op.per_element]
         if per_element and (largest is None or largest < 2 ** 31):
             op = per_element[0]
-            explicit = "int64" in op.text or "to(" in op.text
+            explicit = any("int64" in o.text for o in report.int64_ops)
             detail = (f"64-bit per-element index arithmetic (`{op.text}`)"
                       + (f" while the largest tensor has {largest} elements (< 2**31)" if largest is not None else ""))
             found.add(ctx, "nv.int64-index", name, op.line, "64-bit index math where 32 bits suffice",

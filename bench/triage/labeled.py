@@ -1,0 +1,104 @@
+"""Precision and recall of triage on the labeled kernels (tests/triage/labeled), per catalog id and
+overall, on the CPU: the source rung always, plus rung-3 facts compiled ahead of time with `--ir`.
+
+    PYTHONPATH=. python3 bench/triage/labeled.py [--ir] [--out bench/results/triage-labeled.json]
+
+A kernel counts once per id: an id is a true positive when triage reports it for that kernel (at
+the default confidence threshold) and the labels list it, a false positive when the labels do not,
+a false negative when the labels list it and triage does not.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+LABELED = ROOT / "tests" / "triage" / "labeled"
+
+
+def load_labels(folder: Path = LABELED) -> dict[str, set[str]]:
+    import yaml
+
+    return {name: set(ids or []) for name, ids in yaml.safe_load((folder / "labels.yaml").read_text()).items()}
+
+
+def evaluate(folder: Path = LABELED, with_ir: bool = False) -> dict:
+    from diagnoser.triage import run_triage
+
+    labels = load_labels(folder)
+    per_kernel = {}
+    counts: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0})
+    for name, expected in sorted(labels.items()):
+        solution, problem = folder / name / "solution.py", folder / name / "problem.py"
+        facts = _facts(solution, problem) if with_ir else None
+        started = time.perf_counter()
+        result = run_triage(str(solution), str(problem), facts=facts)
+        found = {f.pattern for f in result.findings if f.pattern}
+        for pattern in found & expected:
+            counts[pattern]["tp"] += 1
+        for pattern in found - expected:
+            counts[pattern]["fp"] += 1
+        for pattern in expected - found:
+            counts[pattern]["fn"] += 1
+        per_kernel[name] = {"expected": sorted(expected), "found": sorted(found),
+                            "missed": sorted(expected - found), "extra": sorted(found - expected),
+                            "seconds": round(time.perf_counter() - started, 2), "notes": result.notes}
+    per_id = {pattern: {**c, **_scores(c)} for pattern, c in sorted(counts.items())}
+    total = {k: sum(c[k] for c in counts.values()) for k in ("tp", "fp", "fn")}
+    return {"with_ir": with_ir, "kernels": len(labels), "overall": {**total, **_scores(total)},
+            "per_id": per_id, "per_kernel": per_kernel}
+
+
+def _scores(c: dict[str, int]) -> dict[str, float | None]:
+    precision = c["tp"] / (c["tp"] + c["fp"]) if c["tp"] + c["fp"] else None
+    recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else None
+    return {"precision": None if precision is None else round(precision, 3),
+            "recall": None if recall is None else round(recall, 3)}
+
+
+def _facts(solution: Path, problem: Path) -> list:
+    """Rung-3 facts through the aot backend (no device), or none when capture fails."""
+    try:
+        from diagnoser.ir import facts_for
+
+        target = "ascend" if "torch_npu" in solution.read_text() else "sm90"
+        return facts_for(str(solution), str(problem), target=target)
+    except Exception as error:  # the source rung is still measured
+        print(f"  {solution.parent.name}: no IR facts ({type(error).__name__}: {error})", file=sys.stderr)
+        return []
+
+
+def table(report: dict) -> str:
+    lines = [f"{'pattern':30s} {'tp':>3s} {'fp':>3s} {'fn':>3s} {'precision':>9s} {'recall':>7s}"]
+    for pattern, row in report["per_id"].items():
+        lines.append(f"{pattern:30s} {row['tp']:3d} {row['fp']:3d} {row['fn']:3d} "
+                     f"{_fmt(row['precision']):>9s} {_fmt(row['recall']):>7s}")
+    o = report["overall"]
+    lines.append(f"{'overall':30s} {o['tp']:3d} {o['fp']:3d} {o['fn']:3d} {_fmt(o['precision']):>9s} {_fmt(o['recall']):>7s}")
+    return "\n".join(lines)
+
+
+def _fmt(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ir", action="store_true", help="add rung-3 facts compiled ahead of time")
+    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "triage-labeled.json"))
+    args = parser.parse_args()
+    report = evaluate(with_ir=args.ir)
+    for name, row in report["per_kernel"].items():
+        if row["missed"] or row["extra"]:
+            print(f"{name}: missed {row['missed']} extra {row['extra']}")
+    print(table(report))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
