@@ -98,21 +98,15 @@ def measure_ceilings(device: str = "cuda", copy_bytes: int = 2 << 30, matmul_siz
     import torch
 
     module = getattr(torch, device)
-    source = torch.empty(copy_bytes // 4, dtype=torch.float32, device=device).uniform_()
-    target = torch.empty_like(source)
-    copy_s = _best_time(module, lambda: target.copy_(source), reps)
-    del source, target
+    copy_s = _copy_time(module, device, copy_bytes, reps)
     tflops = {}
     previous = torch.backends.cuda.matmul.allow_tf32
     try:
         for key, dtype, tf32 in (("bf16", torch.bfloat16, False), ("fp16", torch.float16, False),
                                  ("tf32", torch.float32, True), ("fp32", torch.float32, False)):
             torch.backends.cuda.matmul.allow_tf32 = tf32
-            a = torch.randn(matmul_size, matmul_size, device=device, dtype=dtype)
-            b = torch.randn(matmul_size, matmul_size, device=device, dtype=dtype)
-            seconds = _best_time(module, lambda: torch.matmul(a, b), reps if key != "fp32" else 5)
+            seconds = _matmul_time(module, device, dtype, matmul_size, reps if key != "fp32" else 5)
             tflops[key] = 2 * matmul_size ** 3 / seconds / 1e12
-            del a, b
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
     return {
@@ -122,6 +116,22 @@ def measure_ceilings(device: str = "cuda", copy_bytes: int = 2 << 30, matmul_siz
         "bandwidth_gbps": 2 * copy_bytes / copy_s / 1e9,
         "tflops": tflops,
     }
+
+
+def _copy_time(module, device: str, copy_bytes: int, reps: int) -> float:
+    import torch
+
+    source = torch.empty(copy_bytes // 4, dtype=torch.float32, device=device).uniform_()
+    target = torch.empty_like(source)
+    return _best_time(module, lambda: target.copy_(source), reps)
+
+
+def _matmul_time(module, device: str, dtype, size: int, reps: int) -> float:
+    import torch
+
+    a = torch.randn(size, size, device=device, dtype=dtype)
+    b = torch.randn(size, size, device=device, dtype=dtype)
+    return _best_time(module, lambda: torch.matmul(a, b), reps)
 
 
 def _best_time(module, function, reps: int) -> float:

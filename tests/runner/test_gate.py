@@ -187,3 +187,10 @@ def test_cli_exits_two_when_the_backend_is_missing():
 def test_cli_lists_the_static_rules():
     result = CliRunner().invoke(bench_command, ["--list-checks"])
     assert result.exit_code == 0 and "try-except" in result.output
+
+
+def test_wild_store_crashes_the_worker_not_the_caller(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the worker finds the runner without the repository as cwd
+    record = bench_pair(ADD / "out_of_bounds.py", ADD / "problem.py", backend="interpret", seeds=1)
+    stage, reason = rejection(record)
+    assert stage == "crash" and "SIGSEGV" in reason
