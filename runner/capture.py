@@ -362,6 +362,7 @@ class JitCapture:
     `knobs.runtime.launch_enter_hook` (each launch). The launch hook sees no grid, so while active
     each captured JITFunction gets a `launch_metadata` that adds it (chained to the user's own).
     A kernel compiled before the capture began is found by its function handle when it launches.
+    Compiles during the capture bypass Triton's on-disk cache (`fresh_compiles`).
     """
 
     def __init__(self) -> None:
@@ -375,8 +376,12 @@ class JitCapture:
         from triton import knobs
 
         self._previous_hook = knobs.runtime.jit_post_compile_hook
+        self._fresh = fresh_compiles()
+        self._fresh.__enter__()
         knobs.runtime.jit_post_compile_hook = self._on_compiled
         knobs.runtime.launch_enter_hook.add(self._on_launch)
+        for jit_fn in _live_jit_functions():  # kernels the JIT already holds still report their grids
+            self._report_grid(jit_fn)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -384,6 +389,7 @@ class JitCapture:
 
         knobs.runtime.jit_post_compile_hook = self._previous_hook
         knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        self._fresh.__exit__(*exc)
         for jit_fn, original in self._saved_metadata.values():
             jit_fn.launch_metadata = original
         self._saved_metadata.clear()
@@ -417,18 +423,13 @@ class JitCapture:
 
     def _find_precompiled(self, handle: int) -> None:
         """A launch of a kernel compiled before the capture: find it among live JITFunctions."""
-        from triton.runtime.jit import JITFunction
-
-        for obj in gc.get_objects():
-            if not isinstance(obj, JITFunction):
-                continue
-            for device, caches in list(obj.device_caches.items()):
+        for jit_fn in _live_jit_functions():
+            for caches in list(jit_fn.device_caches.values()):
                 for kernel in caches[0].values():
                     if getattr(kernel, "function", None) == handle:
                         info = {"signature": kernel.src.signature, "constants": kernel.src.constants,
                                 "configs": [kernel.src.attrs]}
-                        self._compiled.append((obj, kernel, info))
-                        self._report_grid(obj)
+                        self._compiled.append((jit_fn, kernel, info))
                         return
 
     def kernels(self) -> list[CapturedKernel]:
@@ -450,6 +451,31 @@ class JitCapture:
             if handle in by_handle:
                 by_handle[handle].launches.append({"case": case, "grid": grid})
         return merge_and_label(records)
+
+
+def _live_jit_functions() -> list[Any]:
+    from triton.runtime.jit import JITFunction
+
+    # type(), not isinstance(): isinstance would consult lazy proxies' __class__ (and their warnings).
+    return [obj for obj in gc.get_objects() if issubclass(type(obj), JITFunction)]
+
+
+@contextlib.contextmanager
+def fresh_compiles() -> Iterator[None]:
+    """Compile instead of reusing Triton's on-disk cache while capturing.
+
+    The cache key hashes a kernel's source, not its file: a cached kernel's IR may carry the
+    locations of another copy of the same source (a deleted temp dir, another checkout), and a
+    cache hit skips the compile stages. A capture must describe this file.
+    """
+    from triton import knobs
+
+    saved = knobs.compilation.always_compile
+    knobs.compilation.always_compile = True
+    try:
+        yield
+    finally:
+        knobs.compilation.always_compile = saved
 
 
 def capture(solution_path: str | Path, problem_path: str | Path | None = None, case_index: int | None = None,

@@ -61,8 +61,7 @@ def ir(solution: str, problem: str | None, case: int | None, stage: str | None, 
         click.echo(json.dumps(payload, indent=1, default=str))
         return
     for kernel in kernels:
-        if not facts_only:
-            click.echo(_summary_line(kernel))
+        click.echo(kernel.label if facts_only else _summary_line(kernel))
         for fact in facts:
             if fact.kernel == kernel.label:
                 click.echo(f"  {_where(fact):<24} {fact.kind:<18} {describe(fact)}")

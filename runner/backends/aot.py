@@ -22,7 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.capture import CapturedKernel, cpu_stand_in, jsonable, merge_and_label, nvidia_record, run_target
+from runner.capture import (CapturedKernel, cpu_stand_in, fresh_compiles, jsonable, merge_and_label, nvidia_record,
+                            run_target)
 
 DEFAULT_TARGET = "sm90"
 
@@ -73,6 +74,8 @@ class AotCapture:
 
         JITFunction.run = jit_run
         Autotuner.run = autotune_run
+        self._fresh = fresh_compiles()
+        self._fresh.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -81,6 +84,7 @@ class AotCapture:
 
         JITFunction.run = self._saved["jit"]
         Autotuner.run = self._saved["autotune"]
+        self._fresh.__exit__(*exc)
 
     def set_case(self, case: int | None) -> None:
         self.case = case

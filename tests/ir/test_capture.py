@@ -192,3 +192,75 @@ def test_stand_in_keeps_cuda_tensors_on_the_cpu_without_filling_them():
         y = torch.ones(3).cuda().to("cuda:0")
     assert x.device.type == "cpu" and x.shape == (8, 4) and x.dtype == torch.float16
     assert y.device.type == "cpu" and y.tolist() == [1.0, 1.0, 1.0]
+
+
+@pytest.fixture
+def gpu_stand_in():
+    """A stub driver that lets Triton's JIT compile for sm_90 and 'launch' through the real hook path.
+
+    The stub launcher does what the CUDA launcher does around a launch: it calls the launch hooks.
+    """
+    from triton.backends.compiler import GPUTarget
+    from triton.runtime import driver
+
+    class Launcher:
+        def __init__(self, src, metadata):
+            pass
+
+        def __call__(self, gx, gy, gz, stream, function, packed, launch_metadata, enter_hook, exit_hook, *args):
+            enter_hook(launch_metadata)
+            exit_hook(launch_metadata)
+
+    class Utils:
+        def load_binary(self, name, kernel, shared, device):
+            return 1, hash(kernel) & 0xFFFFFF, 42, 3, 1024
+
+        def get_device_properties(self, device):
+            return {"max_shared_mem": 232448}
+
+    class Sm90Stub:
+        utils, launcher_cls = Utils(), Launcher
+
+        def get_current_device(self):
+            return 0
+
+        def get_current_stream(self, device=None):
+            return 0
+
+        def get_current_target(self):
+            return GPUTarget("cuda", 90, 32)
+
+    saved = driver._active
+    driver.set_active(Sm90Stub())
+    yield
+    driver._active = saved
+
+
+def test_jit_capture_records_what_the_hooks_report(gpu_stand_in):
+    from runner.capture import JitCapture
+
+    x = torch.empty(4112)
+    with JitCapture() as session:
+        session.case = 7
+        ir_kernels.copy_kernel[(4,)](x, x, 4096, BLOCK=1024)
+        ir_kernels.copy_kernel[(5,)](x, x, 4096, BLOCK=1024)
+        ir_kernels.copy_kernel[(1,)](x[1:], x, 4099, BLOCK=1024)
+    kernels = {len(kernel.attrs): kernel for kernel in session.kernels()}
+    aligned, misaligned = kernels[3], kernels[1]  # src, dst and n divisible by 16; only dst
+    assert aligned.backend == "cuda" and aligned.launches == [{"case": 7, "grid": [4, 1, 1]},
+                                                             {"case": 7, "grid": [5, 1, 1]}]
+    assert misaligned.launches == [{"case": 7, "grid": [1, 1, 1]}]
+    assert aligned.resources["driver_registers"] == 42 and aligned.resources["driver_spills"] == 3
+    (aot,) = aot_kernels(lambda: ir_kernels.copy_kernel[(4,)](x, x, 4096, BLOCK=1024))
+    assert aot.metadata["hash"] == aligned.metadata["hash"] and aot.label == "copy_kernel"
+
+
+def test_jit_capture_finds_kernels_compiled_before_it_began(gpu_stand_in):
+    from runner.capture import JitCapture
+
+    x = torch.empty(2048)
+    ir_kernels.heuristic_copy_kernel[(4,)](x, x, 2048)  # compiled and cached before the capture
+    with JitCapture() as session:
+        ir_kernels.heuristic_copy_kernel[(4,)](x, x, 2048)
+    (kernel,) = session.kernels()
+    assert kernel.name == "heuristic_copy_kernel" and kernel.launches == [{"case": None, "grid": [4, 1, 1]}]
