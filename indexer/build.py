@@ -102,6 +102,8 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
     file_passes = ", ".join(_file_passes(f, registry))
     file_backend = backend_of(f.path, f.language, f.text)
     td_passes = {p["name"]: p for p in _td_passes(f, registry)}
+    # Identical files (two empty __init__.py) share a key, never an id.
+    file_id = hashlib.sha256(f"{f.key}\0{key}".encode()).hexdigest()[:20]
     records = []
     for index, piece in enumerate(chunk(f.text, f.language)):
         pass_name, related = file_passes, ""
@@ -115,7 +117,7 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
             "backend": piece.backend or file_backend, "version": tree.version, "related": related,
             "terms": identifier_words(" ".join([piece.text, piece.symbol, pass_name, related])),
         }
-        records.append(make_record(f"{key[:20]}-{index}", piece.text, metadata))
+        records.append(make_record(f"{file_id}-{index}", piece.text, metadata))
     return records
 
 

@@ -215,3 +215,13 @@ def test_default_build_reuses_the_trees_already_indexed(toy_tree, index_dir):
 def test_build_report_is_json_serialisable(toy_tree, index_dir):
     report = build_toy(toy_tree, index_dir)
     assert json.loads(json.dumps(report.to_json()))["chunks"] == report.chunks
+
+
+def test_identical_files_in_two_places_are_both_indexed(toy_tree, index_dir):
+    (toy_tree / "python/__init__.py").write_text('"""Package marker with a docstring."""\n')
+    (toy_tree / "docs/__init__.py").write_text('"""Package marker with a docstring."""\n')
+    build_toy(toy_tree, index_dir)
+    records = list(Store(index_dir).current().records())
+    paths = {r["metadata"]["path"] for r in records}
+    assert {"python/__init__.py", "docs/__init__.py"} <= paths
+    assert len({r["id"] for r in records}) == len(records)
