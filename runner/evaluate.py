@@ -154,10 +154,11 @@ def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options
                                         for index, case in enumerate(problem.cases)]})
     for candidate in candidates:
         _load(candidate, emit)
+    device_name = backend.device_name()  # asked now: after a device error the device may not answer
     tracer = LaunchTracer(backend.launch_hook_fires)
     tracer.install()
     timed = options.time and backend.can_time
-    ceilings = roofline.load_ceilings(backend.device_name()) if timed else None
+    ceilings = roofline.load_ceilings(device_name) if timed else None
     indexes = options.cases if options.cases is not None else list(range(len(problem.cases)))
     for index in indexes:
         if not 0 <= index < len(problem.cases):
@@ -175,7 +176,7 @@ def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options
     return {
         "problem": str(problem.path),
         "backend": backend.name,
-        "device": backend.device_name(),
+        "device": device_name,
         "timed": timed,
         "ceilings": ceilings,
         "base_seed": base_seed,
@@ -302,7 +303,7 @@ def _evaluate_case(problem: Problem, index: int, candidates: list[Candidate], ba
         report["compute_dtype"] = str(_compute_dtype(first_inputs, reference_model)).replace("torch.", "")
     if timed and first_inputs is not None:
         _time_case(problem, index, case, candidates, models, reference, backend, tracer, options,
-                   base_seed, ceilings, report, first_inputs, emit)
+                   base_seed, ceilings, report, emit)
     return report
 
 
@@ -432,7 +433,7 @@ def _compute_dtype(inputs: list, model: torch.nn.Module) -> torch.dtype:
 def _time_case(problem: Problem, index: int, case: dict, candidates: list[Candidate],
                models: dict[str, torch.nn.Module], reference: Reference, backend: Any,
                tracer: LaunchTracer, options: Options, base_seed: int, ceilings: dict,
-               report: dict[str, Any], first_inputs: list, emit: Emit) -> None:
+               report: dict[str, Any], emit: Emit) -> None:
     device = backend.device()
     contestants = [timing.Contestant("reference", reference.native, guarded=False, verify=False)]
     if options.torch_compile:
@@ -447,14 +448,12 @@ def _time_case(problem: Problem, index: int, case: dict, candidates: list[Candid
         model = models[candidate.name]
         contestants.append(timing.Contestant(candidate.name, lambda inputs, m=model: _no_grad(m, inputs),
                                              guarded=True, verify=True))
-    expected_cache: dict[int, tuple[Any, Any, bool]] = {}
+    last: dict[str, Any] = {}  # the repetition's inputs (held, so their identity stays theirs) and outputs
 
     def verify(inputs: list, output: Any) -> Verdict:
-        key = id(inputs)
-        if key not in expected_cache:
-            expected_cache.clear()
-            expected_cache[key] = reference.outputs(inputs)
-        expected, native, exact = expected_cache[key]
+        if last.get("inputs") is not inputs:
+            last["inputs"], last["outputs"] = inputs, reference.outputs(inputs)
+        expected, native, exact = last["outputs"]
         return compare(output, expected, native, allow_tf32=reference.allow_tf32, expected_is_float64=exact)
 
     emit({"event": "progress", "stage": "time", "case": index,
@@ -472,6 +471,10 @@ def _time_case(problem: Problem, index: int, case: dict, candidates: list[Candid
                                                    "message": message}))
             break
         except timing.ContestantError as failure:
+            if failure.name == "torch.compile" and _device_usable(backend):
+                report["torch_compile_error"] = one_line(failure.error)
+                contestants = [c for c in contestants if c.name != failure.name]
+                continue
             candidate = by_name.get(failure.name)
             if candidate is None and not _device_usable(backend):
                 for suspect in timed:

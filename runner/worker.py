@@ -20,7 +20,7 @@ from pathlib import Path
 EVENT_PREFIX = "\x1eladder-event "
 
 
-def main(argv: list[str]) -> int:
+def main(argv: list[str]) -> None:
     request_path, result_path = Path(argv[0]), Path(argv[1])
     request = json.loads(request_path.read_text())
     # A private copy of stderr for events: candidate code redirecting sys.stderr does not lose them.
@@ -33,7 +33,11 @@ def main(argv: list[str]) -> int:
     temporary = result_path.with_suffix(".tmp")
     temporary.write_text(json.dumps(result, default=str))
     temporary.replace(result_path)
-    return 0
+    # Skip interpreter teardown: after a device error, releasing the device can hang or crash, and
+    # everything the caller needs is written.
+    for stream in (sys.stdout, sys.stderr, events):
+        stream.flush()
+    os._exit(0)
 
 
 def run(request: dict, emit) -> dict:
@@ -64,4 +68,4 @@ def run(request: dict, emit) -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    main(sys.argv[1:])
