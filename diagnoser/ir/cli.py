@@ -123,8 +123,10 @@ def describe(fact: Fact) -> str:
     """One line a kernel engineer reads at a glance."""
     v = fact.value
     describers = {
-        "global_access": lambda: (f"{v['op']} {v['vector_bits'] or '?'}-bit ({v['elements'] or '?'} x {v['dtype']})"
-                                  f" via {v['via']}" + (" masked" if v["masked"] else "")
+        "global_access": lambda: ((f"{v['op']} {'x'.join(map(str, v['tensor_shape']))} {v['dtype']} tile"
+                                   if v["via"] == "tma" else
+                                   f"{v['op']} {v['vector_bits'] or '?'}-bit ({v['elements'] or '?'} x {v['dtype']})")
+                                  + f" via {v['via']}" + (" masked" if v["masked"] else "")
                                   + (" in loop" if v["in_loop"] else "")),
         "spill": lambda: f"{v['spill_stores_bytes']} B stored / {v['spill_loads_bytes']} B loaded "
                          f"({v['stl']} STL, {v['ldl']} LDL)",

@@ -114,19 +114,23 @@ def global_access(view: KernelView, context: Context) -> list[Fact]:
         op = ops[0]
         frame = op.frame
         types = tensor_types(op.text.split(" loc(")[0])
-        pointer = types[0] if types else None
-        dtype = pointer.pointee if pointer and pointer.pointee else _scalar_pointee(op.text)
-        widths = _ptx_widths(code, frame, kind, via) if code is not None and frame else []
+        block = types[0] if types else None  # a tensor of pointers, or a TMA descriptor's block
+        if via == "tma":
+            dtype, shape = (block.element, list(block.shape)) if block else (None, [])
+        else:
+            dtype = block.pointee if block and block.pointee else _scalar_pointee(op.text)
+            shape = list(block.shape) if block and block.pointee else []
+        matches = _ptx_matches(code, frame, kind, via) if code is not None and frame else []
+        widths = [bits for _, bits in matches if bits]  # a TMA copy moves a whole tile: no width
         bits = min(widths) if widths else None
         ebits = element_bits(dtype) if dtype else None
         value = {
             "op": kind, "vector_bits": bits, "elements": bits // ebits if bits and ebits else None,
             "dtype": dtype, "masked": _is_masked(op), "via": via, "in_loop": any(o.in_loop for o in ops),
-            "instructions": len(widths), "widths": sorted(set(widths)),
-            "tensor_shape": list(pointer.shape) if pointer and pointer.pointee else [],
+            "instructions": len(matches), "widths": sorted(set(widths)), "tensor_shape": shape,
         }
-        facts.append(view.fact("global_access", value, frame=frame, stage="ptx" if widths else "ttgir",
-                               excerpt=_excerpt(op.text, _first_ptx(code, frame, kind, via))))
+        facts.append(view.fact("global_access", value, frame=frame, stage="ptx" if matches else "ttgir",
+                               excerpt=_excerpt(op.text, matches[0][0].text if matches else "")))
     return facts
 
 
@@ -158,17 +162,6 @@ def _ptx_matches(code: Any, frame: Any, kind: str, via: str) -> list[tuple[Any, 
         return found
 
     return widths(code.at(frame.file, frame.line, frame.col)) or widths(code.at(frame.file, frame.line))
-
-
-def _ptx_widths(code: Any, frame: Any, kind: str, via: str) -> list[int]:
-    return [bits for _, bits in _ptx_matches(code, frame, kind, via) if bits]
-
-
-def _first_ptx(code: Any, frame: Any, kind: str, via: str) -> str:
-    if code is None or frame is None:
-        return ""
-    matches = _ptx_matches(code, frame, kind, via)
-    return matches[0][0].text if matches else ""
 
 
 def spill(view: KernelView, context: Context) -> list[Fact]:

@@ -145,6 +145,19 @@ def heuristic_copy_kernel(src, dst, n, BLOCK: tl.constexpr):
     tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
 
 
+@triton.jit
+def tma_copy_kernel(in_desc, out_desc, BLOCK: tl.constexpr):
+    tile = in_desc.load([tl.program_id(0) * BLOCK, 0])  # @tma-load
+    out_desc.store([tl.program_id(0) * BLOCK, 0], tile)  # @tma-store
+
+
+@triton.jit
+def row_offset_kernel(src, dst, row_stride, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * row_stride + tl.arange(0, BLOCK)  # @row-offset
+    scale = tl.load(dst)  # @scalar-load
+    tl.store(dst + tl.arange(0, BLOCK), tl.load(src + offs) * scale)
+
+
 # ---------------------------------------------------------------------------------------------
 # Launches (CPU tensors; under the aot backend nothing executes)
 # ---------------------------------------------------------------------------------------------
@@ -159,6 +172,14 @@ def _matmul(block_m: int, block_n: int, block_k: int, num_warps: int, num_stages
     grid = (size // block_m, size // block_n)
     matmul_kernel[grid](a, a, torch.empty_like(a), size, size, size, size, size, size, BLOCK_M=block_m,
                         BLOCK_N=block_n, BLOCK_K=block_k, num_warps=num_warps, num_stages=num_stages)
+
+
+def _tma_copy() -> None:
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    x = torch.empty(256, 64)
+    tma_copy_kernel[(4,)](TensorDescriptor.from_tensor(x, [64, 64]), TensorDescriptor.from_tensor(x, [64, 64]),
+                          BLOCK=64)
 
 
 def _pressure() -> None:
@@ -187,6 +208,10 @@ LAUNCHES = {
     "reduce_loop_one_warp": lambda: reduce_loop_kernel[(1,)](torch.empty(1 << 14), torch.empty(256), 16, BLOCK=256,
                                                              num_warps=1),
     "barrier_loop": lambda: barrier_loop_kernel[(1,)](torch.empty(1 << 14), torch.empty(1024), 16, BLOCK=1024),
+    "tma_copy": _tma_copy,
+    # a row stride past 2**31 makes Triton specialize it as i64: every element's offset is 64-bit
+    "wide_row_stride": lambda: row_offset_kernel[(2,)](torch.empty(1024), torch.empty(1024), 2**31 + 16, BLOCK=1024),
+    "narrow_row_stride": lambda: row_offset_kernel[(2,)](torch.empty(1024), torch.empty(1024), 1024, BLOCK=1024),
     "autotuned": lambda: autotuned_copy_kernel[lambda meta: (triton.cdiv(4096, meta["BLOCK"]),)](
         torch.empty(4096), torch.empty(4096), 4096),
     "heuristics": lambda: heuristic_copy_kernel[lambda meta: (triton.cdiv(4096, meta["BLOCK"]),)](

@@ -36,6 +36,17 @@ def test_strided_load_is_scalar(facts):
     assert at(facts("strided", "global_access"), "@strided-load", vector_bits=32, elements=1)
 
 
+def test_scalar_pointer_load_moves_one_element(facts):
+    assert at(facts("narrow_row_stride", "global_access"), "@scalar-load", vector_bits=32, elements=1, tensor_shape=[])
+
+
+def test_tensor_descriptor_copies_go_through_tma(facts):
+    found = facts("tma_copy", "global_access")
+    (load,) = at(found, "@tma-load", op="load", via="tma", dtype="f32", tensor_shape=[64, 64])
+    assert load.value["instructions"] >= 1 and load.value["vector_bits"] is None
+    assert at(found, "@tma-store", op="store", via="tma")
+
+
 def test_register_cap_spills_on_the_heavy_line(facts):
     (spill,) = facts("pressure", "spill")
     assert spill.value["spill_stores_bytes"] > 0 and spill.value["stl"] > 0 and spill.value["ldl"] > 0
@@ -85,6 +96,11 @@ def test_int64_program_offsets_are_per_element_64_bit_math(facts):
     (fact,) = at(facts("int64_offsets", "int64_index"), "@int64-offsets", per_element=True)
     assert "arith.addi" in fact.value["ops"]
     assert facts("copy_aligned", "int64_index") == []
+
+
+def test_row_stride_beyond_int32_makes_per_element_offsets_64_bit(facts):
+    assert at(facts("wide_row_stride", "int64_index"), "@row-offset", per_element=True)
+    assert facts("narrow_row_stride", "int64_index") == []
 
 
 def test_division_and_remainder_in_loop_by_runtime_width(facts):
