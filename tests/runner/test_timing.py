@@ -5,32 +5,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from runner.backends.base import Backend
 from runner.compare import compare
 from runner.guards import LaunchTracer
 from runner.problem import load_module
 from runner.timing import Contestant, Settings, measure, summarize
+from host_clock import HostClockBackend
 
 FIXTURES = Path(__file__).parent / "fixtures"
-
-
-class HostEvent:
-    def record(self):
-        self.at = time.perf_counter()
-
-    def elapsed_time(self, end):
-        return (end.at - self.at) * 1e3
-
-
-class HostClockBackend(Backend):
-    """A CPU 'device' whose events read the host clock: enough to exercise the loop's logic."""
-
-    name = "host-clock"
-    can_time = True
-    l2_flush_bytes = 1 << 16
-
-    def event(self):
-        return HostEvent()
 
 
 @pytest.fixture(scope="module")

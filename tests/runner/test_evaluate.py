@@ -1,0 +1,57 @@
+"""The evaluation pipeline in-process with timing on a host-clock stand-in: what a device run reports
+(times, speedup, roofline numbers, verified timed calls), checked on the CPU."""
+from pathlib import Path
+
+import pytest
+
+from host_clock import HostClockBackend
+from runner.evaluate import evaluate
+from runner.options import Options
+
+ADD = Path(__file__).parent / "fixtures" / "add"
+
+
+@pytest.fixture(scope="module")
+def interpreter(tmp_path_factory):
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("TRITON_INTERPRET", "1")
+        patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))  # no measured ceilings
+        yield
+
+
+@pytest.fixture(scope="module")
+def timed_result(interpreter):
+    options = Options(seeds=2, seed=7, reps=12, cases=[0, 2])
+    solutions = {"candidate": ADD / "solution.py", "baseline": ADD / "solution.py",
+                 "stale": ADD / "stale_after_checks.py"}
+    return evaluate(str(ADD / "problem.py"), {k: str(v) for k, v in solutions.items()},
+                    HostClockBackend(), options)
+
+
+def test_correct_candidate_gets_times_speedup_and_roofline(timed_result):
+    for case in timed_result["solutions"]["candidate"]["cases"]:
+        assert case["correct"] and case["time_ms"]["reps"] == 12
+        assert case["time_ms"]["p10"] <= case["time_ms"]["median"] <= case["time_ms"]["p90"]
+        assert case["speedup"] > 0 and case["gbps"] > 0 and case["roofline_pct"] > 0
+        assert case["verified_timed_calls"] >= 2
+
+
+def test_reference_is_timed_in_the_same_loop(timed_result):
+    for case in timed_result["cases"]:
+        assert case["reference_ms"]["reps"] == 12
+        assert case["bytes"] == 3 * 4 * case["params"]["N"] and case["bytes_source"] == "problem"
+
+
+def test_baseline_and_candidate_are_both_timed(timed_result):
+    assert all(case["time_ms"] for case in timed_result["solutions"]["baseline"]["cases"])
+
+
+def test_candidate_correct_only_while_checked_is_caught_in_the_timed_calls(timed_result):
+    report = timed_result["solutions"]["stale"]
+    assert not report["ok"] and report["rejected"]["stage"] == "runtime"
+    assert "returned a wrong result" in report["rejected"]["reason"]
+
+
+def test_ceilings_and_seeds_are_recorded(timed_result):
+    assert timed_result["ceilings"]["source"] == "defaults" and timed_result["base_seed"] == 7
+    assert timed_result["timed"] and timed_result["device_error"] is None
