@@ -74,11 +74,15 @@ def _progress(event: dict) -> None:
 
 
 def render(record: dict[str, Any]) -> str:
-    """The human-readable report: a table per case, then reasons, rejections and warnings."""
-    lines = [f"{Path(record['solution']).name} vs {Path(record['problem']).name} on "
-             f"{record.get('backend')} ({record.get('device') or 'unknown device'})"]
+    """The human-readable report: a table of the cases, then reasons, rejections and warnings."""
+    lines = [_title(record)]
+    if not record.get("timed"):
+        return _render_untimed(record)
     has_baseline = "baseline" in record
+    has_compile = any(case.get("torch_compile_ms") for case in record["cases"])
     header = ["case", "correct", "time ms (p10-p90)", "ref ms", "speedup"]
+    if has_compile:
+        header += ["compile ms", "vs compile"]
     if has_baseline:
         header.append("vs base")
     header += ["GB/s", "TFLOP/s", "% roof"]
@@ -92,16 +96,50 @@ def render(record: dict[str, Any]) -> str:
             _number(case.get("reference_ms"), "{:.4g}"),
             _number(case.get("speedup"), "{:.2f}x"),
         ]
+        if has_compile:
+            row += [_number(case.get("torch_compile_ms"), "{:.4g}"),
+                    _number(case.get("speedup_vs_compile"), "{:.2f}x")]
         if has_baseline:
             row.append(_number(case.get("speedup_vs_baseline"), "{:.2f}x"))
         row += [_number(case.get("gbps"), "{:.0f}"), _number(case.get("tflops"), "{:.1f}"),
                 _number(case.get("roofline_pct"), "{:.1f}%")]
         rows.append(row)
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines += _table(rows)
+    lines += _notes(record)
+    return "\n".join(lines)
+
+
+def _render_untimed(record: dict[str, Any]) -> str:
+    """Correctness only (the interpreter): errors against tolerances instead of empty time columns."""
+    lines = [_title(record)]
+    rows = [["case", "correct", "max error", "tolerance", "launches"]]
+    for case in record["cases"]:
+        rows.append([case["label"], "yes" if case["correct"] else "NO",
+                     _number(case.get("max_rel_err"), "{:.3g}"), _number(case.get("rtol"), "{:.3g}"),
+                     _number(case.get("launches"), "{}")])
+    lines += _table(rows)
+    lines += _notes(record)
+    return "\n".join(lines)
+
+
+def _title(record: dict[str, Any]) -> str:
+    return (f"{Path(record['solution']).name} vs {Path(record['problem']).name} on "
+            f"{record.get('backend')} ({record.get('device') or 'unknown device'})")
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
     for position, row in enumerate(rows):
         lines.append("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
         if position == 0:
             lines.append("  ".join("-" * width for width in widths))
+    return lines
+
+
+def _notes(record: dict[str, Any]) -> list[str]:
+    """Rejection or failure reasons, flags, static warnings, launches, how it was measured."""
+    lines = []
     rejected = record.get("rejected")
     if rejected:
         lines.append(f"REJECTED ({rejected['stage']}): {rejected['reason']}")
@@ -116,10 +154,13 @@ def render(record: dict[str, Any]) -> str:
         if violation["severity"] != "error" or not rejected:
             lines.append(f"{violation['severity']}: line {violation['line']}: {violation['message']} "
                          f"[{violation['rule']}]")
+    launched = next((case for case in record["cases"] if case.get("kernels")), None)
+    if launched:
+        lines.append(f"launches per forward: {launched['launches']} ({', '.join(launched['kernels'])})")
     if record.get("device_error"):
         lines.append(f"device error: {record['device_error']}")
     lines.append(_footer(record))
-    return "\n".join(lines)
+    return lines
 
 
 def _footer(record: dict[str, Any]) -> str:
