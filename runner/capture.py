@@ -358,6 +358,7 @@ def load(path: str | Path) -> list[CapturedKernel]:
 class JitCapture:
     """Collects every kernel the JIT compiles and every launch while active (GPU).
 
+    Use as `with JitCapture() as session: ...; session.kernels()`, or `capture()` for a workload.
     Uses `knobs.runtime.jit_post_compile_hook` (compiled kernel + its specialization) and
     `knobs.runtime.launch_enter_hook` (each launch). The launch hook sees no grid, so while active
     each captured JITFunction gets a `launch_metadata` that adds it (chained to the user's own).
@@ -371,9 +372,11 @@ class JitCapture:
         self._launches: list[tuple[int, int | None, list[int] | None]] = []  # (handle, case, grid)
         self._saved_metadata: dict[int, tuple[Any, Any]] = {}
         self._previous_hook = None
+        self._tuning = 0
 
     def __enter__(self) -> "JitCapture":
         from triton import knobs
+        from triton.runtime.autotuner import Autotuner
 
         self._previous_hook = knobs.runtime.jit_post_compile_hook
         self._fresh = fresh_compiles()
@@ -382,13 +385,26 @@ class JitCapture:
         knobs.runtime.launch_enter_hook.add(self._on_launch)
         for jit_fn in _live_jit_functions():  # kernels the JIT already holds still report their grids
             self._report_grid(jit_fn)
+        # Launches made while the autotuner times its configs are not part of the forward.
+        self._bench, session = Autotuner._bench, self
+
+        def timed_apart(autotuner: Any, *args: Any, **kwargs: Any) -> Any:
+            session._tuning += 1
+            try:
+                return session._bench(autotuner, *args, **kwargs)
+            finally:
+                session._tuning -= 1
+
+        Autotuner._bench = timed_apart
         return self
 
     def __exit__(self, *exc: Any) -> None:
         from triton import knobs
+        from triton.runtime.autotuner import Autotuner
 
         knobs.runtime.jit_post_compile_hook = self._previous_hook
         knobs.runtime.launch_enter_hook.remove(self._on_launch)
+        Autotuner._bench = self._bench
         self._fresh.__exit__(*exc)
         for jit_fn, original in self._saved_metadata.values():
             jit_fn.launch_metadata = original
@@ -417,6 +433,8 @@ class JitCapture:
         jit_fn.launch_metadata = with_grid
 
     def _on_launch(self, metadata: Any) -> None:
+        if self._tuning:
+            return
         data = metadata.get()
         grid = data.get("ladder_grid")
         self._launches.append((data["function"], self.case, list(grid) + [1] * (3 - len(grid)) if grid else None))
@@ -442,6 +460,7 @@ class JitCapture:
                 self._find_precompiled(handle)
                 known.add(handle)
         for jit_fn, kernel, info in self._compiled:
+            kernel = kernel.result() if hasattr(kernel, "result") else kernel  # async compile mode
             record = nvidia_record(kernel, jit_fn, backend="cuda", signature=info["signature"],
                                    constexprs=info["constants"], attrs=info["configs"][0])
             records.append(record)
@@ -485,10 +504,3 @@ def capture(solution_path: str | Path, problem_path: str | Path | None = None, c
         run_target(solution_path, problem_path, case_index, device="cuda",
                    on_case=lambda case: setattr(session, "case", case), argv=argv)
     return session.kernels()
-
-
-@contextlib.contextmanager
-def capturing() -> Iterator[JitCapture]:
-    """`with capturing() as cap: ...; cap.kernels()` for code that launches kernels itself."""
-    with JitCapture() as session:
-        yield session

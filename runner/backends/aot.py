@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.capture import (CapturedKernel, cpu_stand_in, fresh_compiles, jsonable, merge_and_label, nvidia_record,
-                            run_target)
+                            run_target, source_position)
 
 DEFAULT_TARGET = "sm90"
 
@@ -74,8 +74,6 @@ class AotCapture:
 
         JITFunction.run = jit_run
         Autotuner.run = autotune_run
-        self._fresh = fresh_compiles()
-        self._fresh.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -84,7 +82,6 @@ class AotCapture:
 
         JITFunction.run = self._saved["jit"]
         Autotuner.run = self._saved["autotune"]
-        self._fresh.__exit__(*exc)
 
     def set_case(self, case: int | None) -> None:
         self.case = case
@@ -119,8 +116,11 @@ class AotCapture:
         if entry is None:
             options, signature, constexprs, attrs = jit_fn._pack_args(self.backend, kwargs, bound_args,
                                                                       specialization, options)
-            kernel = triton.compile(ASTSource(jit_fn, signature, constexprs, attrs), target=self.target,
-                                    options=options.__dict__)
+            source = ASTSource(jit_fn, signature, constexprs, attrs)
+            kernel = triton.compile(source, target=self.target, options=options.__dict__)
+            if not _located_in(kernel, jit_fn):
+                with fresh_compiles():
+                    kernel = triton.compile(source, target=self.target, options=options.__dict__)
             record = nvidia_record(kernel, jit_fn, backend="aot", signature=signature, constexprs=constexprs,
                                    attrs=attrs, config=config)
             entry = self._compiled[(id(jit_fn), key)] = (kernel, record)
@@ -163,6 +163,16 @@ class AotCapture:
             result = kernel if index == 0 else result
         autotuner.nargs = None
         return result
+
+
+def _located_in(kernel: Any, jit_fn: Any) -> bool:
+    """Whether a (possibly cached) kernel's IR points at this function's file.
+
+    Triton's disk cache keys on the source text, not the file: an identical kernel compiled from
+    another copy (a temp dir, another checkout) comes back with that copy's locations.
+    """
+    file, _ = source_position(jit_fn)
+    return file is None or f'"{file}":' in kernel.asm.get("ttir", "")
 
 
 def _failed_record(autotuner: Any, config: dict, error: Exception) -> CapturedKernel:

@@ -230,6 +230,13 @@ def gpu_stand_in():
         def get_current_target(self):
             return GPUTarget("cuda", 90, 32)
 
+        def get_benchmarker(self):
+            def time_it(kernel_call, quantiles):
+                kernel_call()
+                return [1.0, 1.0, 1.0]
+
+            return time_it
+
     saved = driver._active
     driver.set_active(Sm90Stub())
     yield
@@ -264,3 +271,14 @@ def test_jit_capture_finds_kernels_compiled_before_it_began(gpu_stand_in):
         ir_kernels.heuristic_copy_kernel[(4,)](x, x, 2048)
     (kernel,) = session.kernels()
     assert kernel.name == "heuristic_copy_kernel" and kernel.launches == [{"case": None, "grid": [4, 1, 1]}]
+
+
+def test_jit_capture_leaves_out_the_autotuner_s_timing_launches(gpu_stand_in):
+    from runner.capture import JitCapture
+
+    with JitCapture() as session:
+        ir_kernels.LAUNCHES["autotuned"]()
+    launched = [kernel for kernel in session.kernels() if kernel.launches]
+    assert len(session.kernels()) == 2  # both configs were compiled to be timed
+    (chosen,) = launched
+    assert len(chosen.launches) == 1 and chosen.launches[0]["grid"][0] in (4, 16)
