@@ -155,7 +155,7 @@ def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options
     for candidate in candidates:
         _load(candidate, emit)
     device_name = backend.device_name()  # asked now: after a device error the device may not answer
-    tracer = LaunchTracer(backend.launch_hook_fires)
+    tracer = LaunchTracer(backend.launch_hook_fires, backend.current_stream)
     tracer.install()
     timed = options.time and backend.can_time
     ceilings = roofline.load_ceilings(device_name) if timed else None

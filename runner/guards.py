@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -101,10 +101,18 @@ class Window:
 
 
 class LaunchTracer:
-    """Counts Triton launches per window; launches outside every window are ``stray``."""
+    """Counts Triton launches per window; launches outside every window are ``stray``.
 
-    def __init__(self, hook_fires: bool):
+    A launch's stream is the stream that was current when the candidate called into Triton (read at
+    the outermost wrapped entry point), not the one the launch itself reports: an autotuner that
+    benchmarks configs inside a CUDA-graph capture launches on its own capture stream, which is not
+    the candidate's doing. Launches that bypass the wrapped entry points (a compiled kernel called
+    directly) report their own stream.
+    """
+
+    def __init__(self, hook_fires: bool, current_stream: Callable[[], int | None] = lambda: None):
         self.hook_fires = hook_fires
+        self.current_stream = current_stream
         self.window: Window | None = None
         self.stray: list[Launch] = []
         self._inside = threading.local()
@@ -154,6 +162,8 @@ class LaunchTracer:
         tracer = self
 
         def run(self_, *args, grid=None, warmup=False, **kwargs):
+            if not tracer.inside_triton():
+                tracer._inside.entry_stream = tracer.current_stream()
             if not warmup:
                 if record_arguments and tracer.window is not None:
                     for value in (*args, *kwargs.values()):
@@ -172,7 +182,8 @@ class LaunchTracer:
 
     def _on_launch_hook(self, metadata) -> None:
         data = metadata.get() if metadata is not None else {}
-        self._record(str(data.get("name", "kernel")), data.get("stream"))
+        stream = self._inside.entry_stream if self.inside_triton() else data.get("stream")
+        self._record(str(data.get("name", "kernel")), stream)
 
     def _record(self, kernel: str, stream: int | None) -> None:
         launch = Launch(kernel=kernel, stream=stream, thread=threading.get_ident())

@@ -68,7 +68,7 @@ def harness():
     from runner.guards import LaunchTracer
 
     backend = select_backend("cuda")
-    tracer = LaunchTracer(hook_fires=True)
+    tracer = LaunchTracer(hook_fires=True, current_stream=backend.current_stream)
     tracer.install()
     return backend, tracer
 

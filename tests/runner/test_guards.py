@@ -88,3 +88,67 @@ def test_uninstall_restores_triton(tracer):
     wrapped = JITFunction.run
     tracer.uninstall()
     assert JITFunction.run is wrapped.__wrapped__
+
+
+class Metadata:
+    """What Triton's launcher hands the launch hook (a LazyDict with the kernel name and stream)."""
+
+    def __init__(self, name, stream):
+        self.data = {"name": name, "stream": stream}
+
+    def get(self):
+        return self.data
+
+
+class FakeJITKernel:
+    """A stand-in for a compiled-path kernel: its run() ends in the launcher, which fires the hook."""
+
+    def __init__(self, tracer, launch_stream):
+        self.tracer, self.launch_stream = tracer, launch_stream
+
+    def run(self, *args, grid, warmup, **kwargs):
+        self.tracer._on_launch_hook(Metadata("fake_kernel", self.launch_stream))
+
+
+def device_tracer(current):
+    tracer = LaunchTracer(hook_fires=True, current_stream=lambda: current["stream"])
+    tracer._wrap(FakeJITKernel, "run", record_arguments=True, count=False)
+    return tracer
+
+
+def test_hook_counts_launches_with_the_stream_current_at_the_call():
+    from runner.timing import guard_violation
+
+    current = {"stream": 0}
+    tracer = device_tracer(current)
+    x = torch.empty(16)
+    try:
+        with tracer.watch("candidate") as window:
+            FakeJITKernel(tracer, launch_stream=0).run(x, grid=(1,), warmup=False)
+        assert [(launch.kernel, launch.stream) for launch in window.launches] == [("fake_kernel", 0)]
+        assert window.wrote(x) and guard_violation(window, 0) is None
+        with tracer.watch("candidate") as window:
+            current["stream"] = 9  # the candidate switched to a side stream before launching
+            FakeJITKernel(tracer, launch_stream=9).run(x, grid=(1,), warmup=False)
+        assert guard_violation(window, 0) == "launched Triton kernels on 1 side stream(s)"
+    finally:
+        tracer.uninstall()
+
+
+def test_benchmark_launches_on_a_capture_stream_inside_triton_are_not_side_streams():
+    from runner.timing import guard_violation
+
+    tracer = device_tracer({"stream": 0})
+    try:
+        with tracer.watch("candidate") as window:
+            FakeJITKernel(tracer, launch_stream=77).run(torch.empty(4), grid=(1,), warmup=False)
+        assert guard_violation(window, 0) is None
+    finally:
+        tracer.uninstall()
+
+
+def test_direct_launch_outside_the_wrappers_reports_its_own_stream():
+    tracer = LaunchTracer(hook_fires=True, current_stream=lambda: 0)
+    with tracer.watch("candidate") as window:
+        tracer._on_launch_hook(Metadata("compiled_kernel", 5))
+    assert window.streams() == {5}
