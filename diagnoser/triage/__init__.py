@@ -144,8 +144,9 @@ def _device_table(target: str) -> dict[str, Any]:
 
 def merge(findings: list[Finding]) -> list[Finding]:
     """One finding per (pattern, kernel, line). Evidence from another rung or rule about the same
-    line corroborates (+0.05); a finding without a line (profile metrics) joins the finding of
-    the same pattern and kernel, if there is one."""
+    line corroborates (+0.05) and the finding is attributed to the highest rung that contributed;
+    a finding without a line (profile metrics) joins the finding of the same pattern and kernel,
+    if there is one."""
     merged: dict[tuple, Finding] = {}
     floating: list[Finding] = []
     for finding in findings:
@@ -174,7 +175,7 @@ def _absorb(into: Finding, other: Finding) -> None:
     into.evidence.extend(new)
     corroborated = other.rung != into.rung
     into.confidence = round(min(0.99, max(into.confidence, other.confidence) + (0.05 if corroborated else 0)), 2)
-    into.rung = min(into.rung, other.rung)
+    into.rung = max(into.rung, other.rung)  # the highest rung whose evidence it carries
 
 
 def attach_fixes(findings: list[Finding]) -> None:

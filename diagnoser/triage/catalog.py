@@ -234,15 +234,24 @@ def render(pattern: Pattern) -> str:
              "Detect:"]
     for signal in pattern.detect:
         what = signal.get("fact") or ", ".join(signal.get("metrics") or []) or ""
-        lines.append(f"  rung {signal['rung']} ({signal['level']}"
-                     + (f", {signal['detector']}" if signal.get("detector") else "")
-                     + (f", {what}" if what else "") + f"): {signal['signal'].strip()}")
-    lines += ["", "Fix: " + pattern.fix["summary"].strip()
-              + ("  (mechanical rewrite available)" if pattern.mechanical else ""),
+        lines.append(_indent(f"rung {signal['rung']} ({signal['level']}"
+                             + (f", {signal['detector']}" if signal.get("detector") else "")
+                             + (f", {what}" if what else "") + f"): {' '.join(signal['signal'].split())}"))
+    lines += ["", _indent("Fix: " + pattern.fix["summary"].strip()
+                          + ("  (mechanical rewrite available)" if pattern.mechanical else ""), 0),
               _indent(pattern.fix["how"].strip()), "", "  before:", _indent(pattern.fix["before"].rstrip(), 4),
               "  after:", _indent(pattern.fix["after"].rstrip(), 4)]
     return "\n".join(lines)
 
 
-def _indent(text: str, spaces: int = 2) -> str:
-    return "\n".join(" " * spaces + line if line else "" for line in text.splitlines())
+def _indent(text: str, spaces: int = 2, width: int = 100) -> str:
+    """Indent, wrapping long prose lines (code lines are kept as they are)."""
+    import textwrap
+
+    out = []
+    for line in text.splitlines():
+        if len(line) + spaces > width and not line.startswith(" "):
+            out.extend(textwrap.wrap(line, width=width, initial_indent=" " * spaces, subsequent_indent=" " * spaces))
+        else:
+            out.append(" " * spaces + line if line else "")
+    return "\n".join(out)

@@ -105,10 +105,12 @@ def _config_key(launch: LaunchRecord) -> tuple:
 
 
 def analyse_traces(source: SourceModule, traces: list[CaseTrace]) -> list[LaunchAnalysis]:
+    """Walk each distinct launch configuration of each case once (every config of an autotuned
+    launch is a configuration of its own)."""
     analyses: list[LaunchAnalysis] = []
     for trace in traces:
         seen: dict[tuple, LaunchAnalysis] = {}
-        per_kernel: dict[str, int] = {}
+        walked_groups: dict[str, set[int]] = {}
         for launch in trace.launches:
             kernel = source.kernels.get(launch.kernel)
             if kernel is None:
@@ -117,11 +119,10 @@ def analyse_traces(source: SourceModule, traces: list[CaseTrace]) -> list[Launch
             if key in seen:
                 seen[key].repeats += 1
                 continue
-            if per_kernel.get(launch.kernel, 0) >= MAX_CONFIGS_PER_KERNEL:
-                similar = next(a for a in seen.values() if a.kernel.name == launch.kernel)
-                similar.repeats += 1
+            groups = walked_groups.setdefault(launch.kernel, set())
+            if launch.group not in groups and len(groups) >= MAX_CONFIGS_PER_KERNEL:
                 continue
-            per_kernel[launch.kernel] = per_kernel.get(launch.kernel, 0) + 1
+            groups.add(launch.group)
             report = walk_kernel(source, kernel, bindings_from_launch(launch), launch.num_warps, launch.grid)
             analysis = LaunchAnalysis(trace.index, trace.case, launch, kernel, report)
             seen[key] = analysis

@@ -66,6 +66,7 @@ class V:
     origins: frozenset = frozenset()
     items: tuple = ()
     op: str = ""                                # the op that produced this value (not inherited)
+    dims: tuple = ()                            # per dim, the constexpr params sizing it (tl.arange ends)
 
     @property
     def rank(self) -> int:
@@ -103,6 +104,7 @@ class Access:
     result_origins: frozenset = frozenset()
     sample_offsets: Any = None      # concrete element offsets for the first sampled program
     from_dot: bool = False          # a store of a value computed by tl.dot (an accumulator tile)
+    mask_constancy: Optional[int] = None  # the mask's constancy along the access's fastest dim
 
     @property
     def in_loop(self) -> bool:
@@ -128,6 +130,9 @@ class Dot:
     a_params: frozenset = frozenset()   # constexpr params the A operand's indices depend on
     b_params: frozenset = frozenset()
     a_origins: frozenset = frozenset()  # loads the A operand comes from
+    m_params: frozenset = frozenset()   # constexprs sizing M, N, K (from the operands' tl.arange ends)
+    n_params: frozenset = frozenset()
+    k_params: frozenset = frozenset()
 
 
 @dataclass
@@ -610,16 +615,20 @@ class KernelWalker:
         conc_index = []
         d = 0
         new_shape: list[int] = []
+        old_dims = base.dims if len(base.dims) == len(shape) else tuple(frozenset() for _ in shape)
+        new_dims: list = []
         ok = True
         for element in elements:
             if isinstance(element, ast.Constant) and element.value is None:
                 new_shape.append(1)
+                new_dims.append(frozenset())
                 if info is not None:
                     info = ax.expand_dims(info, len(new_shape) - 1)
                 conc_index.append(None)
             elif isinstance(element, ast.Slice) and element.lower is None and element.upper is None:
                 if d < len(shape):
                     new_shape.append(shape[d])
+                    new_dims.append(old_dims[d])
                 d += 1
                 conc_index.append(slice(None))
             else:
@@ -627,12 +636,13 @@ class KernelWalker:
         if not ok:
             return V(base.kind, tuple(shape), None, base.bits, deps=base.deps, base=base.base, origins=base.origins)
         new_shape.extend(shape[d:])
+        new_dims.extend(old_dims[d:])
         if isinstance(conc, np.ndarray):
             try:
                 conc = conc[tuple(conc_index)]
             except IndexError:
                 conc = None
-        return replace(base, shape=tuple(new_shape), info=info, conc=conc)
+        return replace(base, shape=tuple(new_shape), info=info, conc=conc, dims=tuple(new_dims))
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, env: dict[str, V]) -> V:
         operand = self._eval(node.operand, env)
@@ -725,7 +735,8 @@ class KernelWalker:
             origins |= a.origins
             if a.kind == "float":
                 kind = "float"
-        return V(kind, shape, AxisInfo.pessimistic(max(len(shape), 1)), 32, deps=deps, origins=origins)
+        return V(kind, shape, AxisInfo.pessimistic(max(len(shape), 1)), 32, deps=deps, origins=origins,
+                 dims=merge_dims(shape, *args))
 
     def _inline(self, callee: Kernel, node: ast.Call, env: dict[str, V]) -> V:
         args = [self._eval(a, env) for a in node.args]
@@ -773,7 +784,8 @@ class KernelWalker:
                     record = OuterProduct(id(node), getattr(node, "lineno", 0), shape, tuple(self.loop_stack))
                     self._records[key] = record
                     self.report.outer_products.append(record)
-            return V("float", shape, None, 32, deps=a.deps | b.deps, origins=a.origins | b.origins, op=produced)
+            return V("float", shape, None, 32, deps=a.deps | b.deps, origins=a.origins | b.origins, op=produced,
+                     dims=merge_dims(shape, a, b))
         if name in ("and", "or", "xor") and (a.kind == "bool" or b.kind == "bool"):
             return self._logical(name, a, b)
         return self._arith(name, a, b, node)
@@ -790,11 +802,12 @@ class KernelWalker:
             conc = _np_binary("add", ptr.conc, off.conc)
             self._note_int64(node, off, shape)
             return V("ptr", shape, info, ptr.bits, conc, py=ptr.py, deps=ptr.deps | off.deps, base=ptr.base,
-                     origins=ptr.origins | off.origins)
+                     origins=ptr.origins | off.origins, dims=merge_dims(shape, ptr, off))
         info = ax.binary(name, _info_for(a, shape), _info_for(b, shape), shape)
         bits = max(a.bits if a.kind == "int" else 32, b.bits if b.kind == "int" else 32)
         conc = _np_binary(name, a.conc, b.conc)
-        result = V("int", shape, info, bits, conc, deps=a.deps | b.deps, origins=a.origins | b.origins)
+        result = V("int", shape, info, bits, conc, deps=a.deps | b.deps, origins=a.origins | b.origins,
+                   dims=merge_dims(shape, a, b))
         if bits == 64:
             self._note_int64(node, result, shape)
         return result
@@ -804,7 +817,7 @@ class KernelWalker:
         info = ax.binary(name, _info_for(a, shape), _info_for(b, shape), shape)
         conc = _np_binary(name, a.conc, b.conc)
         return V("bool", shape, info, 1, conc, deps=a.deps | b.deps | {"cmp_int"} & (a.deps | b.deps),
-                 origins=a.origins | b.origins)
+                 origins=a.origins | b.origins, dims=merge_dims(shape, a, b))
 
     def _compare(self, op: ast.cmpop, a: V, b: V) -> V:
         if a.py is not None and b.py is not None and not a.is_tensor and not b.is_tensor:
@@ -822,7 +835,8 @@ class KernelWalker:
             except (TypeError, ValueError):
                 conc = None
         deps = a.deps | b.deps | ({"cmp_int"} if int_compare and shape else set())
-        return V("bool", shape, info, 1, conc, deps=frozenset(deps), origins=a.origins | b.origins)
+        return V("bool", shape, info, 1, conc, deps=frozenset(deps), origins=a.origins | b.origins,
+                 dims=merge_dims(shape, a, b))
 
     def _note_int64(self, node: ast.AST, value: V, shape: tuple[int, ...]) -> None:
         if value.kind != "int" or value.bits != 64:
@@ -888,10 +902,10 @@ class KernelWalker:
         bits = DTYPE_BITS.get(dtype, 32)
         if dtype in FLOAT_DTYPES:
             return V("float", value.shape, None, bits, deps=value.deps | ({"cast_float"} if value.kind in ("int", "bool") else set()),
-                     origins=value.origins)
+                     origins=value.origins, dims=value.dims)
         if value.kind in ("int", "bool", "unknown"):
             result = V("int", value.shape, value.info or AxisInfo.pessimistic(max(value.rank, 1)), bits, value.conc,
-                       deps=value.deps, origins=value.origins)
+                       deps=value.deps, origins=value.origins, dims=value.dims)
             if bits == 64:
                 self._note_int64(node, result, value.shape)
             return result
@@ -915,7 +929,8 @@ class KernelWalker:
             if not isinstance(start, int) or not isinstance(end, int):
                 return V("int", (), AxisInfo.pessimistic(), 32, deps=frozenset({"arange"}))
             return V("int", (end - start,), AxisInfo.make_range(start, end), 32,
-                     conc=np.arange(start, end, dtype=np.int64), deps=frozenset({"arange"}))
+                     conc=np.arange(start, end, dtype=np.int64), deps=frozenset({"arange"}),
+                     dims=(self._constexpr_deps(end_v),))
         if name in ("tl.zeros", "tl.full"):
             shape_v = self._eval(self._kw(node, "shape", 0), env)
             self._note_tile_params(*shape_v.items)
@@ -1050,9 +1065,10 @@ class KernelWalker:
                 except ValueError:
                     conc = None
             return V("int", shape, info, max(a.bits, b.bits), conc, deps=cond.deps | a.deps | b.deps,
-                     origins=a.origins | b.origins)
+                     origins=a.origins | b.origins, dims=merge_dims(shape, cond, a, b))
         kind = "float" if "float" in (a.kind, b.kind) else a.kind
-        return V(kind, shape, None, 32, deps=cond.deps | a.deps | b.deps, origins=a.origins | b.origins | cond.origins)
+        return V(kind, shape, None, 32, deps=cond.deps | a.deps | b.deps, origins=a.origins | b.origins | cond.origins,
+                 dims=merge_dims(shape, cond, a, b))
 
     def _reduce(self, op: str, value: V, axis: Optional[int], node: ast.Call) -> V:
         shape = value.shape
@@ -1070,8 +1086,11 @@ class KernelWalker:
             self._records[key] = record
             self.report.reductions.append(record)
         kind = "int" if op in ("argmax", "argmin") else value.kind
+        dims = _dims_for(value, shape)
+        out_dims = dims if op in SCANS else (() if axis is None else dims[:axis] + dims[axis + 1:])
         return V(kind, out_shape, AxisInfo.pessimistic(max(len(out_shape), 1)) if kind == "int" else None,
-                 32 if kind == "int" else value.bits, deps=value.deps | {"reduce"}, origins=value.origins)
+                 32 if kind == "int" else value.bits, deps=value.deps | {"reduce"}, origins=value.origins,
+                 dims=out_dims)
 
     def _cross_warp(self, value: V, axis: Optional[int]) -> bool:
         """Does reducing `value` along `axis` need shared memory and a barrier between warps?"""
@@ -1114,7 +1133,7 @@ class KernelWalker:
         if key not in self._records:
             record = Dot(id(node), node.lineno, a_shape, b_shape, a.bits, b.bits, a.kind == "float" or a.kind == "unknown",
                          precision, tuple(self.loop_stack), origins, self._constexpr_deps(a), self._constexpr_deps(b),
-                         a.origins)
+                         a.origins, *self._dot_dims(a, b))
             self._records[key] = record
             self.report.dots.append(record)
         else:
@@ -1124,7 +1143,14 @@ class KernelWalker:
         self._mark_layout_use(a, "feeds_dot")
         self._mark_layout_use(b, "feeds_dot")
         deps = a.deps | b.deps | {"dot"} | (acc.deps if acc is not None else frozenset())
-        return V("float", out_shape, None, 32, deps=deps)
+        m, n, _ = self._dot_dims(a, b)
+        return V("float", out_shape, None, 32, deps=deps, dims=(m, n) if len(out_shape) == 2 else ())
+
+    def _dot_dims(self, a: V, b: V) -> tuple[frozenset, frozenset, frozenset]:
+        a_dims, b_dims = _dims_for(a, a.shape), _dims_for(b, b.shape)
+        if len(a_dims) < 2 or len(b_dims) < 2:
+            return frozenset(), frozenset(), frozenset()
+        return a_dims[-2], b_dims[-1], a_dims[-1] | b_dims[-2]
 
     def _mem_args(self, node: ast.Call, env: dict[str, V], ptr_pos: int = 0):
         ptr = self._eval(self._kw(node, "pointer", ptr_pos), env)
@@ -1149,9 +1175,9 @@ class KernelWalker:
         deps = ptr.deps | {"load"} | (mask.deps if mask is not None else frozenset())
         origins = frozenset({id(node)})
         if dtype in FLOAT_DTYPES:
-            return V("float", shape, None, bits, deps=deps, origins=origins)
+            return V("float", shape, None, bits, deps=deps, origins=origins, dims=ptr.dims)
         info = AxisInfo.pessimistic(max(len(shape), 1))
-        return V("int", shape, info, bits, deps=deps, origins=origins)
+        return V("int", shape, info, bits, deps=deps, origins=origins, dims=ptr.dims)
 
     def _store(self, node: ast.Call, env: dict[str, V]) -> V:
         ptr = self._eval(self._kw(node, "pointer", 0), env)
@@ -1217,6 +1243,9 @@ class KernelWalker:
         else:
             # A later pass of a loop body: keep the joined (fixpoint) abstract state.
             access.info, access.width, access.deps = info, width, access.deps | ptr.deps
+        if mask_info is not None:
+            fastest = width.order[0] if width.order else 0
+            access.mask_constancy = mask_info.constancy[min(fastest, len(mask_info.constancy) - 1)]
         if isinstance(ptr.conc, np.ndarray) and shape:
             mask_conc = mask.conc if mask is not None and isinstance(mask.conc, np.ndarray) else None
             self._concrete_offsets.setdefault(node_id, []).append((ptr.conc, mask_conc, bits))
@@ -1285,6 +1314,24 @@ def axis_strides(offsets: np.ndarray) -> tuple[Optional[int], ...]:
         first = diff.flat[0]
         result.append(int(first) if np.all(diff == first) else None)
     return tuple(result)
+
+
+def _dims_for(v: V, shape: tuple[int, ...]) -> tuple:
+    """`v.dims` aligned to a broadcast `shape` (size-1 dims size nothing)."""
+    if not shape:
+        return ()
+    dims = v.dims if len(v.dims) == len(v.shape) else tuple(frozenset() for _ in v.shape)
+    pad = len(shape) - len(dims)
+    if pad < 0:
+        return tuple(frozenset() for _ in shape)
+    dims = (frozenset(),) * pad + tuple(dims)
+    sizes = (1,) * pad + tuple(v.shape)
+    return tuple(d if size > 1 else frozenset() for d, size in zip(dims, sizes))
+
+
+def merge_dims(shape: tuple[int, ...], *values: V) -> tuple:
+    aligned = [_dims_for(v, shape) for v in values]
+    return tuple(frozenset().union(*(a[i] for a in aligned)) for i in range(len(shape)))
 
 
 def _is_outer_product(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

@@ -70,6 +70,14 @@ class LaunchRecord:
     autotune: Optional[dict[str, Any]] = None   # {"configs": [...], "key": [...]}
     heuristics: list[str] = field(default_factory=list)
     line: Optional[int] = None                  # launch site in the solution file
+    group: int = 0                              # the launch this is a variant of (autotuned: one per config)
+    variant: int = 0
+    variants: int = 1
+
+    @property
+    def primary(self) -> bool:
+        """The one record per real launch (an autotuned launch is recorded once per config)."""
+        return self.variant == 0
 
     @property
     def programs(self) -> int:
@@ -190,12 +198,15 @@ class Recorder:
                 described[name] = ArgInfo("constexpr", constexprs[name])
         grid_value = grid(dict(bound)) if callable(grid) else grid
         grid3 = tuple(int(g) for g in tuple(grid_value)[:3]) + (1,) * (3 - len(tuple(grid_value)[:3]))
+        variant = (autotune or {}).get("variant", 0)
+        index = len(self.current.launches)
         record = LaunchRecord(
-            kernel=fn.__name__, index=len(self.current.launches), grid=grid3, args=described,
+            kernel=fn.__name__, index=index, grid=grid3, args=described,
             constexprs=constexprs, num_warps=int(options.get("num_warps", 4)),
             num_stages=int(options.get("num_stages", 3)),
             options={k: v for k, v in options.items() if k not in ("debug", "instrumentation_mode")},
-            autotune=autotune, heuristics=heuristics or [], line=self.caller_line())
+            autotune=autotune, heuristics=heuristics or [], line=self.caller_line(),
+            group=index - variant, variant=variant, variants=(autotune or {}).get("variants", 1))
         self.current.launches.append(record)
 
 
@@ -222,11 +233,15 @@ def _patched_triton(recorder: Recorder) -> Iterator[None]:
         return None
 
     def autotune_run(self: Any, *args: Any, **kwargs: Any) -> None:
+        # One record per config: which one the tuner would pick is unknown, so detectors judge
+        # the whole space (a config-dependent pattern counts only if every config has it).
         configs = [{"kwargs": dict(c.kwargs), "num_warps": c.num_warps, "num_stages": c.num_stages}
                    for c in self.configs]
-        pending["autotune"] = {"configs": configs, "key": list(self.keys)}
-        first = self.configs[0]
-        return self.fn.run(*args, **kwargs, **first.all_kwargs())
+        for variant, config in enumerate(self.configs):
+            pending["autotune"] = {"configs": configs, "key": list(self.keys), "variant": variant,
+                                   "variants": len(self.configs)}
+            self.fn.run(*args, **kwargs, **config.all_kwargs())
+        return None
 
     def heuristics_run(self: Any, *args: Any, **kwargs: Any) -> None:
         for name, heuristic in self.values.items():

@@ -31,12 +31,12 @@ def detect_npu_grid(ctx: TriageContext) -> list[Finding]:
         if programs > limit:
             detail = f"{programs} programs exceed the coreDim limit of {limit}: the launch is rejected"
             found.add(ctx, "npu.grid-exceeds-cores", analysis.kernel.name, line, "grid larger than the NPU's cores",
-                      0.95, [source_evidence(ctx, line, detail)], analysis.case)
+                      0.95, [source_evidence(ctx, line, detail)], analysis=analysis)
         elif programs > 4 * cores and not any(_runtime_loops(report, a.loops) for a in report.accesses):
             detail = (f"{programs} programs for {cores} cores, each doing one block: programs are scheduled in "
                       f"{math.ceil(programs / cores)} rounds")
             found.add(ctx, "npu.grid-exceeds-cores", analysis.kernel.name, line, "grid larger than the NPU's cores",
-                      0.75, [source_evidence(ctx, line, detail)], analysis.case)
+                      0.75, [source_evidence(ctx, line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -56,7 +56,7 @@ def detect_npu_ub(ctx: TriageContext) -> list[Finding]:
             detail = (f"blocks live in one program need about {need // 1024} KiB with multibuffering "
                       f"(x{factor}); the unified buffer holds {ub // 1024} KiB")
             found.add(ctx, "npu.ub-overflow", name, tile.line, "working set exceeds the unified buffer", 0.75,
-                      [source_evidence(ctx, tile.line, detail)], analysis.case if analysis else None)
+                      [source_evidence(ctx, tile.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -73,7 +73,7 @@ def detect_npu_alignment(ctx: TriageContext) -> list[Finding]:
             if tail % need:
                 detail = f"block {list(access.shape)}: tail axis of {tail} bytes is padded to a multiple of {need}"
                 found.add(ctx, "npu.unaligned-tail-axis", name, access.line, "tail axis not aligned", 0.75,
-                          [source_evidence(ctx, access.line, detail)], analysis.case if analysis else None)
+                          [source_evidence(ctx, access.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -85,7 +85,7 @@ def detect_npu_int64(ctx: TriageContext) -> list[Finding]:
             if op.per_element:
                 detail = f"int64 vector arithmetic (`{op.text}`) is expanded to scalar code on the vector unit"
                 found.add(ctx, "npu.int64-scalar-fallback", name, op.line, "int64 arithmetic falls back to scalar",
-                          0.75, [source_evidence(ctx, op.line, detail)], analysis.case if analysis else None)
+                          0.75, [source_evidence(ctx, op.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -122,7 +122,7 @@ def detect_npu_masked_fill(ctx: TriageContext) -> list[Finding]:
                 detail = ("masked tl.load: the buffer is first filled with `other` on the vector unit, then MTE2 "
                           "copies into it (care_padding=False removes the fill when padding is unused)")
                 found.add(ctx, "npu.masked-load-fill", name, access.line, "masked load fills before copying", 0.7,
-                          [source_evidence(ctx, access.line, detail)], analysis.case if analysis else None)
+                          [source_evidence(ctx, access.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -135,7 +135,7 @@ def detect_npu_where(ctx: TriageContext) -> list[Finding]:
             if where.cond_from_int_compare and where.shape:
                 detail = "tl.where condition is an integer comparison: compare in fp32 to keep it vectorised"
                 found.add(ctx, "npu.where-condition-dtype", name, where.line, "integer where-condition", 0.7,
-                          [source_evidence(ctx, where.line, detail)], analysis.case if analysis else None)
+                          [source_evidence(ctx, where.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -154,5 +154,5 @@ def detect_npu_single_pass(ctx: TriageContext) -> list[Finding]:
         detail = (f"each program loads {size // 1024} KiB in a single pass with no loop: copy-in, compute and "
                   "copy-out cannot overlap")
         found.add(ctx, "npu.no-multibuffer-overlap", name, biggest.line, "single pass without multibuffer overlap",
-                  0.65, [source_evidence(ctx, biggest.line, detail)], analysis.case if analysis else None)
+                  0.65, [source_evidence(ctx, biggest.line, detail)], analysis=analysis)
     return found.list()

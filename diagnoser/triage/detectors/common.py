@@ -34,10 +34,19 @@ class Findings:
     def __init__(self, rung: int = 1) -> None:
         self.rung = rung
         self._by_key: dict[tuple, Finding] = {}
+        self._variants: dict[tuple, dict[tuple, set[int]]] = {}
+        self._counts: dict[tuple, int] = {}
 
     def add(self, ctx: TriageContext, pattern: str, kernel: Optional[str], line: Optional[int], title: str,
-            confidence: float, evidence: Iterable[dict[str, Any]], case: Optional[dict[str, Any]] = None) -> Finding:
+            confidence: float, evidence: Iterable[dict[str, Any]], case: Optional[dict[str, Any]] = None,
+            analysis: Any = None) -> Finding:
         key = (pattern, kernel, line)
+        if analysis is not None:
+            group = (analysis.case_index, analysis.launch.group)
+            self._variants.setdefault(key, {}).setdefault(group, set()).add(analysis.launch.variant)
+            self._counts[group] = analysis.launch.variants
+            if case is None:
+                case = analysis.case
         finding = self._by_key.get(key)
         evidence = list(evidence)
         if case is not None:
@@ -57,7 +66,14 @@ class Findings:
         return finding
 
     def list(self) -> list[Finding]:
-        return list(self._by_key.values())
+        """The findings; one seen only under some configs of an autotuned launch is dropped (the
+        tuner can pick a config without it)."""
+        kept = []
+        for key, finding in self._by_key.items():
+            groups = self._variants.get(key)
+            if groups is None or any(len(v) >= self._counts.get(g, 1) for g, v in groups.items()):
+                kept.append(finding)
+        return kept
 
 
 def _evidence_key(item: dict[str, Any]) -> tuple:

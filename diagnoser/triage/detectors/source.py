@@ -68,7 +68,7 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                           + (f"; axis {unit_axes[0]} is the contiguous one" if unit_axes else "; no axis is contiguous"))
                 found.add(ctx, "nv.strided-inner-axis", name, access.line,
                           "block access walks a strided axis fastest", 0.8 if unit_axes else 0.7,
-                          [source_evidence(ctx, access.line, detail)], analysis.case)
+                          [source_evidence(ctx, access.line, detail)], analysis=analysis)
                 continue
             if access.numel // threads < full_vector:
                 continue  # too few elements per thread to fill a vector anyway (see nv.tiny-block)
@@ -90,7 +90,7 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
             detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} moves {access.width.vector_bits} "
                       f"bits per thread per instruction (limited by the {limit}); {why}")
             found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", confidence,
-                      [source_evidence(ctx, access.line, detail)], analysis.case)
+                      [source_evidence(ctx, access.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -135,7 +135,7 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
             detail = (f"{programs} programs of {report.num_warps} warps each touch {program_bytes} bytes; the largest "
                       f"block {list(biggest.shape)} gives {per_thread:g} element(s) per thread")
             found.add(ctx, "nv.tiny-block", name, biggest.line, "too little work per program", 0.8,
-                      [source_evidence(ctx, biggest.line, detail)], analysis.case)
+                      [source_evidence(ctx, biggest.line, detail)], analysis=analysis)
         if has_dot:
             dot = report.dots[0]
             m = dot.a_shape[-2] if len(dot.a_shape) >= 2 else 0
@@ -143,7 +143,7 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
             if m and n and m * n <= 32 * 32 and programs > 2 * sm_count:
                 detail = f"{programs} programs each compute a {m}x{n} output tile"
                 found.add(ctx, "nv.tiny-block", name, dot.line, "too little work per program", 0.7,
-                          [source_evidence(ctx, dot.line, detail)], analysis.case)
+                          [source_evidence(ctx, dot.line, detail)], analysis=analysis)
         for access in tiles:
             if _runtime_loops(report, access.loops) or access.dot_operand or access.from_dot:
                 continue
@@ -152,7 +152,7 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
                 detail = (f"one program holds {list(access.shape)} ({access.numel} elements) at once: "
                           f"{bytes_per_thread:g} bytes of registers per thread for this tensor alone")
                 found.add(ctx, "nv.oversized-block", name, access.line, "one program holds a huge block in registers",
-                          0.8, [source_evidence(ctx, access.line, detail)], analysis.case)
+                          0.8, [source_evidence(ctx, access.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -184,7 +184,7 @@ def detect_register_pressure(ctx: TriageContext) -> list[Finding]:
                       f"dot operands {operand_regs:.0f}, largest tile x2 {2 * tile_regs:.0f}) with "
                       f"{report.num_warps} warps; a thread has 255")
             found.add(ctx, "nv.register-spill", name, line, "registers spill to local memory",
-                      0.75 if estimate > 320 else 0.6, [source_evidence(ctx, line, detail)], analysis.case)
+                      0.75 if estimate > 320 else 0.6, [source_evidence(ctx, line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -219,7 +219,7 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
             if version == 0 and dot.input_precision == "ieee":
                 detail = "fp32 tl.dot with input_precision='ieee' (or allow_tf32=False) runs on CUDA cores (FMA)"
                 found.add(ctx, "nv.no-tensor-core", name, dot.line, "matrix product on CUDA cores", 0.85,
-                          [source_evidence(ctx, dot.line, detail)], case)
+                          [source_evidence(ctx, dot.line, detail)], case, analysis=analysis)
             elif version == 2:
                 m = dot.a_shape[-2]
                 n = dot.b_shape[-1]
@@ -238,20 +238,20 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                     reasons.append(f"K={dot.a_shape[-1]} below the wgmma minimum")
                 detail = f"tl.dot {list(dot.a_shape)} x {list(dot.b_shape)} lowers to mma.sync: " + "; ".join(reasons)
                 found.add(ctx, "nv.mma-v2-on-hopper", name, dot.line, "tl.dot uses mma.sync instead of wgmma", 0.85,
-                          [source_evidence(ctx, dot.line, detail)], case)
+                          [source_evidence(ctx, dot.line, detail)], case, analysis=analysis)
         for reduction in report.reductions:
             if reduction.outer_product and len(reduction.in_shape) == 3 and min(reduction.in_shape) >= 8:
                 detail = (f"tl.{reduction.op} over axis {reduction.axis} of a broadcast product "
                           f"{list(reduction.in_shape)}: a matmul on CUDA cores")
                 found.add(ctx, "nv.no-tensor-core", name, reduction.line, "matrix product on CUDA cores", 0.85,
-                          [source_evidence(ctx, reduction.line, detail)], case)
+                          [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
         if not report.dots:
             for outer in report.outer_products:
                 if _runtime_loops(report, outer.loops) and len(outer.shape) == 2 and min(outer.shape) >= 16:
                     detail = (f"rank-1 updates {list(outer.shape)} accumulated in a loop: a matmul on CUDA cores "
                               "(one K step per iteration)")
                     found.add(ctx, "nv.no-tensor-core", name, outer.line, "matrix product on CUDA cores", 0.8,
-                              [source_evidence(ctx, outer.line, detail)], case)
+                              [source_evidence(ctx, outer.line, detail)], case, analysis=analysis)
     return found.list()
 
 
@@ -292,7 +292,7 @@ def detect_pipelining(ctx: TriageContext) -> list[Finding]:
                 continue
             detail = "K-loop feeding tl.dot is not software-pipelined: " + "; ".join(reasons)
             found.add(ctx, "nv.unpipelined-loop", name, loop.line, "dot loop without async copies", 0.8,
-                      [source_evidence(ctx, loop.line, detail)], case)
+                      [source_evidence(ctx, loop.line, detail)], case, analysis=analysis)
     return found.list()
 
 
@@ -324,7 +324,7 @@ def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
             detail = (f"{stages} stages x operand tiles {list(dot.a_shape)}+{list(dot.b_shape)} need {smem} bytes of "
                       f"shared memory; a block may use {per_block}: the launch fails (out of resources)")
             found.add(ctx, "nv.smem-limits-occupancy", name, dot.line, "shared memory limits or prevents residency",
-                      0.9, [source_evidence(ctx, dot.line, detail)], analysis.case)
+                      0.9, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
             continue
         resident = per_sm // (smem + reserved)
         warps = resident * report.num_warps
@@ -332,7 +332,7 @@ def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
             detail = (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
                       f"of {report.num_warps} warps per SM: {warps} warps to hide latency")
             found.add(ctx, "nv.smem-limits-occupancy", name, dot.line, "shared memory limits or prevents residency",
-                      0.6, [source_evidence(ctx, dot.line, detail)], analysis.case)
+                      0.6, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -351,11 +351,11 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
             if op.feeds_store:
                 detail = f"tl.{op.op} result is stored: a layout conversion through shared memory before every store"
                 found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.75,
-                          [source_evidence(ctx, op.line, detail)], case)
+                          [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
             elif in_loop and op.feeds_other and not op.feeds_dot:
                 detail = f"tl.{op.op} inside a loop feeds element-wise work: a shared-memory round trip per iteration"
                 found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.7,
-                          [source_evidence(ctx, op.line, detail)], case)
+                          [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
     return found.list()
 
 
@@ -376,7 +376,7 @@ def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
             detail = (f"tl.{reduction.op} over {axis} of {list(reduction.in_shape)} inside a loop spans "
                       f"{report.num_warps} warps: a shared-memory exchange and barrier every iteration")
             found.add(ctx, "nv.loop-carried-reduction", name, reduction.line, "cross-warp reduction every iteration",
-                      0.75, [source_evidence(ctx, reduction.line, detail)], case)
+                      0.75, [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
     return found.list()
 
 
@@ -412,7 +412,7 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
             detail = (f"{programs} output tiles ({tiles_m} x {tiles_n}) visited in row-major order ({walk}); "
                       "consecutive programs share no A rows, so B is re-read from HBM across waves")
             found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.75,
-                      [source_evidence(ctx, dot.line, detail)], analysis.case)
+                      [source_evidence(ctx, dot.line, detail)], analysis=analysis)
         elif {"pid0", "pid1"} <= set(store.deps) or "pid" in store.deps:
             detail = "tiled GEMM with no grouped (GROUP_SIZE_M) program ordering"
             found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.55,
@@ -441,7 +441,7 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
             detail = (f"grid {list(analysis.launch.grid)} = {programs} programs for {sm_count} SMs while the launch "
                       f"moves {moved / 2**20:.0f} MiB")
             found.add(ctx, "nv.small-grid", analysis.kernel.name, line, "too few programs to fill the GPU",
-                      0.85 if programs <= sm_count // 2 else 0.7, [source_evidence(ctx, line, detail)], analysis.case)
+                      0.85 if programs <= sm_count // 2 else 0.7, [source_evidence(ctx, line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -452,32 +452,33 @@ def detect_launch_count(ctx: TriageContext) -> list[Finding]:
     for trace in ctx.traces:
         if not trace.launches:
             continue
+        launches = [launch for launch in trace.launches if launch.primary]
         by_line: dict[Optional[int], int] = defaultdict(int)
-        for launch in trace.launches:
+        for launch in launches:
             by_line[launch.line] += 1
         for line, count in by_line.items():
             if count >= 4:
-                kernel = next(l.kernel for l in trace.launches if l.line == line)
+                kernel = next(l.kernel for l in launches if l.line == line)
                 detail = f"{count}{'+' if trace.truncated else ''} launches of {kernel} from this line in one forward"
                 found.add(ctx, "nv.launch-bound", kernel, line, "launch overhead dominates", 0.85,
                           [source_evidence(ctx, line, detail)], trace.case)
         compute_ops = [op for op in trace.torch_ops]
-        total = len(trace.launches) + len(compute_ops)
+        total = len(launches) + len(compute_ops)
         small = []
-        for launch in trace.launches:
+        for launch in launches:
             moved = sum(a.numel * a.elem_size for a in launch.tensors().values())
             if moved < (2 << 20):
                 small.append(launch)
-        if total >= 2 and len(small) == len(trace.launches) and len(trace.launches) >= 2:
-            line = trace.launches[0].line
+        if total >= 2 and len(small) == len(launches) and len(launches) >= 2:
+            line = launches[0].line
             detail = (f"{total} launches per forward, each moving under 2 MiB: a few microseconds of work against "
                       "a few microseconds of launch overhead each")
-            found.add(ctx, "nv.launch-bound", trace.launches[0].kernel, line, "launch overhead dominates", 0.7,
+            found.add(ctx, "nv.launch-bound", launches[0].kernel, line, "launch overhead dominates", 0.7,
                       [source_evidence(ctx, line, detail)], trace.case)
         elif total >= 6:
-            line = trace.launches[0].line
-            detail = f"{len(trace.launches)} Triton launches and {len(compute_ops)} torch ops per forward"
-            found.add(ctx, "nv.launch-bound", trace.launches[0].kernel, line, "launch overhead dominates", 0.6,
+            line = launches[0].line
+            detail = f"{len(launches)} Triton launches and {len(compute_ops)} torch ops per forward"
+            found.add(ctx, "nv.launch-bound", launches[0].kernel, line, "launch overhead dominates", 0.6,
                       [source_evidence(ctx, line, detail)], trace.case)
     return found.list()
 
@@ -494,12 +495,12 @@ def detect_atomics(ctx: TriageContext) -> list[Finding]:
             if loops:
                 detail = f"tl.{atomic.op} (sem={sem}) inside a loop: one serialised read-modify-write per iteration"
                 found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics", 0.75,
-                          [source_evidence(ctx, atomic.line, detail)], case)
+                          [source_evidence(ctx, atomic.line, detail)], case, analysis=analysis)
             elif not atomic.program_varying and (programs is None or programs >= 64):
                 many = f"all {programs} programs" if programs else "every program"
                 detail = f"tl.{atomic.op} (sem={sem}) to an address that does not depend on the program id: {many} serialise on it"
                 found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics",
-                          0.8 if programs else 0.6, [source_evidence(ctx, atomic.line, detail)], case)
+                          0.8 if programs else 0.6, [source_evidence(ctx, atomic.line, detail)], case, analysis=analysis)
     return found.list()
 
 
@@ -519,7 +520,8 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
     by_kernel = {a.kernel.name: a.report for a in ctx.analyses}
     for trace in ctx.traces:
         written: dict[int, Any] = {}
-        for launch in trace.launches:
+        primaries = [launch for launch in trace.launches if launch.primary]
+        for launch in primaries:
             report = reports.get((trace.index, launch.index)) or by_kernel.get(launch.kernel)
             if report is None:
                 continue
@@ -549,7 +551,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
                 detail = f"torch `{op.name}` runs on the output of {after[-1].kernel} after the kernel: a separate pass over HBM"
                 found.add(ctx, "nv.unfused-epilogue", after[-1].kernel, op.line, "work split across kernels", 0.75,
                           [source_evidence(ctx, op.line, detail)], trace.case)
-            elif op.index < len(trace.launches) and trace.launches:
+            elif op.index < len(trace.launches) and trace.launches[op.index].primary:
                 consumer = trace.launches[op.index]
                 report = reports.get((trace.index, consumer.index))
                 reads = {consumer.tensors()[p].storage for p in (_read_params(report) if report else set())
@@ -593,7 +595,7 @@ def detect_redundant_traffic(ctx: TriageContext) -> list[Finding]:
                       f"{bytes_extent / 1024:.0f} KiB" + (", which fits on chip" if fits else
                                                           "; an online (single-read) formulation needs fewer passes"))
             found.add(ctx, "nv.redundant-global-traffic", name, passes[1].line, "the same data read more than once",
-                      0.8 if analysis else 0.6, [source_evidence(ctx, passes[1].line, detail)], case)
+                      0.8 if analysis else 0.6, [source_evidence(ctx, passes[1].line, detail)], case, analysis=analysis)
     return found.list()
 
 
@@ -678,7 +680,7 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
             what = "a runtime value" if divmod_.divisor_const is None else f"{divmod_.divisor_const} (not a power of two)"
             detail = f"per-element `{divmod_.op}` by {what}: tens of instructions per element in the index math"
             found.add(ctx, "nv.index-div-mod", name, divmod_.line, "integer division in per-element index math", 0.7,
-                      [source_evidence(ctx, divmod_.line, detail)], case)
+                      [source_evidence(ctx, divmod_.line, detail)], case, analysis=analysis)
         largest = max((a.numel for a in analysis.launch.tensors().values()), default=0) if analysis else None
         per_element = [op for op in report.int64_ops if op.per_element]
         if per_element and (largest is None or largest < 2 ** 31):
@@ -687,11 +689,11 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
             detail = (f"64-bit per-element index arithmetic (`{op.text}`)"
                       + (f" while the largest tensor has {largest} elements (< 2**31)" if largest is not None else ""))
             found.add(ctx, "nv.int64-index", name, op.line, "64-bit index math where 32 bits suffice",
-                      0.65 if explicit else 0.45, [source_evidence(ctx, op.line, detail)], case)
+                      0.65 if explicit else 0.45, [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
         if analysis is not None and largest is not None and largest >= 2 ** 31 and not report.int64_ops:
             access = next((a for a in report.accesses if a.shape), None)
             line = access.line if access else analysis.kernel.line
             detail = f"a tensor of {largest} elements is addressed with 32-bit offsets: they overflow past 2**31"
             found.add(ctx, "nv.int64-index", name, line, "32-bit offsets overflow", 0.8,
-                      [source_evidence(ctx, line, detail)], case)
+                      [source_evidence(ctx, line, detail)], case, analysis=analysis)
     return found.list()

@@ -73,9 +73,9 @@ def _space(kernel: str, launch_plan: LaunchPlan, tunable: list[str], report: Ker
     looped = [d for d in report.dots if d.loops]
     if looped:
         dot = looped[0]
-        m = sorted(n for n in tunable if n in dot.a_params and n not in dot.b_params)
-        n_ = sorted(n for n in tunable if n in dot.b_params and n not in dot.a_params)
-        k = sorted(n for n in tunable if n in dot.a_params and n in dot.b_params)
+        m = sorted(n for n in tunable if n in dot.m_params)
+        n_ = sorted(n for n in tunable if n in dot.n_params)
+        k = sorted(n for n in tunable if n in dot.k_params)
         if len(m) == 1 and len(n_) == 1 and len(k) <= 1:
             scale = 2 if dot.a_bits >= 32 else 1
             for bm, bn, bk, s, w in GEMM_SPACE:

@@ -56,8 +56,7 @@ def fix_scalar_access(source: str, finding: Optional[Finding], ctx: Optional[Tri
                 _want(wraps, target, "address", (_per_dim(rank, vec * elem_bytes), _per_dim(rank, vec)))
             mask_node = _argument(call, "mask", 1 if first.op == "load" else 2)
             if mask_node is not None:
-                unmasked = [axisinfo.access_width(a.info, a.shape, a.elem_bits, warps[id(a)]).per_thread for a in seen]
-                if any(a.width.per_thread < min(u, vec) for a, u in zip(seen, unmasked)):
+                if any(a.mask_constancy is not None and a.mask_constancy < vec for a in seen):
                     target = _definition(kernel.node, mask_node, first.line)
                     _want(wraps, target, "mask", _per_dim(rank, vec))
     if not wraps:

@@ -61,9 +61,7 @@ def _dot_roles(ctx: TriageContext, kernel: str, launch_plan: LaunchPlan) -> tupl
     if len(dot.a_shape) != 2:
         raise NotApplicable(f"{kernel}: a batched (3-D) tl.dot always lowers to mma.sync; move the batch to the grid")
     static = {n for n, p in launch_plan.params.items() if p.static and p.tiling}
-    m = sorted(n for n in static if n in dot.a_params and n not in dot.b_params)
-    n_ = sorted(n for n in static if n in dot.b_params and n not in dot.a_params)
-    return m, n_, dot
+    return sorted(static & dot.m_params), sorted(static & dot.n_params), dot
 
 
 def fix_mma_v2(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:

@@ -1,0 +1,251 @@
+"""Retrospective synthesis: a draft catalog entry from a verified fix in an optimization journal.
+
+A journal is JSON lines, one object per round (design.md). Read here, with the names tried in
+order:
+- `round`;  `rung` / `rung_reached`;  `target` / `backend` (on the round or a header line);
+- the outcome: `outcome.{compiled, correct, speedup, time_ms, baseline_ms, accepted}` or the
+  same keys at the top level;
+- the proposal: `proposal.summary` / `proposal` (text) / `proposal_summary` / `summary`;
+- `diff` (unified diff of the solution);
+- the evidence: `evidence` (findings, or evidence items of type source/fact/metric/chunk) and
+  `evidence_ids`.
+Only a round that compiled, was correct and was faster than the baseline can be learned from;
+the entry is written with `status: draft` for a person to review, name and give a detector.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+from .catalog import PATTERNS_DIR, CatalogError, load_catalog, validate
+
+DRAFTS_DIR = PATTERNS_DIR / "drafts"
+
+
+class LearnError(ValueError):
+    """The journal or the requested round cannot give a draft (one line, for the user)."""
+
+
+def read_journal(path: Path) -> list[dict[str, Any]]:
+    if not path.is_file():
+        raise LearnError(f"no such journal: {path}")
+    rounds = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise LearnError(f"{path.name}:{number}: not a JSON object ({error.msg})") from None
+        if not isinstance(record, dict):
+            raise LearnError(f"{path.name}:{number}: a journal line is one JSON object")
+        rounds.append(record)
+    if not rounds:
+        raise LearnError(f"{path.name}: the journal is empty")
+    return rounds
+
+
+def _outcome(record: dict[str, Any]) -> dict[str, Any]:
+    outcome = dict(record.get("outcome") or {})
+    for key in ("compiled", "correct", "speedup", "time_ms", "baseline_ms", "accepted"):
+        if key not in outcome and key in record:
+            outcome[key] = record[key]
+    if "speedup" not in outcome and outcome.get("time_ms") and outcome.get("baseline_ms"):
+        outcome["speedup"] = outcome["baseline_ms"] / outcome["time_ms"]
+    return outcome
+
+
+def verified(record: dict[str, Any]) -> tuple[bool, str]:
+    """(learnable, why not): compiled, correct on every case, faster than the baseline."""
+    outcome = _outcome(record)
+    if outcome.get("compiled") is False:
+        return False, "it did not compile"
+    if outcome.get("correct") is not True:
+        return False, "it was not verified correct"
+    speedup = outcome.get("speedup")
+    if not isinstance(speedup, (int, float)) or speedup <= 1.0:
+        return False, "it was not faster than the baseline" if isinstance(speedup, (int, float)) else "it has no timing"
+    if outcome.get("accepted") is False:
+        return False, "the gate did not accept it"
+    return True, ""
+
+
+def choose_round(rounds: list[dict[str, Any]], wanted: Optional[int]) -> dict[str, Any]:
+    numbered = [r for r in rounds if isinstance(r.get("round"), int)]
+    if wanted is not None:
+        record = next((r for r in numbered if r["round"] == wanted), None)
+        if record is None:
+            raise LearnError(f"round {wanted} is not in the journal")
+        ok, why = verified(record)
+        if not ok:
+            raise LearnError(f"round {wanted} cannot be learned from: {why}")
+        return record
+    good = [r for r in numbered if verified(r)[0]]
+    if not good:
+        raise LearnError("no round in the journal compiled, was correct and was faster: nothing to learn")
+    return max(good, key=lambda r: _outcome(r)["speedup"])
+
+
+def _summary(record: dict[str, Any]) -> str:
+    proposal = record.get("proposal")
+    if isinstance(proposal, dict) and proposal.get("summary"):
+        return str(proposal["summary"])
+    for value in (proposal, record.get("proposal_summary"), record.get("summary")):
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    raise LearnError(f"round {record.get('round')} has no proposal summary to name the fix")
+
+
+def _diff_sides(diff: str) -> tuple[str, str]:
+    """Removed and added lines of the first hunk that changes anything."""
+    before, after, in_hunk = [], [], False
+    for line in diff.splitlines():
+        if line.startswith("@@"):
+            if before or after:
+                break
+            in_hunk = True
+            continue
+        if not in_hunk or line.startswith(("---", "+++")):
+            continue
+        if line.startswith("-"):
+            before.append(line[1:])
+        elif line.startswith("+"):
+            after.append(line[1:])
+    return _dedent("\n".join(before)), _dedent("\n".join(after))
+
+
+def _dedent(text: str) -> str:
+    import textwrap
+
+    return textwrap.dedent(text).strip("\n") + "\n" if text.strip() else ""
+
+
+def _target(rounds: list[dict[str, Any]], record: dict[str, Any]) -> str:
+    for source in (record, *rounds):
+        value = str(source.get("target") or source.get("backend") or "")
+        if value:
+            return "ascend" if value.split(":")[0].lower() in ("ascend", "npu") else "nvidia"
+    return "nvidia"
+
+
+def _slug(text: str, words: int = 4) -> str:
+    tokens = [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in {"the", "a", "an", "of", "to", "and", "in", "for", "with"}]
+    return "-".join(tokens[:words]) or "fix"
+
+
+def _evidence(record: dict[str, Any]) -> list[dict[str, Any]]:
+    items = []
+    for item in record.get("evidence") or record.get("findings") or []:
+        if isinstance(item, dict):
+            items.append(item)
+            items.extend(e for e in item.get("evidence", []) if isinstance(e, dict))
+    return items
+
+
+def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: Optional[str] = None) -> dict[str, Any]:
+    from .detectors.profile import PROFILE_METRICS
+    from diagnoser.evidence import FACT_KINDS
+
+    rounds = read_journal(Path(journal))
+    record = choose_round(rounds, round_)
+    outcome = _outcome(record)
+    summary = _summary(record)
+    diff = record.get("diff") or ""
+    before, after = _diff_sides(diff)
+    if not before.strip() and not after.strip():
+        raise LearnError(f"round {record['round']} has no diff to turn into a before/after snippet")
+    target = _target(rounds, record)
+    prefix = "npu" if target == "ascend" else "nv"
+    try:
+        existing = set(load_catalog())
+    except CatalogError:
+        existing = set()
+    pattern_id = pattern_id or f"{prefix}.{_slug(summary)}"
+    base, n = pattern_id, 2
+    while pattern_id in existing:
+        pattern_id, n = f"{base}-{n}", n + 1
+    evidence = _evidence(record)
+    patterns = sorted({e["pattern"] for e in evidence if e.get("pattern")} | {
+        i for i in record.get("evidence_ids") or [] if isinstance(i, str) and re.match(r"^(nv|npu)\.", i)})
+    detect = []
+    for pattern in patterns:
+        detect.append({"rung": 1, "level": "source", "signal": f"seen together with {pattern} in the round that was fixed"})
+    for kind in sorted({e.get("kind") for e in evidence if e.get("type") == "fact" and e.get("kind") in FACT_KINDS}):
+        detect.append({"rung": 3, "level": "ir", "fact": kind, "signal": f"the {kind} fact that the round's evidence cited"})
+    metrics = sorted({e.get("name") for e in evidence if e.get("type") == "metric" and e.get("name") in PROFILE_METRICS})
+    if metrics:
+        detect.append({"rung": 2, "level": "profile", "metrics": metrics, "signal": "the metrics the round's evidence cited"})
+    if not detect:
+        rung = record.get("rung") or record.get("rung_reached") or 1
+        level = {1: "source", 2: "profile", 3: "ir", 4: "ir"}.get(int(rung), "source")
+        signal = {"rung": 3 if level == "ir" else int(rung), "level": level,
+                  "signal": f"reached at rung {rung}; describe the signal before accepting this entry"}
+        if level == "ir":
+            signal["fact"] = "global_access"
+        if level == "profile":
+            signal["metrics"] = ["time_ns"]
+        detect.append(signal)
+    compiler = []
+    for chunk in (e for e in evidence if e.get("type") == "chunk" and e.get("path")):
+        ref = {"path": chunk["path"], "why": f"retrieved as evidence in round {record['round']}"}
+        if isinstance(chunk.get("start"), int) and isinstance(chunk.get("end"), int) and 0 < chunk["start"] <= chunk["end"]:
+            ref["lines"] = [chunk["start"], chunk["end"]]
+        if chunk.get("pass"):
+            ref["pass"] = chunk["pass"]
+        compiler.append(ref)
+    speedup = float(outcome["speedup"])
+    timing = ""
+    if outcome.get("baseline_ms") and outcome.get("time_ms"):
+        timing = f" ({outcome['baseline_ms']:.4g} ms -> {outcome['time_ms']:.4g} ms)"
+    titles = sorted({e.get("title") for e in evidence if e.get("title")})
+    symptom = (f"Learned from round {record['round']} of {Path(journal).name}: the fix below made the kernel "
+               f"{speedup:.2f}x faster{timing} and stayed correct on every case."
+               + (f" Evidence at the time: {'; '.join(titles)}." if titles else ""))
+    draft = {
+        "id": pattern_id,
+        "title": summary[:100],
+        "backend": target,
+        "status": "draft",
+        "symptom": symptom,
+        "detect": detect,
+        "fix": {"summary": summary, "mechanical": False,
+                "how": f"{summary}\n(From the accepted diff of round {record['round']}; generalise before accepting.)",
+                "before": before or "# (nothing removed)\n", "after": after or "# (nothing added)\n"},
+        "compiler": compiler,
+        "confidence": round(min(0.6, 0.3 + 0.1 * speedup), 2),
+        "learned_from": {"journal": str(journal), "round": record["round"], "speedup": round(speedup, 3),
+                         "rung": record.get("rung") or record.get("rung_reached")},
+    }
+    try:
+        validate(draft, f"draft {pattern_id}")
+    except CatalogError as error:
+        raise LearnError(str(error)) from None
+    return draft
+
+
+def to_yaml(draft: dict[str, Any]) -> str:
+    import yaml
+
+    class Dumper(yaml.SafeDumper):
+        pass
+
+    def text(dumper, value):
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    Dumper.add_representer(str, text)
+    return yaml.dump(draft, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def write_draft(draft: dict[str, Any], out: Optional[Path]) -> Optional[Path]:
+    """Write the draft (default kb/patterns/drafts/<id>.yaml); `-` prints it instead."""
+    text = to_yaml(draft)
+    if out is not None and str(out) == "-":
+        print(text, end="")
+        return None
+    path = Path(out) if out is not None else DRAFTS_DIR / f"{draft['id']}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
