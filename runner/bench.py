@@ -34,7 +34,14 @@ DEFAULT_TIMEOUT_S = 600.0
 
 
 class BenchError(Exception):
-    """A problem the caller must fix: the problem file, the backend (one-line message)."""
+    """A problem the caller must fix: the problem file, the backend (one-line message).
+
+    ``detail`` carries the worker's traceback when the runner itself failed (stage ``internal``).
+    """
+
+    def __init__(self, message: str, stage: str = "", detail: str = ""):
+        super().__init__(message)
+        self.stage, self.detail = stage, detail
 
 
 def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | None = None, *,
@@ -55,7 +62,9 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
     outcome = run_worker(request, timeout, on_event=progress or (lambda event: None))
     result = outcome.result
     if result is not None and "error" in result:
-        raise BenchError(result["error"]["reason"])
+        error = result["error"]
+        message = error["reason"] if error["stage"] != "internal" else f"internal runner error: {error['reason']}"
+        raise BenchError(message, error["stage"], error.get("detail", ""))
     if result is None:
         result = _failed_evaluation(request, outcome)
     for report in result["solutions"].values():

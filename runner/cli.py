@@ -53,6 +53,8 @@ def bench(solution: Path, problem: Path, backend: str | None, baseline: Path | N
                             progress=_progress, seeds=seeds, seed=seed, time=not no_time,
                             torch_compile=torch_compile, cases=list(cases) or None, reps=reps)
     except BenchError as error:
+        if error.detail:
+            click.echo(error.detail, err=True)
         click.echo(f"Error: {error}", err=True)
         sys.exit(2)
     if as_json:

@@ -257,7 +257,10 @@ def _evaluate_case(problem: Problem, index: int, candidates: list[Candidate], ba
             break
         emit({"event": "progress", "stage": "check", "case": index,
               "message": f"case {index + 1}/{len(problem.cases)} ({label}): correctness, seed {draw + 1}/{options.seeds}"})
-        inputs = make_inputs(problem, case, seed, device)
+        try:
+            inputs = make_inputs(problem, case, seed, device)
+        except Exception as error:
+            raise ProblemError(f"{problem.path.name}: case {index}: get_inputs() failed: {one_line(error)}") from error
         if first_inputs is None:
             first_inputs = inputs
         outputs = {}

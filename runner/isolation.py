@@ -2,9 +2,10 @@
 
 ``run_worker(request, timeout)`` starts ``python -m runner.worker`` with this interpreter, the
 repository on ``PYTHONPATH`` and its own process group, relays its progress events, and kills the
-whole group at the timeout. It returns ``WorkerOutcome``: the worker's result when it wrote one,
-otherwise a one-line reason (timeout, signal, the last error line of its output) and the last
-progress event, which names the solution and stage that were running.
+whole group at the timeout (and after a normal exit, so nothing it started lingers). It returns
+``WorkerOutcome``: the worker's result when it wrote one, otherwise a one-line reason (timeout,
+signal, the last error line of its output) and the last progress event, which names the solution
+and stage that were running.
 """
 from __future__ import annotations
 
@@ -82,12 +83,8 @@ def run_worker(request: dict[str, Any], timeout: float,
                    threading.Thread(target=read, args=(process.stderr, True), daemon=True)]
         for reader in readers:
             reader.start()
-        timed_out = False
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(process)
+        timed_out = not _wait_unreaped(process, timeout)
+        _kill_group(process)  # also whatever the candidate or torch.compile left running
         for reader in readers:
             reader.join(timeout=5)
         elapsed = time.monotonic() - started
@@ -106,10 +103,22 @@ def run_worker(request: dict[str, Any], timeout: float,
     return outcome
 
 
+def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
+    """Wait until the worker exits (True) or the timeout passes (False), without reaping it: while
+    it is an unreaped zombie its pid, which names its process group, cannot be reused."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            return True
+        time.sleep(0.05)
+    return False
+
+
 def _kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the worker's process group (the worker leads it), then reap the worker."""
     try:
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
     process.wait()
 
