@@ -7,10 +7,11 @@ One repetition:
 2. for each contestant, in a shuffled order: write a buffer larger than L2 (256 MB) so no one
    starts warm, record a start event, call the forward, make the current stream wait for every
    stream Triton launched on, record the end event;
-3. synchronize, read the event times, check the launch guards of each timed call, verify the
-   outputs of a random subset of repetitions against the float64 reference of that repetition's
-   inputs, then fill every output with the poison pattern (so memory the allocator hands back next
-   time holds no correct answer).
+3. synchronize, read the event times, check the launch guards of each timed call (a kernel ran, on
+   the current stream, from this thread, received every output and left none of it unwritten),
+   verify the outputs of a random subset of repetitions against the float64 reference of that
+   repetition's inputs, then fill every output with the poison pattern (so memory the allocator
+   hands back next time holds no correct answer).
 
 The repetitions count comes from a warm-up estimate (enough repetitions for about ``budget_s`` of
 the slowest contestant, clamped to [min_reps, max_reps]). The summary reports the median and the
@@ -31,7 +32,7 @@ from typing import Any, Callable
 import torch
 
 from runner.compare import Verdict, flatten_outputs
-from runner.guards import LaunchTracer, Window, poison, spans_overlap, storage_span
+from runner.guards import LaunchTracer, Window, poison, spans_overlap, storage_span, unwritten_count
 from runner.inputs import clone
 
 _perf_counter = time.perf_counter
@@ -108,6 +109,27 @@ def guard_violation(window: Window, current_stream: int | None) -> str | None:
     return None
 
 
+def output_violation(window: Window, output: Any) -> str | None:
+    """Checked on every timed call, not just the verified ones: each output must have been passed to
+    a kernel in this very call, and no element may still hold the poison of the previous call."""
+    for position, tensor in enumerate(flatten_outputs(output)):
+        if not isinstance(tensor, torch.Tensor) or not tensor.numel():
+            continue
+        if not window.wrote(tensor):
+            return f"returned output {position}, which no Triton kernel wrote in that call"
+        if tensor.is_floating_point() and unwritten_count(tensor):
+            return f"left {unwritten_count(tensor)} elements of output {position} unwritten"
+    return None
+
+
+def _poison_outputs(output: Any, keep: list[tuple[int, int]]) -> None:
+    """Poison every output tensor except those sharing memory with ``keep`` (the inputs)."""
+    for tensor in flatten_outputs(output):
+        if isinstance(tensor, torch.Tensor) and not any(
+                spans_overlap(storage_span(tensor), span) for span in keep):
+            poison(tensor)
+
+
 def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], backend: Any,
             tracer: LaunchTracer, verify: Callable[[list, Any], Verdict], settings: Settings,
             seed: int, private_inputs: bool = False,
@@ -141,7 +163,7 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
     estimate_ms = 0.0
     for contestant in contestants:
         for _ in range(settings.warmup_calls):
-            timed(contestant, inputs)
+            _poison_outputs(timed(contestant, inputs)[0], [])
         try:
             backend.synchronize()
             _, _, start, end = timed(contestant, inputs)
@@ -176,7 +198,7 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
             result = results[contestant.name]
             result.times_ms.append(start.elapsed_time(end))
             if contestant.guarded:
-                problem = guard_violation(window, backend.current_stream())
+                problem = guard_violation(window, backend.current_stream()) or output_violation(window, output)
                 if problem is None and tracer.stray:
                     problem = f"{len(tracer.stray)} Triton launch(es) happened outside any forward"
                 if problem is not None:
@@ -187,10 +209,7 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
                     if not verdict.ok:
                         result.violation = (f"timed call {rep + 1} returned a wrong result ({verdict.reason}): "
                                             "outputs cached or work skipped between calls")
-            for tensor in flatten_outputs(output):
-                if isinstance(tensor, torch.Tensor) and not any(
-                        spans_overlap(storage_span(tensor), span) for span in input_spans):
-                    poison(tensor)
+            _poison_outputs(output, input_spans)
         del calls
         if rep % 20 == 19 and _perf_counter() - started > 1.0:
             progress(f"timing repetition {rep + 1}/{reps}")

@@ -110,3 +110,16 @@ def test_repetitions_follow_the_budget_within_bounds(tracer):
     results = measure([slow], make_inputs, HostClockBackend(), tracer, verify,
                       Settings(min_reps=3, max_reps=50, budget_s=0.05, warmup_calls=1), seed=0)
     assert 3 <= len(results["slow"].times_ms) <= 6
+
+
+def test_timed_call_returning_a_buffer_no_kernel_received_is_a_violation(tracer, add_module):
+    model = add_module.ModelNew(0.5)
+    kept = []
+
+    def keeps_first_output(inputs):
+        output = model(*inputs)  # real work, into a fresh buffer
+        kept.append(output) if not kept else None
+        return kept[0]
+
+    results = run([Contestant("keeper", keeps_first_output, guarded=True, verify=True)], tracer)
+    assert "which no Triton kernel wrote in that call" in results["keeper"].violation
