@@ -9,11 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from pathlib import Path
-
 from diagnoser.ladder import RungUnavailable, Subject
-
-KB = Path(__file__).resolve().parents[1] / "kb"
 
 
 def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metrics: dict | None = None) -> list[dict]:
@@ -60,6 +56,11 @@ def profile_rung(subject: Subject, state: dict) -> dict:
 
     measured = profile(subject.solution, subject.problem, subject.backend, script=subject.script,
                        use_ncu=state.get("options", {}).get("ncu", True))
+    return profiled(subject, state, measured)
+
+
+def profiled(subject: Subject, state: dict, measured: dict) -> dict:
+    """Rung 2's output from its measurements: the profile plus what triage reads in it."""
     findings = [f for f in _triage(subject, state, metrics=_metrics(measured)) if f.get("rung", 1) >= 2]
     classes = Counter(c.get("class") for c in measured["cases"] if c.get("class"))
     summary = f"{len(measured['cases'])} cases: " + ", ".join(f"{n} {k}" for k, n in classes.most_common())
@@ -115,37 +116,20 @@ def _search(index_dir: str | None):
     return search
 
 
-def catalog_compiler_refs() -> dict[str, list[str]]:
-    """Catalog id -> the compiler passes/files its entry names (its `compiler` field), for rung 4."""
-    import yaml
+def catalog_compiler_refs() -> dict[str, list[dict]]:
+    """Catalog id -> the compiler code its entry names (`compiler`: path, lines, symbol, why).
 
-    refs: dict[str, list[str]] = {}
-    for path in sorted((KB / "patterns").glob("*.yaml")):
-        for entry in _entries(yaml.safe_load(path.read_text())):
-            if isinstance(entry, dict) and entry.get("id"):
-                refs[entry["id"]] = _refs(entry.get("compiler"))
-    return refs
+    Entries are read one by one, so one entry that does not validate costs only its own refs.
+    """
+    from diagnoser.triage.catalog import PATTERNS_DIR, CatalogError, load_entry
 
-
-def _entries(document) -> list:
-    if isinstance(document, list):
-        return document
-    if isinstance(document, dict) and isinstance(document.get("patterns"), list):
-        return document["patterns"]
-    return [document]
-
-
-def _refs(compiler) -> list[str]:
-    """Pass names and file paths from a `compiler` field (strings, or dicts with pass/file/path)."""
-    if not compiler:
-        return []
-    items = compiler if isinstance(compiler, list) else [compiler]
-    refs = []
-    for item in items:
-        if isinstance(item, str):
-            refs.append(item.split()[0].split(":")[0])
-        elif isinstance(item, dict):
-            refs += [str(item[key]).split(":")[0] for key in ("pass", "file", "path") if item.get(key)]
+    refs: dict[str, list[dict]] = {}
+    for path in sorted(PATTERNS_DIR.glob("*.yaml")):
+        try:
+            entry = load_entry(path)
+        except CatalogError:
+            continue
+        refs[entry.id] = [ref for ref in entry.compiler if isinstance(ref, dict) and ref.get("path")]
     return refs
 
 

@@ -22,7 +22,7 @@ BACKEND_OF_TARGET = {"sm90": "nvidia", "ascend": "ascend"}
 
 
 def escalate(facts: list[dict], findings: list[dict], search: Search, target: str = "sm90",
-             catalog: dict[str, list[str]] | None = None, limit: int = 6,
+             catalog: dict[str, list[dict]] | None = None, limit: int = 6,
              summariser: Summariser | None = None) -> dict:
     """{"citations", "findings", "warnings", "summary"} for the unexplained facts and findings."""
     summariser = summariser or Summariser()

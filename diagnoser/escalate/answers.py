@@ -14,6 +14,8 @@ from diagnoser.escalate.questions import Question
 def matches(chunk: dict, question: Question) -> list[str]:
     """Why a chunk answers the question (empty: it does not)."""
     reasons = []
+    if any(chunk.get("path", "").endswith(path) for path in question.paths):
+        reasons.append("the file the catalog names")
     chunk_pass = (chunk.get("pass") or "").lower()
     for wanted in question.passes:
         if wanted.lower() in chunk_pass:
@@ -32,9 +34,9 @@ def keep(chunks: list[dict], question: Question) -> list[dict]:
     for chunk in chunks:
         reasons = matches(chunk, question)
         if reasons:
-            kept.append({**chunk, "why": "; ".join(reasons),
-                         "_rank": (any(r.startswith("pass") for r in reasons), len(reasons), chunk.get("score", 0))})
-    kept.sort(key=lambda c: c["_rank"], reverse=True)
+            named = any(r.startswith(("pass", "the file")) for r in reasons)
+            kept.append({**chunk, "why": "; ".join(reasons), "_rank": (named, len(reasons), chunk.get("score", 0))})
+    kept.sort(key=lambda c: c["_rank"], reverse=True)  # catalog file or pass first, then more reasons, then score
     return [{k: v for k, v in c.items() if k != "_rank"} for c in kept]
 
 

@@ -14,9 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 
 from diagnoser.evidence import fact_of
+
+
+# Method names every pass or pattern has: they say nothing about which code is meant.
+GENERIC_NAMES = {"runOnOperation", "matchAndRewrite", "__init__", "__call__", "rewrite", "build"}
 
 
 @dataclass
@@ -28,6 +33,7 @@ class Question:
     about: dict = field(default_factory=dict)  # {kind: fact|finding, kernel, file, line, fact_kind|pattern}
     evidence: list[dict] = field(default_factory=list)
     pattern: str | None = None
+    paths: tuple[str, ...] = ()  # files the catalog names for this pattern
 
 
 def _where(fact: dict) -> str:
@@ -186,21 +192,24 @@ def from_fact(fact: dict, target: str = "sm90") -> Question | None:
 
 def _ops_in(excerpt: str) -> list[str]:
     """IR op names quoted in an excerpt (`ttg.convert_layout`, `tt.dot`, `ld.global.v4`)."""
-    import re
-
     return sorted(set(re.findall(r"\b(?:tt|ttg|ttng|scf|arith|nvgpu|nvvm|hivm|linalg)\.[a-z_]+\b", excerpt)))
 
 
-def from_finding(finding: dict, compiler_refs: list[str]) -> Question:
-    """A finding's question: its title plus the compiler passes/files its catalog entry names."""
-    passes = tuple(ref for ref in compiler_refs if "/" not in ref and "." not in ref)
-    files = tuple(ref.rsplit("/", 1)[-1].split(".")[0] for ref in compiler_refs if "/" in ref or "." in ref)
+def from_finding(finding: dict, compiler_refs: list[dict]) -> Question:
+    """A finding's question: its title plus the compiler code its catalog entry names
+    (`compiler` refs: path, symbol, why), whose files and symbols a chunk must match."""
+    symbols = tuple(dict.fromkeys(part for ref in compiler_refs if ref.get("symbol")
+                                  for part in re.split(r"::|\.", ref["symbol"].split()[0])
+                                  if len(part) > 3 and part not in GENERIC_NAMES))
+    stems = tuple(ref["path"].rsplit("/", 1)[-1].split(".")[0] for ref in compiler_refs)
+    why = " ".join(ref.get("why", "") for ref in compiler_refs)
     where = f" at {finding['file'].rsplit('/', 1)[-1]}:{finding['line']}" if finding.get("file") and finding.get("line") else ""
     about = {"kind": "finding", "pattern": finding.get("pattern"), "kernel": finding.get("kernel"),
              "file": finding.get("file"), "line": finding.get("line")}
-    return Question(query=" ".join([finding.get("title", ""), *compiler_refs]).strip(),
+    return Question(query=" ".join([finding.get("title", ""), *symbols, why]).strip(),
                     describe=f"{finding.get('pattern') or 'an uncatalogued finding'}{where}: {finding.get('title', '')}",
-                    passes=passes, terms=files, about=about, pattern=finding.get("pattern"),
+                    terms=symbols + stems, about=about, pattern=finding.get("pattern"),
+                    paths=tuple(ref["path"] for ref in compiler_refs),
                     evidence=[{"type": "fact", **fact_of(e)} for e in finding.get("evidence", []) if e.get("type") == "fact"])
 
 
@@ -218,7 +227,7 @@ def _key(fact: dict) -> str:
     return json.dumps({k: fact.get(k) for k in ("kernel", "kind", "file", "line", "value")}, sort_keys=True, default=str)
 
 
-def questions(facts: list[dict], findings: list[dict], catalog: dict[str, list[str]] | None = None,
+def questions(facts: list[dict], findings: list[dict], catalog: dict[str, list[dict]] | None = None,
               target: str = "sm90", limit: int = 6) -> list[Question]:
     """The questions rung 4 asks, most useful first, one per distinct (kind, value, kernel).
 

@@ -8,14 +8,13 @@ parser, launch alignment), `msprof` (operator summaries), `roofline` (the class 
 from __future__ import annotations
 
 
-def profile(solution: str, problem: str | None, backend: str, *, script: bool = False, use_ncu: bool = True,
-            counters: dict | None = None) -> dict:
+def profile(solution: str, problem: str | None, backend: str, *, script: bool = False, use_ncu: bool = True) -> dict:
     if backend == "cuda":
         from diagnoser.profile import nvidia
 
         if script:
             return nvidia.profile_script(solution, use_ncu=use_ncu)
-        return nvidia.profile(solution, problem, use_ncu=use_ncu, counters=counters)
+        return nvidia.profile(solution, problem, use_ncu=use_ncu)
     if backend == "npu":
         from diagnoser.ladder import RungUnavailable
         from diagnoser.profile import ascend

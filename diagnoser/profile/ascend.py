@@ -59,7 +59,7 @@ def collect(solution: str, problem: str, kernels: list[str]) -> tuple[dict, str]
 
 
 def profile(solution: str, problem: str, *, use_msprof: bool = True, cores: int | None = None) -> dict:
-    record, problem_cases = bench(solution, problem, backend="npu")
+    record = bench(solution, problem, backend="npu")
     limits = ceilings(record["device"] or "npu")
     kernels = sorted({k for case in record["cases"] for k in case.get("kernels") or []})
     per_case, why = collect(solution, problem, kernels) if use_msprof else ({}, "msprof disabled")
@@ -69,7 +69,7 @@ def profile(solution: str, problem: str, *, use_msprof: bool = True, cores: int 
                "launches": case.get("launches"), "correct": case.get("correct")}
         if case.get("time_ms"):
             time_s = case["time_ms"]["median"] / 1e3
-            peak = peak_flops(limits, problem_cases.get(case["case"], {}).get("compute_dtype"), case.get("allow_tf32"))
+            peak = peak_flops(limits, case.get("compute_dtype"), case.get("allow_tf32"))
             out.update(roofline.classify(time_s, case.get("flops") or 0.0, case.get("bytes") or 0.0,
                                          {"bandwidth": limits["bandwidth"], "flops": peak}, case.get("launches") or 1))
             out.update({"time_s": time_s, "ref_time_s": (case.get("reference_ms") or 0) / 1e3 or None,

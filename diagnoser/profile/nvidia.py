@@ -36,13 +36,11 @@ def ceilings_for(device: str, cached: dict | None) -> dict:
             "device": found.get("device", device)}
 
 
-def bench(solution: str, problem: str, backend: str = "cuda") -> tuple[dict, dict]:
-    """The runner's flat record of the solution plus its problem-level facts per case."""
-    from runner.bench import bench as run_bench
-    from runner.bench import flat_record
+def bench(solution: str, problem: str, backend: str = "cuda") -> dict:
+    """The runner's flat record of the solution (correctness, then interleaved event timing)."""
+    from runner.bench import bench_pair
 
-    result = run_bench(problem, {"solution": solution}, backend, **BENCH_OPTIONS)
-    return flat_record(result, "solution"), {c["case"]: c for c in result.get("cases", [])}
+    return bench_pair(solution, problem, backend=backend, **BENCH_OPTIONS)
 
 
 def peak_flops(ceilings: dict, dtype: str | None, allow_tf32: bool | None) -> float | None:
@@ -52,40 +50,46 @@ def peak_flops(ceilings: dict, dtype: str | None, allow_tf32: bool | None) -> fl
     return ceilings["flops"].get(key)
 
 
-def profile(solution: str, problem: str, *, use_ncu: bool = True, counters: dict | None = None,
-            ncu_timeout: float = 300.0) -> dict:
-    """Rung 2's output for a solution/problem pair on the current CUDA device.
+def launched_kernels(record: dict) -> list[str]:
+    """The Triton kernels the runner saw the forward launch, over all cases (ncu's name filter)."""
+    return sorted({k for case in record["cases"] for k in case.get("kernels") or []})
 
-    `counters`: an ncu result already collected for this pair as job 0 (the suite profiles all its
-    kernels in one ncu process); otherwise ncu runs here when `use_ncu`.
-    """
-    record, problem_cases = bench(solution, problem)
+
+def assemble(record: dict, ceilings: dict, counters: dict, job: int = 0) -> dict:
+    """Rung 2's output from a bench record and ncu counters (those of `job` in a batched ncu run)."""
     if record["rejected"] and not any(c.get("time_ms") for c in record["cases"]):
         raise RuntimeError(f"the runner rejected the solution ({record['rejected']['stage']}: "
                            f"{record['rejected']['reason']}): nothing to profile")
-    ceilings = ceilings_for(record["device"], None)
-    kernels = sorted({k for case in record["cases"] for k in case.get("kernels") or []})
-    if counters is None:
-        counters = (ncu.profile_jobs([{"solution": solution, "problem": problem}], kernels, ncu_timeout)
-                    if use_ncu else {"available": False, "why": "ncu disabled (--no-ncu)", "cases": {}, "errors": {}})
-    cases = [_case(case, problem_cases.get(case["case"], {}), ceilings, counters) for case in record["cases"]]
+    mine = {case: launches for (j, case), launches in counters["cases"].items() if j == job}
+    cases = [_case(case, ceilings, mine.get(case["case"], [])) for case in record["cases"]]
+    errors = [f"case {case}: {error}" for (j, case), error in counters.get("errors", {}).items() if j == job]
     return {
         "backend": "cuda", "device": record["device"], "ceilings": ceilings,
-        "ncu": {"available": counters["available"], "why": counters["why"]},
+        "ncu": {"available": counters["available"], "why": counters["why"] + (f"; {'; '.join(errors)}" if errors else "")},
         "correct": record["ok"], "rejected": record["rejected"], "cases": cases,
     }
 
 
-def _case(case: dict, facts: dict, ceilings: dict, counters: dict) -> dict:
+def profile(solution: str, problem: str, *, use_ncu: bool = True, ncu_timeout: float = 300.0) -> dict:
+    """Rung 2's output for a solution/problem pair on the current CUDA device."""
+    record = bench(solution, problem)
+    ceilings = ceilings_for(record["device"], None)
+    if use_ncu:
+        counters = ncu.profile_jobs([{"solution": solution, "problem": problem}], launched_kernels(record), ncu_timeout)
+    else:
+        counters = {"available": False, "why": "ncu not used (--no-ncu)", "cases": {}, "errors": {}}
+    return assemble(record, ceilings, counters)
+
+
+def _case(case: dict, ceilings: dict, launch_counters: list[dict]) -> dict:
     out = {"case": case["case"], "params": case.get("params", {}), "correct": case.get("correct"),
            "reason": case.get("reason"), "kernels": case.get("kernels") or [], "launches": case.get("launches")}
     timing = case.get("time_ms")
     if not timing:
         return {**out, "why": f"not timed: {case.get('reason') or 'no timing'}"}
-    launch_counters = counters["cases"].get((0, case["case"]), [])
     aggregated = roofline.aggregate(launch_counters)
     flops, bytes_moved = case.get("flops") or 0.0, case.get("bytes") or 0.0
-    peak = peak_flops(ceilings, facts.get("compute_dtype"), case.get("allow_tf32"))
+    peak = peak_flops(ceilings, case.get("compute_dtype"), case.get("allow_tf32"))
     time_s = timing["median"] / 1e3
     placed = roofline.classify(time_s, flops, bytes_moved, {"bandwidth": ceilings["bandwidth"], "flops": peak},
                                case.get("launches") or 1, aggregated)
@@ -94,7 +98,7 @@ def _case(case: dict, facts: dict, ceilings: dict, counters: dict) -> dict:
         "time_s": time_s, "spread_s": (timing.get("iqr") or 0) / 1e3,
         "ref_time_s": case["reference_ms"] / 1e3 if case.get("reference_ms") else None,
         "speedup_vs_reference": case.get("speedup"), "flops": flops or None, "bytes": bytes_moved or None,
-        "ceiling_flops": peak, "dtype": facts.get("compute_dtype"),
+        "ceiling_flops": peak, "dtype": case.get("compute_dtype"),
         "occupancy": {"theoretical": None,
                       "theoretical_ncu": _fraction(aggregated, "theoretical_occupancy_pct"),
                       "achieved": _fraction(aggregated, "achieved_occupancy_pct")},

@@ -63,10 +63,22 @@ def test_a_load_of_one_scalar_per_program_is_not_asked_about():
 def test_uncatalogued_findings_and_catalog_compiler_references_become_questions():
     odd = {"pattern": None, "rung": 3, "title": "26 barriers per iteration", "evidence": []}
     known = {"pattern": "nv.unpipelined-loop", "rung": 1, "title": "num_stages=1", "evidence": []}
-    asked = questions([], [odd, known], catalog={"nv.unpipelined-loop": ["tritongpu-pipeline", "lib/Dialect/TritonGPU/Transforms/Pipeliner/SoftwarePipeliner.cpp"]})
+    refs = [{"path": "lib/Dialect/TritonGPU/Transforms/Pipeliner/SoftwarePipeliner.cpp", "lines": [10, 40],
+             "symbol": "PipelinePass::runOnOperation", "why": "loops with num_stages <= 1 are left alone"}]
+    asked = questions([], [odd, known], catalog={"nv.unpipelined-loop": refs})
     assert [q.about["kind"] for q in asked] == ["finding", "finding"]
-    assert asked[1].passes == ("tritongpu-pipeline",)
-    assert asked[1].terms == ("SoftwarePipeliner",)
+    assert asked[1].paths == ("lib/Dialect/TritonGPU/Transforms/Pipeliner/SoftwarePipeliner.cpp",)
+    assert asked[1].terms == ("PipelinePass", "SoftwarePipeliner")
+    assert "num_stages <= 1" in asked[1].query
+
+
+def test_the_file_a_catalog_entry_names_counts_as_an_answer():
+    known = {"pattern": "nv.unpipelined-loop", "rung": 1, "title": "num_stages=1", "evidence": []}
+    refs = [{"path": "lib/Dialect/TritonGPU/Transforms/Pipeliner/SoftwarePipeliner.cpp", "symbol": "shouldPipeline"}]
+    question = questions([], [known], catalog={"nv.unpipelined-loop": refs})[0]
+    chunk = {"path": "lib/Dialect/TritonGPU/Transforms/Pipeliner/SoftwarePipeliner.cpp", "start": 1, "end": 9,
+             "pass": None, "text": "static bool f();"}
+    assert answers.keep([chunk], question)[0]["why"].startswith("the file the catalog names")
 
 
 def test_a_chunk_with_similar_words_but_neither_the_pass_nor_the_ops_is_dropped():

@@ -14,13 +14,12 @@ H200 = {"bandwidth": 4.2e12, "flops": {"fp32": 6.7e13, "tf32": 4.9e14, "fp16": 7
 RECORD = {"rejected": None, "ok": True, "device": "NVIDIA H200", "cases": [
     {"case": 0, "params": {"N": 16777216}, "correct": True, "kernels": ["add_kernel"], "launches": 1,
      "time_ms": {"median": 0.0285, "iqr": 0.0004}, "reference_ms": 0.030, "speedup": 1.05,
-     "flops": 16777216.0, "bytes": 100696064.0, "allow_tf32": False},
+     "flops": 16777216.0, "bytes": 100696064.0, "allow_tf32": False, "compute_dtype": "float32"},
     {"case": 1, "params": {"M": 4096, "N": 4096, "K": 4096}, "correct": True, "kernels": ["matmul_kernel"], "launches": 1,
      "time_ms": {"median": 1.9, "iqr": 0.01}, "reference_ms": 0.21, "speedup": 0.11,
-     "flops": 2 * 4096.0 ** 3, "bytes": 3 * 4096 * 4096 * 2.0, "allow_tf32": False},
+     "flops": 2 * 4096.0 ** 3, "bytes": 3 * 4096 * 4096 * 2.0, "allow_tf32": False, "compute_dtype": "float16"},
     {"case": 2, "params": {"M": 8192}, "correct": False, "reason": "max abs error 3.1 at [0, 5]", "kernels": [], "launches": None},
 ]}
-PROBLEM_CASES = {0: {"compute_dtype": "float32"}, 1: {"compute_dtype": "float16"}, 2: {}}
 
 
 def counters(available=True):
@@ -31,7 +30,7 @@ def counters(available=True):
 
 @pytest.fixture
 def profile():
-    return assemble(RECORD, PROBLEM_CASES, H200, counters())
+    return assemble(RECORD, H200, counters())
 
 
 def test_each_timed_case_gets_time_throughput_floor_and_class(profile):
@@ -60,7 +59,7 @@ def test_counters_for_the_report_include_stalls_and_bank_conflicts(profile):
 
 
 def test_without_ncu_the_class_rests_on_events_and_the_report_says_why():
-    profile = assemble(RECORD, PROBLEM_CASES, H200, counters(available=False))
+    profile = assemble(RECORD, H200, counters(available=False))
     assert profile["ncu"] == {"available": False, "why": "ncu not found"}
     add = profile["cases"][0]
     assert add["util_source"] == "events" and "ncu" not in add
@@ -71,7 +70,7 @@ def test_a_rejected_solution_with_no_timed_case_is_an_error_not_a_profile():
     rejected = {**RECORD, "rejected": {"stage": "runtime", "reason": "forward calls torch compute ops"},
                 "cases": [RECORD["cases"][2]]}
     with pytest.raises(RuntimeError, match="forward calls torch compute ops"):
-        assemble(rejected, PROBLEM_CASES, H200, counters())
+        assemble(rejected, H200, counters())
 
 
 def test_triage_receives_per_kernel_counters_in_its_metric_names(profile):

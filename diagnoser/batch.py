@@ -1,0 +1,205 @@
+"""Diagnose many kernels in one run (`ladder suite --diagnose`, bench/ladder/diagnose_suite.py).
+
+Each kernel climbs its own ladder under exactly the policy of `ladder diagnose`; only the
+scheduling differs, so that a whole suite fits in minutes:
+
+1. rung 1 for every kernel, in a pool of worker processes (source analysis is CPU-bound);
+2. rung 2's measurements one kernel at a time on the device (timings must not share it), then a
+   single Nsight Compute process over every kernel (one start instead of one per kernel; a job
+   that kills it is dropped and the rest are profiled again);
+3. the rest of every climb in the pool again: rung 2's findings, then rungs 3 and 4 where the
+   policy climbs them.
+
+Workers are started with `spawn`, so they never inherit the parent's CUDA context.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Callable
+
+from diagnoser import ladder
+
+NCU_RETRIES = 3
+
+
+@dataclass
+class Item:
+    name: str
+    solution: str
+    problem: str | None
+
+
+def _pool(workers: int | None) -> ProcessPoolExecutor:
+    count = workers or max(1, min(8, (os.cpu_count() or 2) - 1))
+    return ProcessPoolExecutor(max_workers=count, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _climb(job: tuple) -> dict:
+    """One kernel's climb in a worker: (subject, state, selected, exhaustive, measured or error)."""
+    subject_dict, state, selected, exhaustive, measured = job
+    from diagnoser import rungs as adapters
+
+    subject = ladder.Subject(**subject_dict)
+    steps = dict(ladder.RUNGS)
+    if measured is not None:
+        def replay(subject: ladder.Subject, state: dict) -> dict:
+            if "error" in measured:
+                raise RuntimeError(measured["error"])
+            return adapters.profiled(subject, state, measured)
+        old = steps["profile"]
+        steps["profile"] = ladder.Rung(old.number, old.title, replay, old.needs_device, old.outputs)
+    try:
+        return ladder.climb(subject, state, selected, exhaustive, rungs=steps)
+    except Exception as error:  # the policy itself failing is a bug; keep the other kernels going
+        state = state or ladder.new_state(subject)
+        state.setdefault("warnings", []).append(f"climb failed: {type(error).__name__}: {error}")
+        return state
+
+
+def detect(backend: str) -> tuple[str, str | None]:
+    from diagnoser.diagnose import detect as detect_backend
+
+    return detect_backend(backend)
+
+
+def measure(items: list[Item], states: list[dict], use_ncu: bool, ncu_timeout: float,
+            progress: Callable[[str], None]) -> list[dict]:
+    """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
+    from diagnoser.profile import ncu, nvidia
+
+    records: dict[int, dict] = {}
+    measured: list[dict | None] = [None] * len(items)
+    for index, (item, state) in enumerate(zip(items, states)):
+        if item.problem is None:
+            measured[index] = {"error": "a script: profiled only by `ladder diagnose` itself"}
+            continue
+        progress(f"timing {item.name}")
+        try:
+            records[index] = nvidia.bench(item.solution, item.problem)
+        except Exception as error:
+            measured[index] = {"error": f"{type(error).__name__}: {error}".splitlines()[0]}
+    if not records:
+        return measured
+    device = next(iter(records.values()))["device"]
+    ceilings = nvidia.ceilings_for(device, None)
+    counters = {"available": False, "why": "ncu not used (--no-ncu)", "cases": {}, "errors": {}}
+    if use_ncu:
+        order = list(records)
+        jobs = [{"solution": items[i].solution, "problem": items[i].problem} for i in order]
+        kernels = sorted({k for i in order for k in nvidia.launched_kernels(records[i])})
+        progress(f"Nsight Compute over {len(jobs)} kernels")
+        counters = profile_all(jobs, kernels, ncu_timeout)
+        counters["cases"] = {(order[j], case): v for (j, case), v in counters["cases"].items()}
+        counters["errors"] = {(order[j], case): v for (j, case), v in counters["errors"].items()}
+    for index, record in records.items():
+        try:
+            measured[index] = nvidia.assemble(record, ceilings, counters, job=index)
+        except Exception as error:
+            measured[index] = {"error": f"{type(error).__name__}: {error}".splitlines()[0]}
+    return measured
+
+
+def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
+    """One ncu process over all jobs; if it dies part-way, drop the job it died in and go on."""
+    from diagnoser.profile import ncu
+
+    pending = list(range(len(jobs)))
+    merged = {"available": False, "why": "", "cases": {}, "errors": {}}
+    started = time.monotonic()
+    for _ in range(NCU_RETRIES):
+        left = timeout - (time.monotonic() - started)
+        if not pending or left < 30:
+            break
+        got = ncu.profile_jobs([jobs[i] for i in pending], kernels, left)
+        merged["why"] = got["why"]
+        done = {pending[j] for (j, _case) in list(got["cases"]) + list(got["errors"])}
+        for (j, case), value in got["cases"].items():
+            merged["cases"][(pending[j], case)] = value
+        for (j, case), value in got["errors"].items():
+            merged["errors"][(pending[j], case)] = value
+        merged["available"] = merged["available"] or got["available"]
+        if not got["available"] and not done:
+            break
+        missing = [i for i in pending if i not in done]
+        if not missing:
+            break
+        merged["errors"][(missing[0], "all")] = "the profiled process died in this job"
+        pending = missing[1:]
+    if merged["available"]:
+        merged["why"] = f"{sum(len(v) for v in merged['cases'].values())} launches profiled"
+    return merged
+
+
+def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaustive: bool = False,
+                  backend: str = "auto", use_ncu: bool = True, index_dir: str | None = None,
+                  workers: int | None = None, ncu_timeout: float = 300.0,
+                  progress: Callable[[str], None] = lambda line: None) -> list[dict]:
+    """The diagnosis state of every item, in order (see the module docstring for the schedule)."""
+    selected = set(selected or {1, 2, 3, 4})
+    name, device = detect(backend)
+    subjects = [ladder.Subject(item.solution, item.problem, script=item.problem is None, backend=name,
+                               target="ascend" if name == "npu" else "sm90", device=device) for item in items]
+    states = []
+    for subject in subjects:
+        state = ladder.new_state(subject)
+        state["options"] = {"ncu": use_ncu, "index_dir": index_dir}
+        states.append(state)
+    with _pool(workers) as pool:
+        progress(f"rung 1 for {len(items)} kernels")
+        states = list(pool.map(_climb, [(s.to_dict(), st, selected & {1}, exhaustive, None)
+                                        for s, st in zip(subjects, states)]))
+    measured: list[dict | None] = [None] * len(items)
+    if 2 in selected and device is not None and name == "cuda":
+        measured = measure(items, states, use_ncu, ncu_timeout, progress)
+    with _pool(workers) as pool:
+        progress(f"rungs 2-4 for {len(items)} kernels")
+        return list(pool.map(_climb, [(s.to_dict(), st, selected, exhaustive, m)
+                                      for s, st, m in zip(subjects, states, measured)]))
+
+
+def summary_row(name: str, state: dict) -> dict:
+    """One line of the suite table: rung reached, the class of the slowest case, the findings."""
+    cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]
+    worst = min(cases, key=lambda c: c["efficiency"]) if cases else None
+    patterns = sorted({f["pattern"] for f in state["findings"] if f.get("pattern")})
+    return {
+        "kernel": name, "reached": state["reached"],
+        "rungs": {str(r["rung"]): {"ran": r["ran"], "status": r["status"], "why": r["why"]} for r in state["rungs"]},
+        "explained": state["gap"]["explained"], "gap": state["gap"]["why"],
+        "worst_case": None if worst is None else {"case": worst["case"], "efficiency": worst["efficiency"],
+                                                  "class": worst.get("class")},
+        "findings": len(state["findings"]), "patterns": patterns,
+        "citations": [f"{c['path']}:{c['start']}-{c['end']}" for c in state.get("citations", [])],
+        "failed": [f"rung {r['rung']}: {r['error']}" for r in state["rungs"] if r["status"] == "failed"],
+    }
+
+
+def climbed(rows: list[dict]) -> dict[int, int]:
+    """For each rung, how many kernels' climbs ran it."""
+    return {n: sum(1 for row in rows if row["rungs"][str(n)]["ran"]) for n in (1, 2, 3, 4)}
+
+
+def table(rows: list[dict]) -> str:
+    """The terminal table of `ladder suite --diagnose`."""
+    header = ["kernel", "rung", "worst case", "class", "explained", "findings"]
+    lines = [header]
+    for row in rows:
+        worst = row["worst_case"]
+        lines.append([row["kernel"], str(row["reached"]),
+                      "-" if worst is None else f"{worst['efficiency']:.0%} of floor",
+                      "-" if worst is None else str(worst["class"]),
+                      "yes" if row["explained"] else "no",
+                      ", ".join(row["patterns"]) or "-"])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
+    out.insert(1, "  ".join("-" * width for width in widths))
+    out.append("")
+    out.append("rungs climbed: " + ", ".join(f"rung {n}: {count}/{len(rows)}" for n, count in climbed(rows).items()))
+    for row in rows:
+        for failure in row["failed"]:
+            out.append(f"{row['kernel']}: {failure}")
+    return "\n".join(out)
