@@ -18,7 +18,8 @@ FACT_KINDS: dict[str, str] = {
                      "narrowest PTX access it became (None when no PTX instruction matched)",
     "spill": "local-memory spills of a kernel, on the line with most STL/LDL: {spill_stores_bytes, "
              "spill_loads_bytes, local_bytes, stl, ldl, in_loop, lines: {line: count}}",
-    "convert_layout": "a ttg.convert_layout: {src, dst, in_loop, through_shared, shape, dtype, src_layout, dst_layout}",
+    "convert_layout": "a ttg.convert_layout: {src, dst, in_loop, through_shared, shape, dtype, src_layout, dst_layout}; "
+                      "through_shared: PTX moves data through shared memory at that source position",
     "layout": "a layout chosen for a tensor: {encoding: blocked|mma|dot_op|shared|slice|linear, mma_version, detail, alias}",
     "dot_lowering": "how a tt.dot lowers: {kind: wgmma|mma_sync|fma|tcgen05, mma_version, instr_shape, operand_dtype, "
                     "accumulator_dtype, input_precision, in_loop, sass: {HGMMA|HMMA|FFMA...: count}}",

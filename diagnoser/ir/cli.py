@@ -153,7 +153,18 @@ def describe(fact: Fact) -> str:
         "reduction_in_loop": lambda: f"{v['op']} over axis {v['axis']}" + (" across warps" if v["cross_warp"] else ""),
         "launch": lambda: f"grid {v['grid']} = {v['programs']} programs x{v['count']}"
                           + (f" (case {v['case']})" if v["case"] is not None else "")
-                          + (f", {v['waves']} waves on {v['sm_count']} cores" if v.get("waves") is not None else ""),
+                          + (f", {v['waves']} waves on {v['sm_count']} cores" if v.get("waves") is not None else "")
+                          + (f", over the {v['max_grid']} grid limit" if v.get("max_grid")
+                             and v["programs"] > v["max_grid"] else ""),
+        "discrete_access": lambda: f"{v['op']} of {v['elements']} x {v['dtype']} one element at a time"
+                                   + (" in loop" if v["in_loop"] else ""),
+        "masked_load_fill": lambda: f"fills {v['shape']} {v['dtype']} with {v['fill']} before the copy",
+        "int64_arith": lambda: f"{v['op']} on {v['dtype']} {v['shape']} (scalar code)",
+        "int_compare": lambda: f"cmpi {v['predicate']} on {v['dtype']} {v['shape']} (scalar code)",
+        "ub_usage": lambda: f"{v['bytes']} B of buffers vs {v['limit']} B unified buffer"
+                            + ("" if v["fits"] else f" (does not fit x{v['multibuffer_factor']} buffering)"),
+        "unaligned_tail": lambda: f"{v['shape']} {v['dtype']}: {v['tail_bytes']} B tail padded to {v['padded_bytes']} B",
+        "core_mode": lambda: f"{v['mode']} ({v['cores']}), {v['matmuls']} matmul(s)",
     }
     make = describers.get(fact.kind)
     return make() if make else ", ".join(f"{key}={value}" for key, value in v.items())
