@@ -278,7 +278,7 @@ def pipelining(view: KernelView, context: Context) -> list[Fact]:
         inside = module.inside(loop)
         names = Counter(op.name for op in inside)
         async_copies = names["ttg.async_copy_global_to_local"]
-        tma = sum(names[name] for name, (_, via) in GLOBAL_OPS.items() if via == "tma" and GLOBAL_OPS[name][0] == "load")
+        tma = sum(names[name] for name, (kind, via) in GLOBAL_OPS.items() if via == "tma" and kind == "load")
         plain = names["tt.load"]
         if not (async_copies or tma or plain):
             continue
@@ -310,7 +310,7 @@ def barrier_in_loop(view: KernelView, context: Context) -> list[Fact]:
     facts = []
     for (loop_number, _), instructions in groups.items():
         loop = code.loops[loop_number]
-        loop_frame = code.instructions[loop.end].frame or instruction_frame(code, loop.start)
+        loop_frame = code.instructions[loop.end].frame or _instruction_frame(code, loop.start)
         value = {"count": len(instructions), "loop_line": loop_frame.line if loop_frame else None,
                  "loop_depth": loop.depth, "instruction": instructions[0].opcode}
         facts.append(view.fact("barrier_in_loop", value, frame=instructions[0].frame, stage="ptx",
@@ -318,7 +318,7 @@ def barrier_in_loop(view: KernelView, context: Context) -> list[Fact]:
     return facts
 
 
-def instruction_frame(code: Any, index: int) -> Any:
+def _instruction_frame(code: Any, index: int) -> Any:
     """The user frame of the first instruction at or after `index` that has one."""
     for instruction in code.instructions[index:]:
         if instruction.frame:
