@@ -17,7 +17,9 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -124,6 +126,88 @@ def quick_problems(operators: list[Operator]) -> Iterator[dict[str, Path]]:
         yield paths
 
 
+# ---------------------------------------------------------------------------------- precompiling
+
+
+def precompile(pairs: list[tuple[Path, Path]], target: str, jobs: int,
+               timeout_s: float = 900.0) -> dict[str, Any]:
+    """Compile every kernel that the (solution, problem) pairs launch on any case, in parallel.
+
+    Run in ``jobs`` processes through the runner's aot backend before the timed run: the kernels land
+    in Triton's on-disk cache under the key the JIT computes on the device, so the run finds them
+    there instead of compiling the suite's hundred-odd specializations one at a time, between
+    timings, on one core. Purely an accelerator: a kernel that fails here fails again, and is
+    reported, in the run itself. Returns what was compiled and what failed, per solution.
+    """
+    started = time.monotonic()
+    groups = [pairs[index::jobs] for index in range(min(jobs, len(pairs)))]
+    processes = [subprocess.Popen([sys.executable, "-m", "diagnoser.suite", target,
+                                   *(str(path) for pair in group for path in pair)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                 for group in groups]
+    results: dict[str, Any] = {}
+    deadline = time.monotonic() + timeout_s
+    for process in processes:
+        try:
+            stdout, _ = process.communicate(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, _ = process.communicate()
+        for line in stdout.splitlines():
+            with contextlib.suppress(json.JSONDecodeError):
+                entry = json.loads(line)
+                results[entry.pop("solution")] = entry
+    return {"target": target, "jobs": len(groups), "elapsed_s": round(time.monotonic() - started, 2),
+            "solutions": results}
+
+
+def compile_kernels(solution: Path, problem: Path, target: str) -> list[Any]:
+    """Every kernel ``solution`` launches on any case of ``problem``, compiled for ``target`` with no
+    device, through the runner's aot backend (the JIT's own specialization of each launch).
+
+    Compile only: the capture's description of each kernel for rung 3 (SASS through nvdisasm, a
+    second ptxas run for the spill report) is left out; it costs more than the compile itself.
+    """
+    from runner.backends import aot
+    from runner.capture import CapturedKernel
+
+    def bare_record(kernel: Any, jit_fn: Any, *, config: dict | None = None, **_: Any) -> CapturedKernel:
+        return CapturedKernel(name=kernel.name, function=f"{jit_fn.fn.__module__}.{jit_fn.fn.__qualname__}",
+                              file=None, line=None, backend="aot", target=target, signature={}, constexprs={},
+                              attrs={}, metadata={"hash": kernel.metadata.hash}, stages={}, resources={},
+                              config=config)
+
+    describe, aot.nvidia_record = aot.nvidia_record, bare_record
+    try:
+        return aot.capture(solution, problem, target=target)
+    finally:
+        aot.nvidia_record = describe
+
+
+def _compile_main(argv: list[str]) -> int:
+    """``python -m diagnoser.suite TARGET SOLUTION PROBLEM [SOLUTION PROBLEM ...]`` (``precompile``)."""
+    target, paths = argv[0], argv[1:]
+    for solution, problem in zip(paths[::2], paths[1::2]):
+        try:
+            kernels = compile_kernels(Path(solution), Path(problem), target)
+            entry = {"kernels": len(kernels), "errors": [f"{k.label}: {k.error}" for k in kernels if k.error]}
+        except Exception as error:  # reported, never fatal: the run will meet the same error
+            first = str(error).splitlines()[0] if str(error) else ""
+            entry = {"kernels": 0, "errors": [f"{type(error).__name__}: {first}"]}
+        print(json.dumps({"solution": solution, **entry}), flush=True)
+    return 0
+
+
+def device_target() -> str | None:
+    """``sm90`` for the visible CUDA device (what the JIT compiles for), None without one."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm{major}{minor}"
+
+
 # ------------------------------------------------------------------------------ one evaluation
 
 
@@ -133,6 +217,7 @@ class BenchSettings:
 
     backend: str | None = None  # None: cuda > npu > interpret
     isolate: bool = False  # one worker subprocess per operator (survives crashes; slower)
+    precompile: bool = True  # on CUDA, compile every kernel in parallel before the run
     timeout_s: float = 600.0  # per operator, isolated mode only
     seeds: int = DEFAULT_SEEDS
     seed: int | None = None
@@ -332,6 +417,12 @@ def render(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str, 
     for row in rows:
         for problem in _problems(row):
             lines.append(f"{row['operator']}: {problem}")
+    compiled = meta.get("precompile")
+    if compiled:
+        entries = compiled["solutions"].values()
+        lines.append(f"precompiled {sum(entry['kernels'] for entry in entries)} kernels for {compiled['target']} "
+                     f"in {compiled['elapsed_s']} s ({compiled['jobs']} processes)")
+        lines += [f"precompile: {error}" for entry in entries for error in entry["errors"]]
     if meta.get("stopped"):
         lines.append(f"stopped: {meta['stopped']}")
     if not meta.get("timed"):
@@ -391,6 +482,11 @@ def run_suite(operators: list[Operator], settings: BenchSettings, *, quick: bool
     rows: list[dict[str, Any]] = []
     stopped = None
     with quick_problems(operators) if quick else contextlib.nullcontext({}) as small:
+        target = device_target() if settings.precompile and settings.backend in (None, "cuda") else None
+        if target is not None:
+            on_progress(operators[0], {"message": f"compiling every kernel for {target} in parallel"})
+            meta["precompile"] = precompile([(op.solution, small.get(op.key, op.problem)) for op in operators],
+                                            target, jobs=min(len(operators), os.cpu_count() or 1, 16))
         for op in operators:
             if stopped is not None:
                 rows.append(failed_row(op, f"not run: {stopped}"))
@@ -474,13 +570,15 @@ def _one_line(row: dict[str, Any]) -> str:
 @click.option("--min-reps", type=click.IntRange(1), default=DEFAULT_MIN_REPS, show_default=True,
               help="At least this many timed repetitions per contestant and case.")
 @click.option("--no-time", is_flag=True, help="Correctness only.")
+@click.option("--precompile/--no-precompile", default=True, show_default=True,
+              help="On CUDA, compile every kernel of every case in parallel processes before the run.")
 @click.option("--isolate", is_flag=True,
               help="Evaluate each operator in its own worker subprocess (survives crashes, slower).")
 @click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
               help="With --isolate: wall-clock limit per operator, in seconds.")
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
-          isolate: bool, timeout_s: float) -> None:
+          precompile: bool, isolate: bool, timeout_s: float) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -492,7 +590,8 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
         check_backend(backend)
     except SuiteError as error:
         raise click.UsageError(str(error)) from None
-    settings = BenchSettings(backend=backend, isolate=isolate, timeout_s=timeout_s, seeds=seeds, seed=seed,
+    settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
+                             seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,
                              max_reps=max(min_reps, DEFAULT_MAX_REPS))
     interactive = sys.stderr.isatty()
@@ -524,3 +623,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     else:
         click.echo(render(rows, document["summary"], meta))
     sys.exit(0 if all(row["ok"] for row in rows) else 1)
+
+
+if __name__ == "__main__":
+    sys.exit(_compile_main(sys.argv[1:]))

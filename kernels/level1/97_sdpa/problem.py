@@ -40,7 +40,7 @@ def get_cases():
         {"batch_size": 16, "num_heads": 16, "sequence_length": 1024, "head_dim": 64},
         {"batch_size": 8, "num_heads": 16, "sequence_length": 2048, "head_dim": 128},
         {"batch_size": 4, "num_heads": 32, "sequence_length": 4096, "head_dim": 64},
-        {"batch_size": 8, "num_heads": 12, "sequence_length": 1000, "head_dim": 64},
+        {"batch_size": 16, "num_heads": 12, "sequence_length": 1000, "head_dim": 64},
         {"batch_size": 2, "num_heads": 16, "sequence_length": 3001, "head_dim": 128},
     ]
 

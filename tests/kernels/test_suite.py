@@ -1,0 +1,153 @@
+"""`ladder suite`: operator selection, the small-case problems, rows and summary, the command."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from diagnoser.suite import (Operator, SuiteError, discover, operator_row, quick_problems, render,
+                             suite, summarize, write_json)
+from runner.problem import load_problem
+
+pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim:DeprecationWarning")
+
+
+# ------------------------------------------------------------------------------------ selection
+
+
+def test_operators_come_in_level_then_number_order():
+    keys = [(op.level, op.number) for op in discover()]
+    assert keys == sorted(keys)
+
+
+def test_level_filter_keeps_one_level():
+    assert {op.level for op in discover(level=2)} == {2}
+
+
+@pytest.mark.parametrize("selector", ["level1/23_softmax", "23_softmax", "softmax", "kernels/level1/23_softmax/"])
+def test_only_accepts_key_folder_or_name(selector):
+    assert [op.key for op in discover(only=(selector,))] == ["level1/23_softmax"]
+
+
+def test_only_by_number_selects_that_number_in_every_level():
+    assert [op.key for op in discover(only=("9",))] == ["level1/09_tall_skinny_matmul",
+                                                        "level2/09_matmul_subtract_multiply_relu"]
+
+
+def test_unknown_operator_is_a_one_line_error_naming_it():
+    with pytest.raises(SuiteError, match="'no_such_op'"):
+        discover(only=("softmax", "no_such_op"))
+
+
+def test_empty_kernel_folder_is_an_error(tmp_path):
+    with pytest.raises(SuiteError, match="no operators"):
+        discover(root=tmp_path)
+
+
+# --------------------------------------------------------------------------- small-case problems
+
+
+def test_quick_problem_has_the_test_cases_as_its_cases():
+    op = discover(only=("level1/19_relu",))[0]
+    with quick_problems([op]) as small:
+        problem = load_problem(small[op.key])
+        assert problem.cases == load_problem(op.problem).module.get_test_cases()
+
+
+def test_quick_problem_cases_reach_get_inputs():
+    op = discover(only=("level1/19_relu",))[0]
+    with quick_problems([op]) as small:
+        problem = load_problem(small[op.key])
+        for case in problem.cases:
+            with problem.applied(case):
+                (x,) = problem.get_inputs()
+            assert tuple(x.shape) == (case["batch_size"], case["dim"])
+
+
+# ------------------------------------------------------------------------------ rows and summary
+
+
+def record(ok=True, cases=((1.0, 2.0, 50.0), (4.0, 2.0, 25.0))):
+    """A runner flat record with (initial ms, eager ms, % roofline) per case."""
+    return {
+        "ok": ok, "rejected": None, "base_seed": 7,
+        "cases": [{"case": i, "label": f"n={i}", "params": {"n": i}, "correct": ok,
+                   "time_ms": {"median": initial, "p10": initial, "p90": initial},
+                   "reference_ms": eager, "speedup": eager / initial, "roofline_pct": roof,
+                   **({} if ok else {"reason": "mismatch"})}
+                  for i, (initial, eager, roof) in enumerate(cases)],
+    }
+
+
+OP = Operator(1, 19, "relu", discover(only=("relu",))[0].folder)
+
+
+def test_operator_row_takes_geometric_means_over_cases():
+    row = operator_row(OP, record())
+    assert row["initial_ms"] == pytest.approx(2.0)
+    assert row["eager_ms"] == pytest.approx(2.0)
+    assert row["speedup_vs_eager"] == pytest.approx(math.sqrt(2.0 * 0.5))
+    assert row["roofline_pct"] == pytest.approx(math.sqrt(50.0 * 25.0))
+
+
+def test_eager_roofline_follows_from_the_time_ratio():
+    row = operator_row(OP, record(cases=((2.0, 1.0, 30.0),)))
+    assert row["cases"][0]["eager_roofline_pct"] == pytest.approx(60.0)
+
+
+def test_summary_counts_only_operators_correct_on_every_case():
+    rows = [operator_row(OP, record()), operator_row(OP, record(cases=((1.0, 4.0, 80.0),))),
+            operator_row(OP, record(ok=False))]
+    summary = summarize(rows)
+    assert summary["counted"] == 2 and summary["correct"] == 2
+    assert summary["speedup_vs_eager_geomean"] == pytest.approx(math.sqrt(1.0 * 4.0))
+    assert summary["speedup_vs_eager_median"] == pytest.approx((1.0 + 4.0) / 2)
+    assert summary["not_counted"] == [OP.key]
+
+
+def test_render_lists_each_operator_and_why_one_failed():
+    rows = [operator_row(OP, record()), operator_row(OP, record(ok=False))]
+    text = render(rows, summarize(rows), {"backend": "cuda", "device": "H200", "timed": True})
+    assert text.count(OP.key) >= 3
+    assert "case n=0: mismatch" in text
+    assert "1/2 operators correct" in text
+
+
+def test_json_is_written_whole(tmp_path):
+    path = tmp_path / "out" / "suite.json"
+    write_json(path, {"summary": {"x": 1.5}})
+    assert json.loads(path.read_text()) == {"summary": {"x": 1.5}}
+    assert not list(path.parent.glob("*.tmp"))
+
+
+# ---------------------------------------------------------------------------------- the command
+
+
+@pytest.fixture
+def interpreter(monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+
+
+def test_command_checks_an_operator_on_the_interpreter_and_prints_json(interpreter, tmp_path):
+    output = tmp_path / "suite.json"
+    result = CliRunner().invoke(suite, ["--backend", "interpret", "--quick", "--only", "relu",
+                                        "--seeds", "1", "--json", "--output", str(output)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert [row["operator"] for row in document["operators"]] == ["level1/19_relu"]
+    assert document["operators"][0]["ok"] and document["meta"]["backend"] == "interpret"
+    assert json.loads(output.read_text())["summary"]["correct"] == 1
+
+
+def test_command_table_says_the_interpreter_does_not_time(interpreter):
+    result = CliRunner().invoke(suite, ["--backend", "interpret", "--quick", "--only", "relu", "--seeds", "1"])
+    assert result.exit_code == 0, result.output
+    assert "level1/19_relu" in result.stdout and "not timed" in result.stdout
+
+
+def test_command_rejects_an_unknown_operator_with_status_2():
+    result = CliRunner().invoke(suite, ["--only", "no_such_op"])
+    assert result.exit_code == 2
+    assert "no_such_op" in result.output
