@@ -10,14 +10,11 @@ def one_line(error: BaseException) -> str:
     """``Type: the line that says what went wrong``, shortened to fit a report line."""
     kind = type(error).__name__
     text = _message(error)
-    for pattern, label in (
-        (r"illegal memory access", "illegal memory access"),
-        (r"misaligned address", "misaligned address"),
-        (r"out of memory", "out of memory"),
-        (r"device-side assert", "device-side assert"),
-    ):
-        if re.search(pattern, text, re.IGNORECASE) and not text.lower().startswith(label):
-            text = f"{label}: {text}"
+    full = str(error)
+    # Device errors whose key phrase is buried below the first line get it in front.
+    for phrase in ("illegal memory access", "misaligned address", "out of memory", "device-side assert"):
+        if re.search(phrase, full, re.IGNORECASE) and not re.search(phrase, text, re.IGNORECASE):
+            text = f"{phrase}: {text}"
             break
     line = f"{kind}: {text}" if text else kind
     return line if len(line) <= MAX_REASON else line[: MAX_REASON - 3] + "..."
