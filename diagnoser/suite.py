@@ -7,8 +7,9 @@ guards, interleaved device timing) produces one record per case; the suite conde
 row per operator (geometric means over its cases, as the paper we follow does) and a summary across
 operators (geometric mean and median).
 
-The loop is a plain sequence of per-operator stages (``STAGES``): today only ``bench``; diagnosing
-and optimizing each operator are further stages that take the operator and its row so far.
+The loop runs each operator through ``STAGES``, an ordered mapping of named stages, each taking the
+operator and its row so far and returning the row extended: today only ``bench``; diagnosing and
+optimizing each operator are further stages.
 
 Runs on the GPU machine with nothing beyond torch, triton, click, pyyaml and numpy.
 """
@@ -172,10 +173,11 @@ def compile_kernels(solution: Path, problem: Path, target: str) -> list[Any]:
     from runner.capture import CapturedKernel
 
     def bare_record(kernel: Any, jit_fn: Any, *, config: dict | None = None, **_: Any) -> CapturedKernel:
+        meta = kernel.metadata
         return CapturedKernel(name=kernel.name, function=f"{jit_fn.fn.__module__}.{jit_fn.fn.__qualname__}",
                               file=None, line=None, backend="aot", target=target, signature={}, constexprs={},
-                              attrs={}, metadata={"hash": kernel.metadata.hash}, stages={}, resources={},
-                              config=config)
+                              attrs={}, stages={}, resources={}, config=config,
+                              metadata={"hash": meta.hash, "shared": meta.shared, "num_warps": meta.num_warps})
 
     describe, aot.nvidia_record = aot.nvidia_record, bare_record
     try:
@@ -379,8 +381,9 @@ def _fmt(value: float | None, template: str) -> str:
     return "-" if value is None else template.format(value)
 
 
-def render(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str, Any]) -> str:
-    """The terminal table: one line per operator, then the summary and what went wrong."""
+def render(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str, Any],
+           per_case: bool = False) -> str:
+    """The terminal table: one line per operator (and per case), then the summary and what went wrong."""
     header = ["operator", "cases", "initial ms", "eager ms", "eager/initial", "% roof", "eager % roof"]
     table = [header]
     for row in rows:
@@ -394,6 +397,11 @@ def render(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str, 
             _fmt(row["roofline_pct"], "{:.1f}"),
             _fmt(row["eager_roofline_pct"], "{:.1f}"),
         ])
+        if per_case:
+            table += [[f"  {case['label']}", "ok" if case["correct"] else "NO",
+                       _fmt(case["initial_ms"], "{:.4g}"), _fmt(case["eager_ms"], "{:.4g}"),
+                       _fmt(case["speedup_vs_eager"], "{:.2f}x"), _fmt(case["roofline_pct"], "{:.1f}"),
+                       _fmt(case["eager_roofline_pct"], "{:.1f}")] for case in row["cases"]]
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     lines = [f"ladder suite on {meta.get('backend')} ({meta.get('device') or 'unknown device'}); "
              "ms and ratios are geometric means over each operator's cases"]
@@ -446,11 +454,24 @@ def _problems(row: dict[str, Any]) -> list[str]:
 # ------------------------------------------------------------------------------------ the loop
 
 
-def bench_stage(op: Operator, problem: Path, settings: BenchSettings,
-                progress: Callable[[dict], None]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The ``bench`` stage: (the operator's row, the runner's record)."""
+Progress = Callable[[dict], None]
+# One stage: (operator, its problem file, settings, progress, the row so far) -> the row, extended.
+Stage = Callable[[Operator, Path, BenchSettings, Progress, dict], dict]
+
+
+def bench_stage(op: Operator, problem: Path, settings: BenchSettings, progress: Progress,
+                row: dict[str, Any]) -> dict[str, Any]:
+    """Correctness and timing of the initial solution against eager PyTorch, through the runner.
+
+    Adds the operator's figures, and under ``run`` where it ran (the suite lifts that into its meta).
+    """
     record = evaluate(problem, op.solution, settings, progress)
-    return operator_row(op, record), record
+    run = {key: record.get(key) for key in ("backend", "device", "timed", "ceilings")}
+    return {**row, **operator_row(op, record), "run": run}
+
+
+# The per-operator pipeline, in order. Diagnosing and optimizing are later stages.
+STAGES: dict[str, Stage] = {"bench": bench_stage}
 
 
 def check_backend(name: str | None) -> None:
@@ -492,15 +513,18 @@ def run_suite(operators: list[Operator], settings: BenchSettings, *, quick: bool
                 rows.append(failed_row(op, f"not run: {stopped}"))
                 continue
             started = time.monotonic()
+            row: dict[str, Any] = {}
             try:
-                row, record = bench_stage(op, small.get(op.key, op.problem), settings,
-                                          lambda event, op=op: on_progress(op, event))
+                for stage in STAGES.values():
+                    row = stage(op, small.get(op.key, op.problem), settings,
+                                lambda event, op=op: on_progress(op, event), row)
             except BenchError as error:
-                row, record = failed_row(op, str(error)), {}
+                row = failed_row(op, str(error))
             row["elapsed_s"] = round(time.monotonic() - started, 2)
+            run = row.pop("run", {})
             for key in ("backend", "device", "ceilings"):
-                meta[key] = meta[key] or record.get(key)
-            meta["timed"] = meta["timed"] or bool(record.get("timed"))
+                meta[key] = meta[key] or run.get(key)
+            meta["timed"] = meta["timed"] or bool(run.get("timed"))
             rows.append(row)
             on_operator(row, meta)
             if row.get("device_error") and not settings.isolate:
@@ -570,6 +594,7 @@ def _one_line(row: dict[str, Any]) -> str:
 @click.option("--min-reps", type=click.IntRange(1), default=DEFAULT_MIN_REPS, show_default=True,
               help="At least this many timed repetitions per contestant and case.")
 @click.option("--no-time", is_flag=True, help="Correctness only.")
+@click.option("--per-case", is_flag=True, help="Show every case under its operator in the table.")
 @click.option("--precompile/--no-precompile", default=True, show_default=True,
               help="On CUDA, compile every kernel of every case in parallel processes before the run.")
 @click.option("--isolate", is_flag=True,
@@ -578,7 +603,7 @@ def _one_line(row: dict[str, Any]) -> str:
               help="With --isolate: wall-clock limit per operator, in seconds.")
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
-          precompile: bool, isolate: bool, timeout_s: float) -> None:
+          per_case: bool, precompile: bool, isolate: bool, timeout_s: float) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -621,7 +646,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     if as_json:
         click.echo(json.dumps(document, indent=1, default=_json_default))
     else:
-        click.echo(render(rows, document["summary"], meta))
+        click.echo(render(rows, document["summary"], meta, per_case=per_case))
     sys.exit(0 if all(row["ok"] for row in rows) else 1)
 
 

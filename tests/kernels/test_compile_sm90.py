@@ -3,11 +3,15 @@ runner's aot backend specializes each launch as the JIT would and runs the whole
 included, so a kernel that would fail to build or to fit on the device fails here first."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from diagnoser.suite import compile_kernels, discover, precompile, quick_problems
 
 OPERATORS = discover()
+H200 = yaml.safe_load((Path(__file__).parents[2] / "kb" / "hardware" / "h200.yaml").read_text())
 
 
 @pytest.mark.slow
@@ -18,6 +22,10 @@ def test_initial_solution_compiles_for_sm90_on_every_case(op):
     assert [kernel.label for kernel in kernels if kernel.error] == []
     launched_cases = {launch["case"] for kernel in kernels for launch in kernel.launches}
     assert launched_cases == set(range(5))
+    # Triton checks shared memory only when it loads the kernel on the device: check it here.
+    too_big = {kernel.label: kernel.metadata["shared"] for kernel in kernels
+               if kernel.metadata["shared"] > H200["shared_memory_per_block"]}
+    assert too_big == {}
 
 
 def test_precompile_compiles_in_parallel_and_reports_a_broken_pair():

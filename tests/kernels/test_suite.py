@@ -151,3 +151,10 @@ def test_command_rejects_an_unknown_operator_with_status_2():
     result = CliRunner().invoke(suite, ["--only", "no_such_op"])
     assert result.exit_code == 2
     assert "no_such_op" in result.output
+
+
+def test_per_case_table_shows_every_case_under_its_operator():
+    rows = [operator_row(OP, record())]
+    text = render(rows, summarize(rows), {"backend": "cuda", "timed": True}, per_case=True)
+    assert "  n=0" in text and "  n=1" in text
+    assert "2.00x" in text and "0.50x" in text
