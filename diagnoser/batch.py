@@ -24,6 +24,8 @@ from typing import Callable
 from diagnoser import ladder
 
 NCU_RETRIES = 3
+NCU_TIMEOUT_S = 300.0
+FINISH_S = 90.0  # what the climbs after rung 2 need for a whole suite, kept free of the ncu run
 
 
 @dataclass
@@ -66,10 +68,10 @@ def detect(backend: str) -> tuple[str, str | None]:
     return detect_backend(backend)
 
 
-def measure(items: list[Item], states: list[dict], use_ncu: bool, ncu_timeout: float,
+def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: float | None,
             progress: Callable[[str], None]) -> list[dict]:
     """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
-    from diagnoser.profile import ncu, nvidia
+    from diagnoser.profile import nvidia
 
     records: dict[int, dict] = {}
     measured: list[dict | None] = [None] * len(items)
@@ -91,8 +93,11 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, ncu_timeout: f
         order = list(records)
         jobs = [{"solution": items[i].solution, "problem": items[i].problem} for i in order]
         kernels = sorted({k for i in order for k in nvidia.launched_kernels(records[i])})
-        progress(f"Nsight Compute over {len(jobs)} kernels")
-        counters = profile_all(jobs, kernels, ncu_timeout)
+        timeout = NCU_TIMEOUT_S if deadline is None else min(NCU_TIMEOUT_S, deadline - time.monotonic() - FINISH_S)
+        progress(f"Nsight Compute over {len(jobs)} kernels (at most {timeout:.0f} s)")
+        counters = profile_all(jobs, kernels, timeout)
+        if timeout < 30:
+            counters["why"] = f"ncu skipped: {timeout:.0f} s left before the deadline"
         counters["cases"] = {(order[j], case): v for (j, case), v in counters["cases"].items()}
         counters["errors"] = {(order[j], case): v for (j, case), v in counters["errors"].items()}
     for index, record in records.items():
@@ -136,9 +141,12 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
 
 def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaustive: bool = False,
                   backend: str = "auto", use_ncu: bool = True, index_dir: str | None = None,
-                  workers: int | None = None, ncu_timeout: float = 300.0,
+                  workers: int | None = None, deadline: float | None = None,
                   progress: Callable[[str], None] = lambda line: None) -> list[dict]:
-    """The diagnosis state of every item, in order (see the module docstring for the schedule)."""
+    """The diagnosis state of every item, in order (see the module docstring for the schedule).
+
+    `deadline` (time.monotonic()) bounds the ncu run, leaving `FINISH_S` for the rest of the climbs.
+    """
     selected = set(selected or {1, 2, 3, 4})
     name, device = detect(backend)
     subjects = [ladder.Subject(item.solution, item.problem, script=item.problem is None, backend=name,
@@ -154,7 +162,7 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
                                         for s, st in zip(subjects, states)]))
     measured: list[dict | None] = [None] * len(items)
     if 2 in selected and device is not None and name == "cuda":
-        measured = measure(items, states, use_ncu, ncu_timeout, progress)
+        measured = measure(items, states, use_ncu, deadline, progress)
     with _pool(workers) as pool:
         progress(f"rungs 2-4 for {len(items)} kernels")
         return list(pool.map(_climb, [(s.to_dict(), st, selected, exhaustive, m)
@@ -203,3 +211,42 @@ def table(rows: list[dict]) -> str:
         for failure in row["failed"]:
             out.append(f"{row['kernel']}: {failure}")
     return "\n".join(out)
+
+
+def chain(name: str, state: dict) -> str:
+    """One kernel's evidence chain in a few lines: symptom -> finding -> IR fact -> compiler code."""
+    lines = [f"{name} (reached rung {state['reached']}): {state['gap']['why']}"]
+    cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]
+    if cases:
+        worst = min(cases, key=lambda c: c["efficiency"])
+        lines.append(f"  symptom: case {worst['case']} at {worst['efficiency']:.0%} of its roofline floor, "
+                     f"{worst.get('class')} ({worst.get('why')})")
+    for finding in state["findings"]:
+        if finding["rung"] == 4:
+            continue
+        lines.append(f"  finding: {finding.get('pattern') or 'uncatalogued'} (rung {finding['rung']}) at line "
+                     f"{finding.get('line')}: {finding['title']}")
+        break
+    fact = next((f for f in state.get("facts", []) if any(
+        c.get("about", {}).get("fact_kind") == f["kind"] for c in state.get("citations", []))), None)
+    if fact:
+        lines.append(f"  IR fact: {fact['kind']} at line {fact.get('line')}: {fact.get('value')}")
+    for citation in state.get("citations", [])[:1]:
+        lines.append(f"  compiler: {citation['statement']}")
+    return "\n".join(lines)
+
+
+def suite_command(operators: list, backend: str | None, as_json: bool, output=None,
+                  echo: Callable[[str], None] = print, err: Callable[[str], None] = print) -> int:
+    """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
+    import json
+
+    items = [Item(op.key, str(op.solution), str(op.problem)) for op in operators]
+    chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
+    states = diagnose_many(items, backend=chosen, progress=lambda line: err(f"ladder suite --diagnose: {line}"))
+    rows = [summary_row(item.name, state) for item, state in zip(items, states)]
+    document = {"rows": rows, "climbed": climbed(rows), "states": dict(zip((i.name for i in items), states))}
+    if output is not None:
+        output.write_text(json.dumps(document, indent=1, default=str) + "\n")
+    echo(json.dumps({"rows": rows, "climbed": climbed(rows)}, indent=1) if as_json else table(rows))
+    return 0 if not any(row["failed"] for row in rows) else 1

@@ -5,11 +5,14 @@ The ladder climbs only while they do not. "Explain" is defined per measured case
 * a case **needs no explanation** when it runs at `AT_ROOFLINE` (80%) of its floor or better
   (floor / measured >= 0.8): what is left is within what real kernels reach on real hardware;
 * otherwise the case **is explained** when at least one finding with confidence >= `CONFIDENT`
-  names a cause that produces the case's measured roofline class (rung 2): a memory-bound case
+  (0.7: a source-level guess that the IR has not confirmed usually sits below it) names a cause
+  that produces the case's measured roofline class (rung 2): a memory-bound case
   needs a cause that wastes or serialises memory traffic, a latency-bound one a cause that starves
   the GPU of parallelism or stalls it, a compute-bound one a cause that wastes compute (no tensor
   cores, the old MMA), a launch-bound one a cause that adds launches or shrinks their work.
-  Findings tied to a kernel only explain cases in which that kernel runs;
+  Findings tied to a kernel only explain cases in which that kernel runs. A fixed launch
+  configuration (nv.hardcoded-config) explains nothing by itself: it is a missed opportunity
+  whose cost shows up as one of the specific causes (tiny blocks, a small grid, spills...);
 * the **gap is explained** when every measured case is (needs no explanation or is explained).
 
 Without a measurement (no device, or rung 2 failed) the gap is unknown, hence not explained: the
@@ -21,7 +24,7 @@ from __future__ import annotations
 from diagnoser.evidence import fact_of
 
 AT_ROOFLINE = 0.8
-CONFIDENT = 0.5
+CONFIDENT = 0.7
 
 MEMORY, COMPUTE, LATENCY, LAUNCH = "memory-bound", "compute-bound", "latency-bound", "launch-bound"
 
@@ -44,7 +47,7 @@ CAUSES: dict[str, frozenset[str]] = {
     "nv.atomic-contention": frozenset({LATENCY, MEMORY}),
     "nv.unfused-epilogue": frozenset({MEMORY, LAUNCH}),
     "nv.redundant-global-traffic": frozenset({MEMORY}),
-    "nv.hardcoded-config": frozenset({LATENCY}),
+    "nv.hardcoded-config": frozenset(),
     "nv.index-div-mod": frozenset({COMPUTE, LATENCY}),
     "nv.int64-index": frozenset({COMPUTE, LATENCY}),
     # Ascend catalog (classes from msprof's pipelines: MTE = memory, vector/cube = compute, scalar = latency)

@@ -95,21 +95,18 @@ def source_rung(subject: Subject, state: dict) -> dict:
 
 def _search(index_dir: str | None):
     """indexer.search bound to the index, or RungUnavailable saying what is missing here."""
-    try:
-        import indexer
-        from indexer.store import Store
-    except ImportError as error:
-        raise RungUnavailable(f"the indexer cannot load here ({error}); finish on a machine with the index:"
-                              " ladder diagnose --from REPORT.json") from None
-    store = Store(index_dir)
-    if store.current_id() is None:
-        raise RungUnavailable(f"no index at {store.root} (build it with `ladder index build`)")
     for module in ("chromadb", "llama_index.core"):
         try:
             __import__(module)
         except ImportError:
             raise RungUnavailable(f"{module} is not installed here; finish on a machine with the index:"
                                   " ladder diagnose --from REPORT.json") from None
+    import indexer
+    from indexer.store import Store
+
+    store = Store(index_dir)
+    if store.current_id() is None:
+        raise RungUnavailable(f"no index at {store.root} (build it with `ladder index build`)")
 
     def search(query: str, k: int = 5, where: dict | None = None) -> list[dict]:
         return indexer.search(query, k=k, where=where, index_dir=index_dir)

@@ -131,3 +131,27 @@ def test_a_fact_cited_flat_or_nested_counts_the_same_for_the_gap():
     flat = {"pattern": None, "confidence": 0.9, "evidence": [{"type": "fact", **fact}]}
     nested = {"pattern": None, "confidence": 0.9, "evidence": [{"type": "fact", "fact": fact}]}
     assert gap.causes_of(flat) == gap.causes_of(nested) == gap.FACT_CAUSES["spill"]
+
+
+def _case(efficiency, cls="latency-bound", kernels=("k",)):
+    return {"case": 0, "efficiency": efficiency, "class": cls, "kernels": list(kernels)}
+
+
+def _finding(pattern, confidence=0.9, kernel="k"):
+    return {"pattern": pattern, "confidence": confidence, "kernel": kernel, "title": pattern, "evidence": []}
+
+
+@pytest.mark.parametrize("finding,case,explained", [
+    (_finding("nv.scalar-access"), _case(0.3, "memory-bound"), True),
+    (_finding("nv.scalar-access"), _case(0.3, "compute-bound"), False),     # wrong kind of cause
+    (_finding("nv.scalar-access", confidence=0.65), _case(0.3), False),     # not confident enough
+    (_finding("nv.scalar-access", kernel="other"), _case(0.3), False),      # another kernel's finding
+    (_finding("nv.hardcoded-config"), _case(0.3), False),                   # a missed opportunity, not a cause
+    (_finding("nv.launch-bound"), _case(0.2, "launch-bound"), True),
+    (None, _case(0.85), True),                                              # at the roofline already
+])
+def test_what_explains_a_case(finding, case, explained):
+    from diagnoser import gap
+
+    verdict = gap.assess({"cases": [case]}, [finding] if finding else [])
+    assert verdict["explained"] is explained
