@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,9 +80,14 @@ def _trees(sources: list[str] | None, previous: Build | None) -> list[Tree]:
 
 def _file_passes(f: SourceFile, registry: Registry) -> list[str]:
     if f.language == "markdown" and "passes" in Path(f.path).parts[:-1]:
-        # A pass note (kb/passes/coalesce.md) is about the pass it is named after.
-        found = registry.find(Path(f.path).stem)
-        return [found.cli] if found else []
+        # A pass note (kb/passes/tritongpu-coalesce.md) is about the pass it is named after; its
+        # title starts with that name even when the pass's own tree is not indexed.
+        stem = Path(f.path).stem
+        found = registry.find(stem)
+        if found:
+            return [found.cli]
+        title = next((line.lstrip("# ").strip() for line in f.text.split("\n") if line.startswith("#")), "")
+        return [stem] if title.startswith(stem) else []
     return registry.file_passes.get(f.key, [])
 
 
@@ -96,6 +102,49 @@ def _td_passes(f: SourceFile, registry: Registry) -> list[dict]:
 def _file_key(f: SourceFile, tree: Tree, registry: Registry) -> str:
     derived = [f.sha, f.language, tree.version, _file_passes(f, registry), _td_passes(f, registry), CHUNKER_VERSION]
     return hashlib.sha256(json.dumps(derived, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class Plan:
+    """What a build has to do: the files now in the trees, and how they differ from the last build."""
+
+    trees: list[Tree]
+    files: list[SourceFile]
+    skipped: dict
+    registry: Registry
+    keys: dict[str, str]  # "tree/path" -> key of its content and derived metadata
+    changed: list[SourceFile]  # new or different: to chunk
+    removed: list[str]  # "tree/path" of files gone since the last build
+    stale_ids: list[str]  # chunk ids of the last build to drop
+    kept_ids: set[str]  # chunk ids of the last build to keep
+    tree_info: dict
+
+    def nothing_to_do(self, previous: Build | None) -> bool:
+        if previous is None or self.changed or self.removed:
+            return False
+        before = previous.manifest["trees"]
+        return set(before) == set(self.tree_info) and all(
+            before[name].get("version") == info["version"] for name, info in self.tree_info.items())
+
+
+def _plan(sources: list[str] | None, previous: Build | None) -> Plan:
+    trees = _trees(sources, previous)
+    scanned = scan(trees)
+    for tree in trees:
+        if not any(f.tree == tree.name for f in scanned.files):
+            raise SourceError(f"nothing to index under {tree.root} (no C++, Python, TableGen, Markdown or YAML files)")
+    registry = build_registry(scanned.files)
+    tree_of = {t.name: t for t in trees}
+    keys = {f.key: _file_key(f, tree_of[f.tree], registry) for f in scanned.files}
+    old = previous.manifest["files"] if previous else {}
+    return Plan(
+        trees=trees, files=scanned.files, skipped=scanned.skipped, registry=registry, keys=keys,
+        changed=[f for f in scanned.files if old.get(f.key, {}).get("key") != keys[f.key]],
+        removed=[k for k in old if k not in keys],
+        stale_ids=[cid for k, entry in old.items() if entry.get("key") != keys.get(k) for cid in entry["chunks"]],
+        kept_ids={cid for k, entry in old.items() if entry.get("key") == keys.get(k) for cid in entry["chunks"]},
+        tree_info={t.name: t.to_json() for t in trees},
+    )
 
 
 def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[dict]:
@@ -121,12 +170,54 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
     return records
 
 
+def _chunk(plan: Plan, progress: Progress) -> list[dict]:
+    tree_of = {t.name: t for t in plan.trees}
+    records: list[dict] = []
+    with progress("chunking", len(plan.changed)) as bar:
+        for f in plan.changed:
+            records.extend(_records(f, plan.keys[f.key], tree_of[f.tree], plan.registry))
+            bar.update(1)
+    return records
+
+
 def _open_collection(path: Path):
     import chromadb
     from chromadb.config import Settings
 
     client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
     return client.get_or_create_collection(COLLECTION, metadata={"hnsw:space": "cosine"})
+
+
+def _manifest(plan: Plan, records: list[dict], spec: str) -> dict:
+    files = {f.key: {"key": plan.keys[f.key], "chunks": []} for f in plan.files}
+    for record in records:
+        files[f"{record['metadata']['tree']}/{record['metadata']['path']}"]["chunks"].append(record["id"])
+    trees = {}
+    for name, info in plan.tree_info.items():
+        trees[name] = {**info, "files": sum(1 for f in plan.files if f.tree == name),
+                       "chunks": sum(1 for r in records if r["metadata"]["tree"] == name),
+                       "skipped": plan.skipped.get(name, {})}
+    return {
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "embed": spec, "embed_max_tokens": embedding.MAX_TOKENS,
+        "chunker": CHUNKER_VERSION, "trees": trees, "files": files, "chunks": len(records),
+        "passes": len(plan.registry.passes), "skipped": plan.skipped,
+    }
+
+
+def _write(store: Store, previous: Build | None, plan: Plan, new_records: list[dict], spec: str,
+           progress: Progress) -> tuple[Build, int, int]:
+    """Write a complete new build beside the published one and publish it; (build, embedded, reused)."""
+    path = store.new_build(previous)
+    try:
+        embedded, reused = _write_vectors(path, plan.stale_ids, new_records, spec, progress)
+        records = [r for r in previous.records() if r["id"] in plan.kept_ids] if previous else []
+        records.extend(new_records)
+        _write_records(path, records)
+        _write_keywords(path, records)
+        return store.commit(path, _manifest(plan, records, spec)), embedded, reused
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
 
 
 def build(sources: list[str] | None = None, index_dir: str | None = None, rebuild: bool = False,
@@ -143,70 +234,18 @@ def build(sources: list[str] | None = None, index_dir: str | None = None, rebuil
                 spec, embedding.MAX_TOKENS):
             notes.append("embedding model changed: re-embedding everything")
             previous = None
-        trees = _trees(sources, previous)
-        scanned = scan(trees)
-        for tree in trees:
-            if not any(f.tree == tree.name for f in scanned.files):
-                raise SourceError(f"nothing to index under {tree.root} (no C++, Python, TableGen, Markdown or YAML files)")
-        registry = build_registry(scanned.files)
-        tree_of = {t.name: t for t in trees}
-        keys = {f.key: _file_key(f, tree_of[f.tree], registry) for f in scanned.files}
-
-        old_files = previous.manifest["files"] if previous else {}
-        changed = [f for f in scanned.files if old_files.get(f.key, {}).get("key") != keys[f.key]]
-        removed = [k for k in old_files if k not in keys]
-        tree_info = {t.name: t.to_json() for t in trees}
-        same_trees = previous is not None and all(
-            previous.manifest["trees"].get(n, {}).get("version") == t["version"] for n, t in tree_info.items()
-        ) and set(previous.manifest["trees"]) == set(tree_info)
-        if previous is not None and not changed and not removed and same_trees:
-            return Report(str(store.root), previous.id, True, previous.manifest["trees"], len(old_files),
-                          previous.manifest["chunks"], 0, 0, 0, 0, previous.manifest.get("skipped", {}),
+        plan = _plan(sources, previous)
+        if plan.nothing_to_do(previous):
+            manifest = previous.manifest
+            return Report(str(store.root), previous.id, True, manifest["trees"], len(manifest["files"]),
+                          manifest["chunks"], 0, 0, 0, 0, manifest.get("skipped", {}),
                           round(time.monotonic() - started, 2), notes)
-
-        new_records: list[dict] = []
-        with progress("chunking", len(changed)) as bar:
-            for f in changed:
-                new_records.extend(_records(f, keys[f.key], tree_of[f.tree], registry))
-                bar.update(1)
-
-        path = store.new_build(previous)
-        try:
-            stale_ids = [cid for k, entry in old_files.items() if entry.get("key") != keys.get(k)
-                         for cid in entry["chunks"]]
-            embedded, reused = _write_vectors(path, stale_ids, new_records, spec, progress)
-            kept = {cid for k, entry in old_files.items() if k in keys and entry.get("key") == keys[k]
-                    for cid in entry["chunks"]}
-            all_records = [r for r in previous.records() if r["id"] in kept] if previous else []
-            all_records.extend(new_records)
-            _write_records(path, all_records)
-            _write_keywords(path, all_records)
-            files = {}
-            for f in scanned.files:
-                files[f.key] = {"key": keys[f.key], "chunks": []}
-            for record in all_records:
-                m = record["metadata"]
-                files[f"{m['tree']}/{m['path']}"]["chunks"].append(record["id"])
-            for name, info in tree_info.items():
-                info["files"] = sum(1 for f in scanned.files if f.tree == name)
-                info["chunks"] = sum(1 for r in all_records if r["metadata"]["tree"] == name)
-                info["skipped"] = scanned.skipped.get(name, {})
-            manifest = {
-                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "embed": spec,
-                "embed_max_tokens": embedding.MAX_TOKENS, "chunker": CHUNKER_VERSION,
-                "trees": tree_info, "files": files, "chunks": len(all_records),
-                "passes": len(registry.passes), "skipped": scanned.skipped,
-            }
-            committed = store.commit(path, manifest)
-        except BaseException:
-            import shutil
-
-            shutil.rmtree(path, ignore_errors=True)
-            raise
+        committed, embedded, reused = _write(store, previous, plan, _chunk(plan, progress), spec, progress)
         # Keep the build that was published before this one: a query may still be reading it.
         store.remove_stale({committed.id} | ({published} if published else set()))
-        return Report(str(store.root), committed.id, False, tree_info, len(files), len(all_records),
-                      len(changed), len(removed), embedded, reused, scanned.skipped,
+        manifest = committed.manifest
+        return Report(str(store.root), committed.id, False, manifest["trees"], len(manifest["files"]),
+                      manifest["chunks"], len(plan.changed), len(plan.removed), embedded, reused, plan.skipped,
                       round(time.monotonic() - started, 2), notes)
 
 

@@ -16,13 +16,14 @@ from chromadb.config import Settings
 from llama_index.core import VectorStoreIndex
 from llama_index.core.llms import MockLLM
 from llama_index.core.retrievers import QueryFusionRetriever
+from llama_index.core.schema import QueryBundle
 from llama_index.core.vector_stores import FilterOperator, MetadataFilter, MetadataFilters
 from llama_index.retrievers.bm25 import BM25Retriever
 from llama_index.vector_stores.chroma import ChromaVectorStore
 
 from indexer import embedding
 from indexer.errors import IndexCorrupt
-from indexer.records import result
+from indexer.records import identifier_words, result
 from indexer.store import COLLECTION, Build, Store
 
 # How many candidates each retriever contributes to the fusion, at least.
@@ -31,14 +32,17 @@ FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
 
 
 class KeywordRetriever(BM25Retriever):
-    """BM25 that returns only chunks sharing a word with the query.
+    """BM25 over the same words as the index: identifiers in the query are split like the chunks'.
 
+    A query pasting `ttg.convert_layout` or `DescriptorLoadOp` then meets C++ that spells
+    `ConvertLayoutOp` or `descriptor_load`. Only chunks sharing a word with the query come back:
     bm25s fills its top-k with zero-score chunks (also chunks masked out by a filter) when fewer
-    match; in a rank fusion those would still earn credit for their rank.
+    match, and in a rank fusion those would still earn credit for their rank.
     """
 
     def _retrieve(self, query_bundle):
-        return [hit for hit in super()._retrieve(query_bundle) if (hit.score or 0.0) > 0.0]
+        expanded = QueryBundle(f"{query_bundle.query_str} {identifier_words(query_bundle.query_str)}")
+        return [hit for hit in super()._retrieve(expanded) if (hit.score or 0.0) > 0.0]
 
 
 @lru_cache(maxsize=2)

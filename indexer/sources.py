@@ -25,19 +25,23 @@ from indexer.errors import SourceError
 MAX_FILE_BYTES = 512 * 1024
 
 # What to index in a Triton source checkout: the compiler (C++ passes, TableGen definitions, the
-# NVIDIA and Ascend backends), the Python compiler driver and language, the pass bindings, and the
-# English docs. Tests, other backends, tutorials and build scripts are left out.
+# NVIDIA and Ascend backends and their Python drivers), the Python compiler, the JIT's
+# specialization, the pass bindings, and the English docs. The language front end, tests, other
+# backends, tutorials and build scripts are left out: they answer other questions than "what did
+# the compiler do to my kernel".
+_COMPILER_PY = ["compiler", "backends", "runtime/jit.py", "runtime/autotuner.py", "knobs.py"]
 _TRITON_SOURCE = (
-    ["lib", "include", "third_party/nvidia", "third_party/ascend", "python/triton", "python/src",
-     "docs/en"],
-    ["*/test/*", "*/tests/*", "*/unittest/*", "*/examples/*", "*/tutorials/*", "*/libdevice.py",
-     "third_party/nvidia/backend/include/*", "third_party/ascend/AscendNPU-IR/*",
-     "third_party/ascend/llvm_patch/*", "python/triton/experimental/*", "python/triton/tools/*"],
+    ["lib", "include", "third_party/nvidia/backend", "third_party/nvidia/hopper", "third_party/nvidia/include",
+     "third_party/nvidia/lib", "third_party/nvidia/triton_nvidia.cc", "third_party/ascend/backend",
+     "third_party/ascend/include", "third_party/ascend/lib", "third_party/ascend/triton_ascend.cc",
+     "third_party/ascend/ascend_ir.cc", "python/src/passes.cc", "docs/en"]
+    + [f"python/triton/{p}" for p in _COMPILER_PY],
+    ["*/test/*", "*/tests/*", "*/unittest/*", "third_party/nvidia/backend/include/*"],
 )
-# What to index in an installed `triton` package: its Python compiler and runtime.
+# What to index in an installed `triton` package: the same Python compiler.
 _TRITON_PACKAGE = (
-    ["compiler", "backends", "runtime", "language", "knobs.py"],
-    ["*/libdevice.py", "backends/*/include/*", "backends/*/lib/*", "backends/amd/*", "*/__pycache__/*"],
+    _COMPILER_PY,
+    ["backends/*/include/*", "backends/*/lib/*", "backends/amd/*", "*/__pycache__/*"],
 )
 _ANY = ([""], [])
 # Directories never worth walking into.

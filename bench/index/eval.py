@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,15 +36,23 @@ QUESTIONS = Path(__file__).with_name("questions.yaml")
 CHANGED_FILE = "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp"
 
 
-def run_build(index_dir: Path, source: str, *extra: str) -> tuple[float, dict]:
+def run_build(index_dir: Path, source: str, *extra: str) -> tuple[float, float, dict]:
+    """(wall seconds, CPU seconds, report) of one `ladder index build` in a fresh process.
+
+    CPU seconds are reported too because the machine may be shared: wall time then depends on
+    what else runs, CPU time much less.
+    """
     command = [sys.executable, "-m", "diagnoser", "index", "build", "--source", source,
                "--index-dir", str(index_dir), "--json", *extra]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
     seconds = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         sys.exit(f"build failed ({' '.join(command)}):\n{done.stderr[-2000:]}")
-    return seconds, json.loads(done.stdout)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu, json.loads(done.stdout)
 
 
 def recall(expected: list, files: list[str]) -> float:
@@ -86,33 +96,54 @@ def main() -> None:
     parser.add_argument("--tree", required=True, help="compiler source tree (read only)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--out", help="result file (default bench/results/index-<tree>.json)")
+    parser.add_argument("--workdir", help="keep the tree copy and the index here (default: a temporary folder)")
+    parser.add_argument("--queries-only", action="store_true",
+                        help="with --workdir: ask the questions of the index already there, build nothing")
     args = parser.parse_args()
+    if args.queries_only and not args.workdir:
+        parser.error("--queries-only needs --workdir")
 
     spec = yaml.safe_load(QUESTIONS.read_text())
     tree_name = spec["tree"]
     out = Path(args.out) if args.out else REPO / "bench" / "results" / f"index-{tree_name}.json"
-    with tempfile.TemporaryDirectory(prefix="ladder-eval-") as scratch:
-        scratch = Path(scratch)
-        copy = scratch / tree_name
-        shutil.copytree(args.tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
+    with contextlib.ExitStack() as stack:
+        scratch = Path(args.workdir or stack.enter_context(tempfile.TemporaryDirectory(prefix="ladder-eval-")))
         index_dir = scratch / "index"
+        if args.queries_only:
+            queries = ask(spec["questions"], tree_name, index_dir, args.k)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(queries, indent=1) + "\n")
+            print(f"warm query p50 / p95 {queries['warm_query_p50_ms']} / {queries['warm_query_p95_ms']} ms; "
+                  f"recall@{args.k} {queries['recall_at_k']} (in tree {queries['recall_at_k_in_tree']})")
+            for row in queries["questions"]:
+                if row["recall"] < 1:
+                    print(f"  miss {row['id']:<28} recall {row['recall']:.2f}")
+            return
+        copy = scratch / tree_name
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(args.tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
         source = f"{tree_name}={copy}"
 
-        full_s, full = run_build(index_dir, source, "--rebuild")
-        same_s, same = run_build(index_dir, source)
+        load_before = os.getloadavg()[0]
+        full_s, full_cpu, full = run_build(index_dir, source, "--rebuild")
+        same_s, same_cpu, same = run_build(index_dir, source)
         changed = copy / CHANGED_FILE
         changed.chmod(0o644)
         changed.write_text(changed.read_text() + "\n// touched by the index benchmark\n")
-        one_s, one = run_build(index_dir, source)
+        one_s, one_cpu, one = run_build(index_dir, source)
         queries = ask(spec["questions"], tree_name, index_dir, args.k)
 
     result = {
         "tree": tree_name, "source": args.tree, "k": args.k,
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
+                    "load_average_at_start": round(load_before, 2), "load_average_at_end": round(os.getloadavg()[0], 2)},
         "chunks": full["chunks"], "files": full["files"], "trees": full["trees"],
-        "full_build_s": round(full_s, 1), "full_build_embedded": full["embedded_chunks"],
-        "unchanged_rebuild_s": round(same_s, 1), "unchanged_up_to_date": same["up_to_date"],
-        "one_file_rebuild_s": round(one_s, 1), "one_file_changed_files": one["changed_files"],
+        "full_build_s": round(full_s, 1), "full_build_cpu_s": round(full_cpu, 1),
+        "full_build_embedded": full["embedded_chunks"],
+        "unchanged_rebuild_s": round(same_s, 1), "unchanged_rebuild_cpu_s": round(same_cpu, 1),
+        "unchanged_up_to_date": same["up_to_date"],
+        "one_file_rebuild_s": round(one_s, 1), "one_file_rebuild_cpu_s": round(one_cpu, 1),
+        "one_file_changed_files": one["changed_files"],
         "one_file_embedded": one["embedded_chunks"],
         **queries,
     }
@@ -121,9 +152,12 @@ def main() -> None:
 
     print(f"{'tree':<28}{tree_name}")
     print(f"{'files / chunks':<28}{result['files']} / {result['chunks']}")
-    print(f"{'full build':<28}{result['full_build_s']} s ({result['full_build_embedded']} chunks embedded)")
-    print(f"{'rebuild, nothing changed':<28}{result['unchanged_rebuild_s']} s")
-    print(f"{'rebuild, one file changed':<28}{result['one_file_rebuild_s']} s "
+    print(f"{'load average start / end':<28}{result['machine']['load_average_at_start']} / "
+          f"{result['machine']['load_average_at_end']} ({result['machine']['cpus']} CPUs)")
+    print(f"{'full build':<28}{result['full_build_s']} s wall, {result['full_build_cpu_s']} s CPU "
+          f"({result['full_build_embedded']} chunks embedded)")
+    print(f"{'rebuild, nothing changed':<28}{result['unchanged_rebuild_s']} s wall, {result['unchanged_rebuild_cpu_s']} s CPU")
+    print(f"{'rebuild, one file changed':<28}{result['one_file_rebuild_s']} s wall, {result['one_file_rebuild_cpu_s']} s CPU "
           f"({result['one_file_changed_files']} file, {result['one_file_embedded']} chunks embedded)")
     print(f"{'first query (cold)':<28}{result['cold_first_query_s']} s")
     print(f"{'warm query p50 / p95':<28}{result['warm_query_p50_ms']} / {result['warm_query_p95_ms']} ms")

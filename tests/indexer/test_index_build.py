@@ -225,3 +225,21 @@ def test_identical_files_in_two_places_are_both_indexed(toy_tree, index_dir):
     paths = {r["metadata"]["path"] for r in records}
     assert {"python/__init__.py", "docs/__init__.py"} <= paths
     assert len({r["id"] for r in records}) == len(records)
+
+
+def test_pasted_ir_op_finds_the_cpp_that_spells_it_in_camel_case(toy_tree, index_dir):
+    (toy_tree / "lib/Conversion/Layouts.cpp").write_text(
+        "struct ConvertLayoutOpConversion {\n  void rewrite(Op op) {\n    shuffleRegisters(op);\n  }\n};\n")
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("ttg.convert_layout", k=3, index_dir=str(index_dir))
+    assert hits[0]["path"] == "lib/Conversion/Layouts.cpp"
+
+
+def test_pass_notes_carry_the_pass_they_are_named_after(tmp_path, index_dir):
+    notes = write_tree(tmp_path / "kb", {
+        "passes/tritongpu-coalesce.md": "# tritongpu-coalesce (Coalesce)\n\nPicks the blocked layout of loads.\n",
+        "passes/axis-info.md": "# AxisInfo analysis\n\nContiguity and divisibility of every value.\n",
+    })
+    build([f"kb={notes}"], index_dir=str(index_dir), embed_spec=TOY)
+    passes = {r["metadata"]["path"]: r["metadata"].get("pass") for r in Store(index_dir).current().records()}
+    assert passes == {"passes/tritongpu-coalesce.md": "tritongpu-coalesce", "passes/axis-info.md": None}
