@@ -4,7 +4,9 @@ One repetition:
 
 1. fresh inputs from a new seed (the same for every contestant in this repetition, never seen
    before by any of them, so nothing keyed on pointers or values can be reused);
-2. for each contestant, in a shuffled order: write a buffer larger than L2 (256 MB) so no one
+2. queue idle device work long enough to cover the host time of enqueueing the whole repetition
+   (measured during warm-up), so no timed call starts on an idle device and absorbs host-side
+   launch overhead; then, for each contestant, in a shuffled order: write a buffer larger than L2 (256 MB) so no one
    starts warm, record a start event, call the forward, make the current stream wait for every
    stream Triton launched on, record the end event;
 3. synchronize, read the event times, check the launch guards of each timed call (a kernel ran, on
@@ -144,10 +146,13 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
     results = {contestant.name: Measurement() for contestant in contestants}
     flush = torch.empty(backend.l2_flush_bytes // 4, dtype=torch.int32, device=backend.device())
 
+    host_ms: dict[str, float] = {}
+
     def timed(contestant: Contestant, inputs: list) -> tuple[Any, Window, Any, Any]:
         start, end = backend.event(), backend.event()
         if private_inputs:
             inputs = clone(inputs)
+        enqueue_started = _perf_counter()
         with tracer.watch(contestant.name) as window:
             start.record()
             try:
@@ -156,6 +161,7 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
                 raise ContestantError(contestant.name, error) from error
             backend.join_streams(window.streams())
             end.record()
+        host_ms[contestant.name] = (_perf_counter() - enqueue_started) * 1e3
         return output, window, start, end
 
     # Warm-up (compilation, autotuning, caches) and a per-call estimate for the repetition count.
@@ -177,6 +183,9 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
                                                            settings.budget_s * 1e3 / max(estimate_ms, 1e-3))))
     verified_reps = set(rng.sample(range(reps), max(1, min(reps, math.ceil(reps * settings.verify_fraction)))))
     verified_reps.add(reps - 1)
+    # Host time to enqueue one repetition, with a margin for flushes and bookkeeping; capped so a
+    # pathologically slow host side costs seconds, not minutes (its calls then include host time).
+    stall_ms = min(2.0 * sum(host_ms.values()) + 0.1, 50.0)
     progress(f"timing {len(contestants)} contestants x {reps} repetitions")
     tracer.stray.clear()
     started = _perf_counter()
@@ -187,6 +196,7 @@ def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], b
         order = [c for c in contestants if results[c.name].violation is None]
         rng.shuffle(order)
         calls = []
+        backend.stall(stall_ms)
         for contestant in order:
             flush.zero_()
             calls.append((contestant, *timed(contestant, inputs)))

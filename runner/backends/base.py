@@ -57,6 +57,15 @@ class Backend:
     def join_streams(self, handles: Iterable[int]) -> None:
         """Make the current stream wait for the work queued so far on the given streams."""
 
+    def stall(self, milliseconds: float) -> None:
+        """Queue about this much idle device work on the current stream.
+
+        Queued before a repetition, it keeps the device busy while the host enqueues the timed
+        calls, so the events bracket device work only, not host-side launch overhead (which would
+        otherwise land in the first timed call after a synchronize). Backends without a way to do
+        this leave it a no-op.
+        """
+
     def memory_in_use(self) -> int:
         return 0
 

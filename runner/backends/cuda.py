@@ -7,11 +7,32 @@ from runner.backends.device import TorchDeviceBackend
 class CudaBackend(TorchDeviceBackend):
     name = "cuda"
     device_type = "cuda"
+    _calibrated: float | None = None
 
     def is_available(self) -> bool:
         import torch
 
         return torch.cuda.is_available()
+
+    def stall(self, milliseconds: float) -> None:
+        import torch
+
+        torch.cuda._sleep(int(milliseconds * self._cycles_per_ms()))
+
+    def _cycles_per_ms(self) -> float:
+        """Calibrated once against events: ``torch.cuda._sleep`` counts SM clock cycles."""
+        if self._calibrated is None:
+            import torch
+
+            probe_cycles = 2_000_000
+            start, end = self.event(), self.event()
+            torch.cuda._sleep(probe_cycles)  # first call loads the kernel
+            start.record()
+            torch.cuda._sleep(probe_cycles)
+            end.record()
+            end.synchronize()
+            self._calibrated = probe_cycles / max(start.elapsed_time(end), 1e-3)
+        return self._calibrated
 
     def unavailable_reason(self) -> str:
         import torch
