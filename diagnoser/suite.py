@@ -213,6 +213,21 @@ def device_target() -> str | None:
 # ------------------------------------------------------------------------------ one evaluation
 
 
+def interpreter_needs_fresh_process(backend: str | None) -> bool:
+    """Whether an interpreter run must happen in a new process.
+
+    ``TRITON_INTERPRET`` is read when ``@triton.jit`` decorates, and Triton's own standard library
+    (``tl.zeros``, ``tl.sigmoid``, ...) is decorated when ``triton.language`` is imported: once that
+    happened without it, interpreted kernels calling those functions fail in this process.
+    """
+    from runner.backends import select_backend
+
+    if select_backend(backend).name != "interpret":
+        return False
+    standard = sys.modules.get("triton.language.standard")
+    return standard is not None and type(standard.zeros).__name__ != "InterpretedFunction"
+
+
 @dataclass
 class BenchSettings:
     """How each operator is evaluated (``runner.options.Options`` fields, plus where it runs)."""
@@ -239,11 +254,12 @@ def evaluate(problem: Path, solution: Path, settings: BenchSettings,
 
     In-process by default: the suite's own solutions are trusted code, and one Python process for
     the whole suite saves a worker start (torch + triton imports, device context) per operator.
-    ``isolate`` runs each evaluation in the runner's worker subprocess instead.
+    ``isolate`` runs each evaluation in the runner's worker subprocess instead, as does an
+    interpreter run that this process can no longer set up.
     """
     from runner.bench import BenchError, bench_pair, flat_record
 
-    if settings.isolate:
+    if settings.isolate or interpreter_needs_fresh_process(settings.backend):
         return bench_pair(solution, problem, backend=settings.backend, timeout=settings.timeout_s,
                           progress=progress, **settings.options())
     from runner import worker

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -127,6 +128,7 @@ def test_json_is_written_whole(tmp_path):
 
 @pytest.fixture
 def interpreter(monkeypatch):
+    """An in-process interpreter run sets TRITON_INTERPRET for what it imports; undo it after."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
 
 
@@ -158,3 +160,18 @@ def test_per_case_table_shows_every_case_under_its_operator():
     text = render(rows, summarize(rows), {"backend": "cuda", "timed": True}, per_case=True)
     assert "  n=0" in text and "  n=1" in text
     assert "2.00x" in text and "0.50x" in text
+
+
+def test_interpreter_run_needs_a_fresh_process_once_triton_loaded_without_it(monkeypatch):
+    import types
+
+    from diagnoser.suite import interpreter_needs_fresh_process
+
+    class InterpretedFunction:
+        pass
+
+    monkeypatch.setitem(sys.modules, "triton.language.standard", types.SimpleNamespace(zeros=object()))
+    assert interpreter_needs_fresh_process("interpret")
+    monkeypatch.setitem(sys.modules, "triton.language.standard",
+                        types.SimpleNamespace(zeros=InterpretedFunction()))
+    assert not interpreter_needs_fresh_process("interpret")
