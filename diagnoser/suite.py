@@ -449,6 +449,8 @@ def render(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str, 
         lines += [f"precompile: {error}" for entry in entries for error in entry["errors"]]
     if meta.get("stopped"):
         lines.append(f"stopped: {meta['stopped']}")
+    if meta.get("elapsed_s") is not None:
+        lines.append(f"suite time: {meta['elapsed_s']} s")
     if not meta.get("timed"):
         lines.append("not timed: this backend checks correctness only")
     return "\n".join(lines)
@@ -518,6 +520,7 @@ def run_suite(operators: list[Operator], settings: BenchSettings, *, quick: bool
                             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     rows: list[dict[str, Any]] = []
     stopped = None
+    suite_started = time.monotonic()
     with quick_problems(operators) if quick else contextlib.nullcontext({}) as small:
         target = device_target() if settings.precompile and settings.backend in (None, "cuda") else None
         if target is not None:
@@ -546,6 +549,7 @@ def run_suite(operators: list[Operator], settings: BenchSettings, *, quick: bool
             if row.get("device_error") and not settings.isolate:
                 stopped = f"the device was lost during {op.key} (rerun with --isolate)"
                 meta["stopped"] = stopped
+    meta["elapsed_s"] = round(time.monotonic() - suite_started, 1)
     return rows, meta
 
 
@@ -569,6 +573,17 @@ def write_json(path: Path, document: dict[str, Any]) -> None:
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_text(json.dumps(document, indent=1, default=_json_default) + "\n")
     temporary.replace(path)
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    """A document written by ``--output`` or ``--json``; a clear usage error for anything else."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise click.UsageError(f"{path}: not a suite JSON document ({error})") from None
+    if not isinstance(document, dict) or not {"meta", "summary", "operators"} <= set(document):
+        raise click.UsageError(f"{path}: not a suite JSON document (needs meta, summary and operators)")
+    return document
 
 
 def _json_default(value: Any) -> Any:
@@ -611,6 +626,8 @@ def _one_line(row: dict[str, Any]) -> str:
               help="At least this many timed repetitions per contestant and case.")
 @click.option("--no-time", is_flag=True, help="Correctness only.")
 @click.option("--per-case", is_flag=True, help="Show every case under its operator in the table.")
+@click.option("--show", "show", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Print the table of a saved --output/--json document instead of running the suite.")
 @click.option("--precompile/--no-precompile", default=True, show_default=True,
               help="On CUDA, compile every kernel of every case in parallel processes before the run.")
 @click.option("--isolate", is_flag=True,
@@ -619,13 +636,17 @@ def _one_line(row: dict[str, Any]) -> str:
               help="With --isolate: wall-clock limit per operator, in seconds.")
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
-          per_case: bool, precompile: bool, isolate: bool, timeout_s: float) -> None:
+          per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
     eager/initial, % of the roofline) and the geometric mean and median across operators. Exit
     status 0 when every operator is correct on every case, 1 otherwise, 2 on a usage error.
     """
+    if show is not None:
+        document = load_document(show)
+        click.echo(render(document["operators"], document["summary"], document["meta"], per_case=per_case))
+        return
     try:
         operators = discover(level=int(level) if level else None, only=only)
         check_backend(backend)

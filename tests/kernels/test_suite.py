@@ -175,3 +175,20 @@ def test_interpreter_run_needs_a_fresh_process_once_triton_loaded_without_it(mon
     monkeypatch.setitem(sys.modules, "triton.language.standard",
                         types.SimpleNamespace(zeros=InterpretedFunction()))
     assert not interpreter_needs_fresh_process("interpret")
+
+
+def test_show_prints_the_table_of_a_saved_document(tmp_path):
+    rows = [operator_row(OP, record())]
+    path = tmp_path / "suite.json"
+    write_json(path, {"meta": {"backend": "cuda", "device": "H200", "timed": True},
+                      "summary": summarize(rows), "operators": rows})
+    result = CliRunner().invoke(suite, ["--show", str(path), "--per-case"])
+    assert result.exit_code == 0, result.output
+    assert "on cuda (H200)" in result.stdout and "  n=1" in result.stdout
+
+
+def test_show_rejects_a_file_that_is_not_a_suite_document(tmp_path):
+    path = tmp_path / "other.json"
+    path.write_text('{"cases": []}')
+    result = CliRunner().invoke(suite, ["--show", str(path)])
+    assert result.exit_code == 2 and "not a suite JSON document" in result.output
