@@ -69,7 +69,7 @@ def detect(backend: str) -> tuple[str, str | None]:
 
 
 def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: float | None,
-            progress: Callable[[str], None]) -> list[dict]:
+            progress: Callable[[str], None], isolate: bool = False) -> list[dict]:
     """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
     from diagnoser.profile import nvidia
 
@@ -81,7 +81,7 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
             continue
         progress(f"timing {item.name}")
         try:
-            records[index] = nvidia.bench(item.solution, item.problem)
+            records[index] = nvidia.bench(item.solution, item.problem, isolate=isolate)
         except Exception as error:
             measured[index] = {"error": f"{type(error).__name__}: {error}".splitlines()[0]}
     if not records:
@@ -109,7 +109,8 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
 
 
 def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
-    """One ncu process over all jobs; if it dies part-way, drop the job it died in and go on."""
+    """One ncu process over all jobs; if the profiled process dies, the job it was in is dropped
+    (recorded as an error) and the jobs after it are profiled again, up to `NCU_RETRIES` runs."""
     from diagnoser.profile import ncu
 
     pending = list(range(len(jobs)))
@@ -120,20 +121,21 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
         if not pending or left < 30:
             break
         got = ncu.profile_jobs([jobs[i] for i in pending], kernels, left)
-        merged["why"] = got["why"]
-        done = {pending[j] for (j, _case) in list(got["cases"]) + list(got["errors"])}
-        for (j, case), value in got["cases"].items():
-            merged["cases"][(pending[j], case)] = value
-        for (j, case), value in got["errors"].items():
-            merged["errors"][(pending[j], case)] = value
+        merged["why"] = merged["why"] or got["why"]
         merged["available"] = merged["available"] or got["available"]
-        if not got["available"] and not done:
+        for key in ("cases", "errors"):
+            for (j, case), value in got[key].items():
+                merged[key][(pending[j], case)] = value
+        begun = [pending[j] for j in got["started"]]
+        finished = {pending[j] for (j, _case) in list(got["cases"]) + list(got["errors"])}
+        unfinished = [i for i in pending if i not in finished]
+        if not begun or not unfinished:
+            break  # ncu itself failed before the driver ran, or every job is accounted for
+        culprit = begun[-1] if begun[-1] in unfinished else None
+        if culprit is None:
             break
-        missing = [i for i in pending if i not in done]
-        if not missing:
-            break
-        merged["errors"][(missing[0], "all")] = "the profiled process died in this job"
-        pending = missing[1:]
+        merged["errors"][(culprit, "all")] = "the profiled process died in this job"
+        pending = [i for i in unfinished if i > culprit]
     if merged["available"]:
         merged["why"] = f"{sum(len(v) for v in merged['cases'].values())} launches profiled"
     return merged
@@ -141,11 +143,13 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
 
 def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaustive: bool = False,
                   backend: str = "auto", use_ncu: bool = True, index_dir: str | None = None,
-                  workers: int | None = None, deadline: float | None = None,
+                  workers: int | None = None, deadline: float | None = None, isolate: bool = False,
                   progress: Callable[[str], None] = lambda line: None) -> list[dict]:
     """The diagnosis state of every item, in order (see the module docstring for the schedule).
 
     `deadline` (time.monotonic()) bounds the ncu run, leaving `FINISH_S` for the rest of the climbs.
+    `isolate` times each kernel in its own runner worker (survives crashes; a few seconds more per
+    kernel); by default the timing runs in this process, as `ladder suite` does for its own kernels.
     """
     selected = set(selected or {1, 2, 3, 4})
     name, device = detect(backend)
@@ -162,7 +166,7 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
                                         for s, st in zip(subjects, states)]))
     measured: list[dict | None] = [None] * len(items)
     if 2 in selected and device is not None and name == "cuda":
-        measured = measure(items, states, use_ncu, deadline, progress)
+        measured = measure(items, states, use_ncu, deadline, progress, isolate)
     with _pool(workers) as pool:
         progress(f"rungs 2-4 for {len(items)} kernels")
         return list(pool.map(_climb, [(s.to_dict(), st, selected, exhaustive, m)
@@ -214,21 +218,29 @@ def table(rows: list[dict]) -> str:
 
 
 def chain(name: str, state: dict) -> str:
-    """One kernel's evidence chain in a few lines: symptom -> finding -> IR fact -> compiler code."""
+    """One kernel's evidence chain in a few lines: symptom -> finding -> IR fact -> compiler code.
+
+    The finding is the most confident one that can cause the worst case's class (else the most
+    confident); the fact is one it cites, else the one the first citation is about.
+    """
+    from diagnoser import gap
+    from diagnoser.evidence import fact_of
+
     lines = [f"{name} (reached rung {state['reached']}): {state['gap']['why']}"]
     cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]
-    if cases:
-        worst = min(cases, key=lambda c: c["efficiency"])
+    worst = min(cases, key=lambda c: c["efficiency"]) if cases else None
+    if worst:
         lines.append(f"  symptom: case {worst['case']} at {worst['efficiency']:.0%} of its roofline floor, "
                      f"{worst.get('class')} ({worst.get('why')})")
-    for finding in state["findings"]:
-        if finding["rung"] == 4:
-            continue
+    candidates = [f for f in state["findings"] if f["rung"] < 4]
+    fitting = [f for f in candidates if worst and worst.get("class") in gap.causes_of(f)]
+    finding = max(fitting or candidates, key=lambda f: f.get("confidence", 0), default=None)
+    if finding:
         lines.append(f"  finding: {finding.get('pattern') or 'uncatalogued'} (rung {finding['rung']}) at line "
                      f"{finding.get('line')}: {finding['title']}")
-        break
-    fact = next((f for f in state.get("facts", []) if any(
-        c.get("about", {}).get("fact_kind") == f["kind"] for c in state.get("citations", []))), None)
+    cited = [fact_of(e) for e in (finding or {}).get("evidence", []) if e.get("type") == "fact"]
+    about = {c.get("about", {}).get("fact_kind") for c in state.get("citations", [])[:1]}
+    fact = cited[0] if cited else next((f for f in state.get("facts", []) if f["kind"] in about), None)
     if fact:
         lines.append(f"  IR fact: {fact['kind']} at line {fact.get('line')}: {fact.get('value')}")
     for citation in state.get("citations", [])[:1]:

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 from diagnoser.profile import msprof, roofline
-from diagnoser.profile.ncu import REPO
+from diagnoser.profile.ncu import REPO, read_log
 from diagnoser.profile.nvidia import bench, peak_flops
 
 TIMEOUT_S = 300.0
@@ -41,7 +41,7 @@ def collect(solution: str, problem: str, kernels: list[str]) -> tuple[dict, str]
         done = subprocess.run(msprof.command(executable, program, str(Path(work, "out")), kernel, launch_count=100),
                               cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)
         rows = msprof.read_output(Path(work, "out"))
-        entries = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+        entries = read_log(log)
     if not rows:
         return {}, f"msprof produced no operator summary (exit {done.returncode})"
     per_case: dict = {}

@@ -121,6 +121,7 @@ def main(jobs_path: str, log_path: str) -> int:
             def emit(record, number=number):
                 out.write(json.dumps({"job": number, **record}) + "\n")
                 out.flush()
+            emit({"case": "start"})  # so a crash inside this job can be blamed on it
             try:
                 (run_script if "script" in job else run_pair)(job, log, emit)
             except Exception as error:

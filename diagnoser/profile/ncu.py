@@ -234,8 +234,8 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
     """Profile the driver's jobs under ncu; counters per launch, mapped back to (job, case).
 
     Returns {"available": bool, "why": one line, "cases": {(job, case): [counters per launch]},
-    "errors": {(job, case): one line}}. Never raises for a missing or failing ncu: the ladder then
-    says so and uses what events and the IR give.
+    "errors": {(job, case): one line}, "started": [jobs the driver began, in order]}. Never raises
+    for a missing or failing ncu: the ladder then says so and uses what events and the IR give.
     """
     executable = find_ncu()
     if executable is None:
@@ -252,16 +252,29 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
             log_path.unlink(missing_ok=True)
             output, returncode = _run(command(executable, program, kernels, sections=True), timeout)
             rows = parse_raw_csv(output or "")
-        log = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
+        log = read_log(log_path)
+    started = [entry["job"] for entry in log if entry.get("case") == "start"]
+    log = [entry for entry in log if entry.get("case") != "start"]
     if not rows:
-        return _unavailable(diagnose_failure(output or "", returncode), log)
+        return {**_unavailable(diagnose_failure(output or "", returncode), log), "started": started}
     cases, missing = align(rows, log)
     why = f"{len(rows)} launches profiled" + (f"; {missing} logged launches had no ncu row" if missing else "")
-    return {"available": True, "why": why, "cases": cases, "errors": _errors(log)}
+    return {"available": True, "why": why, "cases": cases, "errors": _errors(log), "started": started}
+
+
+def read_log(path: Path) -> list[dict]:
+    """The driver's launch log; a line cut short by a crash is skipped."""
+    entries = []
+    for line in path.read_text().splitlines() if path.exists() else []:
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return entries
 
 
 def _unavailable(why: str, log: list[dict] | None = None) -> dict:
-    return {"available": False, "why": why, "cases": {}, "errors": _errors(log or [])}
+    return {"available": False, "why": why, "cases": {}, "errors": _errors(log or []), "started": []}
 
 
 def _errors(log: list[dict]) -> dict:

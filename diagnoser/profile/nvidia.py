@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 from diagnoser.profile import ncu, roofline
 
-BENCH_OPTIONS = {"seeds": 1, "budget_s": 0.3, "min_reps": 20, "max_reps": 200}
+# Lighter than `ladder bench`: one fresh seed per case for correctness (the gate's full check is
+# `ladder bench`'s job), and a short timing budget; still at least 20 verified repetitions.
+BENCH_OPTIONS = {"seeds": 1, "budget_s": 0.2, "min_reps": 20, "max_reps": 200}
 
 
 def ceilings_for(device: str, cached: dict | None) -> dict:
@@ -36,11 +39,24 @@ def ceilings_for(device: str, cached: dict | None) -> dict:
             "device": found.get("device", device)}
 
 
-def bench(solution: str, problem: str, backend: str = "cuda") -> dict:
-    """The runner's flat record of the solution (correctness, then interleaved event timing)."""
-    from runner.bench import bench_pair
+def bench(solution: str, problem: str, backend: str = "cuda", isolate: bool = True) -> dict:
+    """The runner's flat record of the solution (correctness, then interleaved event timing).
 
-    return bench_pair(solution, problem, backend=backend, **BENCH_OPTIONS)
+    `isolate=False` evaluates in this process (no worker start per kernel), as `ladder suite` does
+    for the suite's own, trusted solutions.
+    """
+    from runner.bench import BenchError, bench_pair, flat_record
+
+    if isolate:
+        return bench_pair(solution, problem, backend=backend, **BENCH_OPTIONS)
+    from runner import worker
+
+    request = {"problem": str(Path(problem).resolve()), "solutions": {"solution": str(Path(solution).resolve())},
+               "backend": backend, "options": BENCH_OPTIONS}
+    result = worker.run(request, lambda event: None)
+    if "error" in result:
+        raise BenchError(result["error"]["reason"])
+    return flat_record(result, "solution")
 
 
 def peak_flops(ceilings: dict, dtype: str | None, allow_tf32: bool | None) -> float | None:

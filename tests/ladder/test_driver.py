@@ -26,6 +26,6 @@ def test_one_log_line_per_case_and_a_bad_job_does_not_stop_the_next(tmp_path):
             "problem": str(KERNELS / "scaled_add" / "problem.py"), "device": "cpu"}
     missing = {**pair, "solution": str(tmp_path / "nope.py")}
     log = run_driver(tmp_path, [missing, pair])
-    assert log[0]["job"] == 0 and log[0]["case"] == "all" and "not found" in log[0]["error"]
-    assert [(entry["job"], entry["case"]) for entry in log[1:]] == [(1, 0), (1, 1)]
-    assert not any(entry.get("error") for entry in log[1:])
+    assert [(entry["job"], entry["case"]) for entry in log] == [(0, "start"), (0, "all"), (1, "start"), (1, 0), (1, 1)]
+    assert "not found" in log[1]["error"]
+    assert not any(entry.get("error") for entry in log[2:])

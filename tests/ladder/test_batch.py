@@ -1,0 +1,76 @@
+"""Diagnosing many kernels at once: same policy per kernel, batched device work, the suite table."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from ladder_recorded import replaying
+
+from diagnoser import batch, ladder
+
+KERNELS = Path(__file__).parent / "data" / "kernels"
+SAMPLE = Path(__file__).parent / "data" / "ncu_raw_2025.csv"
+
+
+def recorded_state(name: str, subject: ladder.Subject) -> dict:
+    return ladder.climb(subject, rungs=replaying(name))
+
+
+def test_the_table_shows_rung_reached_worst_case_class_and_patterns(gpu_subject, cpu_subject):
+    rows = [batch.summary_row("level1/23_softmax", recorded_state("softmax_rows", gpu_subject)),
+            batch.summary_row("vecadd", recorded_state("vecadd_scalar", gpu_subject)),
+            batch.summary_row("vecadd-on-cpu", recorded_state("vecadd_scalar", cpu_subject))]
+    text = batch.table(rows)
+    softmax_line = next(line for line in text.splitlines() if line.startswith("level1/23_softmax"))
+    assert softmax_line.split()[1:4] == ["4", "31%", "of"]
+    assert "latency-bound" in softmax_line and "nv.register-spill" in softmax_line
+    assert batch.climbed(rows) == {1: 3, 2: 2, 3: 2, 4: 2}
+    assert "rungs climbed: rung 1: 3/3, rung 2: 2/3, rung 3: 2/3, rung 4: 2/3" in text
+
+
+def test_an_evidence_chain_goes_from_symptom_to_compiler_code(gpu_subject):
+    text = batch.chain("softmax", recorded_state("softmax_rows", gpu_subject))
+    lines = text.splitlines()
+    assert lines[1].startswith("  symptom: case 0 at 31% of its roofline floor, latency-bound")
+    assert lines[2].startswith("  finding: nv.register-spill (rung 3) at line 12")
+    assert lines[3].startswith("  IR fact: spill at line 12")
+    assert lines[4].startswith("  compiler: softmax_kernel spills 4096 bytes")
+
+
+FAKE_NCU = """#!{python}
+import json, sys
+args = sys.argv[1:]
+jobs, log = json.load(open(args[-2])), args[-1]
+with open(log, "a") as out:
+    for number, job in enumerate(jobs):
+        out.write(json.dumps({{"job": number, "case": "start"}}) + "\\n")
+        if job["solution"] == "crashes.py":
+            sys.exit(139)  # the profiled process died here: ncu prints no table
+        out.write(json.dumps({{"job": number, "case": 0, "launches": ["add_kernel"]}}) + "\\n")
+print(open({sample!r}).read())
+"""
+
+
+def test_a_job_that_kills_the_profiled_process_is_dropped_and_the_rest_profiled(tmp_path, monkeypatch):
+    script = tmp_path / "ncu"
+    script.write_text(FAKE_NCU.format(python=sys.executable, sample=str(SAMPLE)))
+    script.chmod(0o755)
+    monkeypatch.setenv("NCU", str(script))
+    jobs = [{"solution": "crashes.py", "problem": "p.py"}, {"solution": "ok.py", "problem": "p.py"},
+            {"solution": "ok2.py", "problem": "p.py"}]
+    got = batch.profile_all(jobs, ["add_kernel"], timeout=120)
+    assert got["available"]
+    assert set(got["cases"]) == {(1, 0), (2, 0)}
+    assert got["errors"] == {(0, "all"): "the profiled process died in this job"}
+
+
+@pytest.mark.slow
+def test_without_a_device_each_kernel_climbs_rungs_one_and_three(tmp_path):
+    item = batch.Item("scaled_add", str(KERNELS / "scaled_add" / "solution.py"), str(KERNELS / "scaled_add" / "problem.py"))
+    states = batch.diagnose_many([item], selected={1, 2, 3}, backend="aot", workers=1)
+    ran = [r["rung"] for r in states[0]["rungs"] if r["ran"]]
+    assert ran == [1, 3]
+    assert states[0]["facts"]
+    assert json.loads(json.dumps(states[0]))["schema"] == ladder.SCHEMA
