@@ -50,7 +50,7 @@ def _rungs(report: dict) -> str:
     for r in report["rungs"]:
         status = {"ok": "ran", "failed": "failed"}.get(r["status"], "skipped")
         why = escape(r["why"]) + (f" <span class=failed>({escape(r['error'])})</span>" if r.get("error") else "")
-        seconds = text.seconds(r["seconds"]) if r["ran"] else "-"
+        seconds = text.duration(r["seconds"]) if r["ran"] else "-"
         rows.append(f'<tr class="{status}"><td>{r["rung"]} {escape(r["title"])}</td><td>{status}</td><td>{why}</td><td>{seconds}</td></tr>')
     return "<h2>Rungs</h2><table><tr><th>rung</th><th>ran</th><th>why</th><th>time</th></tr>" + "".join(rows) + "</table>"
 
@@ -76,7 +76,10 @@ def _profile(report: dict) -> str:
             f"<td>{text.occupancy(c)}</td>{ncu_cells}</tr>")
     head = ("<tr><th>case</th><th>sizes</th><th>time</th><th>reference</th><th>GB/s</th><th>TFLOP/s</th><th>of floor</th>"
             "<th>class</th><th>occupancy theor./achieved</th><th>SOL SM / memory</th><th>top stalls</th><th>bank conflicts ld/st</th></tr>")
-    notes = "".join(f"<li>case {c['case']}: {escape(c['class'])}: {escape(c['why'])}</li>" for c in cases if c.get("why"))
+    notes = "".join(f"<li>case {c['case']}: {escape(c.get('class') or '-')}: {escape(c['why'])}</li>" for c in cases if c.get("why"))
+    unplaced = [str(c["case"]) for c in cases if c.get("time_s") and not (c.get("flops") and c.get("bytes"))]
+    if unplaced:
+        notes += f"<li>not on the roofline plot (no flops or bytes declared): case {', '.join(unplaced)}</li>"
     bandwidth = f"{ceilings['bandwidth'] / 1e12:.2f} TB/s" if ceilings.get("bandwidth") else "unknown bandwidth"
     peaks = ", ".join(f"{escape(d)} {f / 1e12:.0f} TFLOP/s" for d, f in (ceilings.get("flops") or {}).items())
     return (f"<h2>Profile (rung 2)</h2><p>Ceilings on {escape(str(profile.get('device', 'this device')))}: {bandwidth}"

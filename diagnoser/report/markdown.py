@@ -23,7 +23,7 @@ def _rungs(report: dict) -> list[str]:
     for r in report["rungs"]:
         ran = {"ok": "yes", "failed": "failed"}.get(r["status"], "no")
         why = r["why"] + (f" (error: {r['error']})" if r.get("error") else "")
-        lines.append(f"| {r['rung']} {r['title']} | {ran} | {_cell(why)} | {text.seconds(r['seconds']) if r['ran'] else '-'} |")
+        lines.append(f"| {r['rung']} {r['title']} | {ran} | {_cell(why)} | {text.duration(r['seconds']) if r['ran'] else '-'} |")
     return lines + [""]
 
 

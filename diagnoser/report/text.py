@@ -16,6 +16,11 @@ def seconds(value: float | None) -> str:
     return f"{value * 1e6:.1f} us"
 
 
+def duration(value: float) -> str:
+    """How long a rung took: tenths of a second are enough."""
+    return f"{value:.1f} s"
+
+
 def percent(value: float | None) -> str:
     return "-" if value is None else f"{value:.0%}"
 

@@ -96,3 +96,12 @@ def test_a_report_of_another_kind_cannot_be_resumed(tmp_path):
 @pytest.mark.parametrize("text,expected", [("1-4", {1, 2, 3, 4}), ("1,3", {1, 3}), ("2-3", {2, 3}), ("4", {4})])
 def test_rung_spans(text, expected):
     assert parse_rungs(text) == expected
+
+
+def test_a_script_that_launches_kernels_is_captured_while_it_runs():
+    script = Path(__file__).parent / "data" / "kernels" / "script" / "run_scale.py"
+    result = run(str(script), "--backend", "aot", "--rungs", "1-3", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["subject"]["script"] and report["subject"]["problem"] is None
+    assert {f["kernel"] for f in report["facts"]} == {"scale_kernel"}
