@@ -58,13 +58,13 @@ def profiled(log: LaunchLog, run, device: str = "cuda") -> list[str]:
     log.take()
     log.recording = True
     if device == "cuda":
-        torch.cuda.cudart().cudaProfilerStart()
+        torch.cuda.profiler.start()  # cudaProfilerStart
     try:
         run()
         module.synchronize()
     finally:
         if device == "cuda":
-            torch.cuda.cudart().cudaProfilerStop()
+            torch.cuda.profiler.stop()
         log.recording = False
     return log.take()
 
