@@ -144,17 +144,17 @@ def _device_table(target: str) -> dict[str, Any]:
 
 def merge(findings: list[Finding]) -> list[Finding]:
     """One finding per (pattern, kernel, line). Evidence from another rung or rule about the same
-    line corroborates (+0.05) and the finding is attributed to the highest rung that contributed;
-    a finding without a line (profile metrics) joins the finding of the same pattern and kernel,
-    if there is one."""
+    line (or a line of the same multi-line statement) corroborates (+0.05) and the finding is
+    attributed to the highest rung that contributed; a finding without a line (kernel-wide facts,
+    profile metrics) joins the finding of the same pattern and kernel, if there is one."""
     merged: dict[tuple, Finding] = {}
     floating: list[Finding] = []
-    for finding in findings:
+    for finding in sorted(findings, key=lambda f: f.rung):
         if finding.line is None:
             floating.append(finding)
             continue
         key = (finding.pattern, finding.kernel, finding.line)
-        current = merged.get(key)
+        current = merged.get(key) or next((f for f in merged.values() if _spans(f, finding)), None)
         if current is None:
             merged[key] = Finding.from_dict(finding.to_dict())
             continue
@@ -167,6 +167,14 @@ def merge(findings: list[Finding]) -> list[Finding]:
         else:
             merged[(finding.pattern, finding.kernel, None)] = Finding.from_dict(finding.to_dict())
     return list(merged.values())
+
+
+def _spans(finding: Finding, other: Finding) -> bool:
+    """Does `finding`'s multi-line statement contain `other`'s line (same pattern and kernel)?"""
+    if finding.pattern != other.pattern or finding.kernel != other.kernel:
+        return False
+    return any(e.get("type") == "source" and e.get("line") is not None and e.get("end_line")
+               and e["line"] <= other.line <= e["end_line"] for e in finding.evidence)
 
 
 def _absorb(into: Finding, other: Finding) -> None:

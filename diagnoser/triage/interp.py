@@ -105,6 +105,7 @@ class Access:
     sample_offsets: Any = None      # concrete element offsets for the first sampled program
     from_dot: bool = False          # a store of a value computed by tl.dot (an accumulator tile)
     mask_constancy: Optional[int] = None  # the mask's constancy along the access's fastest dim
+    end_line: Optional[int] = None  # last line of the call (the compiler may cite any line of it)
 
     @property
     def in_loop(self) -> bool:
@@ -169,6 +170,7 @@ class DivMod:
     loops: tuple[int, ...]
     divisor_const: Optional[int]
     index_math: bool                # result reaches an address
+    shape: tuple[int, ...] = ()
 
 
 @dataclass
@@ -248,6 +250,7 @@ class KernelReport:
     uses_num_programs: bool = False
     pid_clamped: bool = False       # min/max over program-id math (grouped or persistent orderings)
     tile_params: set[str] = field(default_factory=set)  # constexprs that size a block or a loop step
+    bounds: set[tuple[str, str]] = field(default_factory=set)  # (tile constexpr, size argument it is masked against)
 
 
 class _Return(Exception):
@@ -835,6 +838,7 @@ class KernelWalker:
             except (TypeError, ValueError):
                 conc = None
         deps = a.deps | b.deps | ({"cmp_int"} if int_compare and shape else set())
+        self._note_bounds(a, b)
         return V("bool", shape, info, 1, conc, deps=frozenset(deps), origins=a.origins | b.origins,
                  dims=merge_dims(shape, a, b))
 
@@ -856,7 +860,7 @@ class KernelWalker:
         divisor = b.info.constant if b.info is not None and b.info.constant is not None else (b.py if isinstance(b.py, int) else None)
         per_element = a.is_tensor or b.is_tensor
         record = DivMod(id(node), getattr(node, "lineno", 0), op, per_element, tuple(self.loop_stack), divisor,
-                        index_math=True)
+                        index_math=True, shape=_broadcast_shape(a.shape, b.shape))
         self._records[key] = record
         self.report.divmods.append(record)
 
@@ -1035,6 +1039,18 @@ class KernelWalker:
         if short in ELEMENTWISE or name.startswith("tl.math") or name.startswith("tl.extra"):
             return replace(result, kind="float", info=None)
         return result
+
+    def _note_bounds(self, a: V, b: V) -> None:
+        """`offs < n`: the tile constexprs sizing `offs` are masked against the argument `n`."""
+        for tensor, scalar in ((a, b), (b, a)):
+            if not tensor.is_tensor or scalar.is_tensor:
+                continue
+            tiles = frozenset().union(*tensor.dims) if tensor.dims else frozenset()
+            sizes = {tag[len("param:"):] for tag in scalar.deps if tag.startswith("param:")}
+            for size in sizes:
+                param = self.kernel.param(size)
+                if param is not None and not param.constexpr:
+                    self.report.bounds.update((tile, size) for tile in tiles)
 
     def _constexpr_deps(self, value: V) -> frozenset:
         names = {tag[len("param:"):] for tag in value.deps if tag.startswith("param:")}
@@ -1226,7 +1242,8 @@ class KernelWalker:
                 width = ax.AccessWidth(tuple(reversed(range(len(ptr.shape)))), max(128 // bits, 1), 128, ())
                 access = Access(node_id, node.lineno, op, ptr.base, ptr.shape, bits, mask is not None, has_other,
                                 tuple(self.loop_stack), AxisInfo.pessimistic(max(len(ptr.shape), 1)), width,
-                                ptr.deps, block_ptr=True, care_padding=care_padding)
+                                ptr.deps, block_ptr=True, care_padding=care_padding,
+                                end_line=getattr(node, "end_lineno", None))
                 self._accesses[node_id] = access
             return access
         if ptr.kind != "ptr":
@@ -1238,7 +1255,8 @@ class KernelWalker:
         access = self._accesses.get(node_id)
         if access is None:
             access = Access(node_id, node.lineno, op, ptr.base, shape, bits, mask is not None, has_other,
-                            tuple(self.loop_stack), info, width, ptr.deps, care_padding=care_padding)
+                            tuple(self.loop_stack), info, width, ptr.deps, care_padding=care_padding,
+                            end_line=getattr(node, "end_lineno", None))
             self._accesses[node_id] = access
         else:
             # A later pass of a loop body: keep the joined (fixpoint) abstract state.

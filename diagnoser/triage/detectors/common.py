@@ -8,8 +8,13 @@ from diagnoser.evidence import Fact, Finding
 from ..context import TriageContext
 
 
-def source_evidence(ctx: TriageContext, line: Optional[int], detail: str = "") -> dict[str, Any]:
+def source_evidence(ctx: TriageContext, line: Optional[int], detail: str = "",
+                    end_line: Optional[int] = None) -> dict[str, Any]:
+    """A source line as evidence; `end_line` when the statement spans several lines (IR locations
+    may point at any of them)."""
     evidence = {"type": "source", "file": ctx.file, "line": line, "text": ctx.source.line_text(line)}
+    if end_line is not None and line is not None and end_line > line:
+        evidence["end_line"] = end_line
     if detail:
         evidence["detail"] = detail
     return evidence

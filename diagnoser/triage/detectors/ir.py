@@ -23,16 +23,44 @@ def _facts(ctx: TriageContext, *kinds: str) -> Iterable[Fact]:
     return (fact for fact in ctx.facts if fact.kind in kinds and isinstance(fact.value, dict))
 
 
-def _add(found: Findings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
-         detail: str) -> None:
+class IRFindings(Findings):
+    """Findings from facts. For an autotuned kernel every config is compiled (one fact label per
+    config); a pattern found in only some of them is dropped, since the tuner can avoid it."""
+
+    def __init__(self, ctx: TriageContext) -> None:
+        super().__init__(rung=3)
+        self.ctx = ctx
+        self.labels: dict[tuple, set[str]] = {}
+
+    def list(self) -> list[Finding]:
+        compiled: dict[str, set[str]] = {}
+        for fact in self.ctx.facts:
+            compiled.setdefault(kernel_name(fact.kernel), set()).add(fact.kernel)
+        kept = []
+        for finding in super().list():
+            kernel = self.ctx.source.kernels.get(finding.kernel or "")
+            fired = self.labels.get((finding.pattern, finding.kernel, finding.line), set())
+            if kernel is not None and kernel.autotune is not None and fired < compiled.get(finding.kernel, set()):
+                continue
+            kept.append(finding)
+        return kept
+
+
+def _add(found: IRFindings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
+         detail: str, per_kernel: bool = False) -> None:
+    """`per_kernel`: the fact is about the whole kernel (launch, occupancy, spills), not a line;
+    the finding then carries no line and joins the source finding of the same pattern and kernel."""
     evidence = fact_evidence(fact)
     evidence["detail"] = detail
-    found.add(ctx, pattern, kernel_name(fact.kernel), fact.line, title, confidence, [evidence])
+    name = kernel_name(fact.kernel)
+    line = None if per_kernel else fact.line
+    found.add(ctx, pattern, name, line, title, confidence, [evidence])
+    found.labels.setdefault((pattern, name, line), set()).add(fact.kernel)
 
 
 def detect_ir_access(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "global_access"):
         value = fact.value
         bits = value.get("vector_bits")
@@ -54,7 +82,7 @@ def _numel(shape: list[int]) -> int:
 
 def detect_ir_spill(ctx: TriageContext) -> list[Finding]:
     """nv.register-spill: local-memory spill stores/loads in the compiled kernel."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "spill"):
         value = fact.value
         stores, loads = value.get("spill_stores_bytes", 0) or 0, value.get("spill_loads_bytes", 0) or 0
@@ -62,13 +90,13 @@ def detect_ir_spill(ctx: TriageContext) -> list[Finding]:
             _add(found, ctx, "nv.register-spill", fact, "registers spill to local memory",
                  0.95 if value.get("in_loop") or stores + loads >= 64 else 0.8,
                  f"{stores} bytes spilled, {loads} bytes reloaded"
-                 + (" inside a loop" if value.get("in_loop") else ""))
+                 + (" inside a loop" if value.get("in_loop") else ""), per_kernel=True)
     return found.list()
 
 
 def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
     """nv.hot-layout-conversion: a convert_layout through shared memory inside a loop."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "convert_layout"):
         value = fact.value
         if value.get("in_loop") and value.get("through_shared"):
@@ -80,7 +108,7 @@ def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
     """nv.mma-v2-on-hopper (mma.sync on sm_90) and nv.no-tensor-core (a dot lowered to FMA)."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "dot_lowering"):
         kind = fact.value.get("kind")
         if kind == "mma_sync":
@@ -94,7 +122,7 @@ def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_pipelining(ctx: TriageContext) -> list[Finding]:
     """nv.unpipelined-loop: a loop feeding a dot whose loads stayed synchronous."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "pipelining"):
         value = fact.value
         if value.get("feeds_dot") and not value.get("pipelined"):
@@ -106,7 +134,7 @@ def detect_ir_pipelining(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_occupancy(ctx: TriageContext) -> list[Finding]:
     """nv.smem-limits-occupancy: shared memory is the occupancy limiter, or too large to launch."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "occupancy"):
         value = fact.value
         if value.get("limiter") != "shared_memory":
@@ -115,16 +143,16 @@ def detect_ir_occupancy(ctx: TriageContext) -> list[Finding]:
         warps = value.get("warps_per_sm") or 0
         if programs == 0:
             _add(found, ctx, "nv.smem-limits-occupancy", fact, "shared memory limits or prevents residency", 0.95,
-                 "the kernel needs more shared memory than one block may have: it cannot launch")
+                 "the kernel needs more shared memory than one block may have: it cannot launch", per_kernel=True)
         elif warps < 8:
             _add(found, ctx, "nv.smem-limits-occupancy", fact, "shared memory limits or prevents residency", 0.8,
-                 f"shared memory allows {programs} program(s) per SM: {warps} warps resident")
+                 f"shared memory allows {programs} program(s) per SM: {warps} warps resident", per_kernel=True)
     return found.list()
 
 
 def detect_ir_reductions(ctx: TriageContext) -> list[Finding]:
     """nv.loop-carried-reduction: a cross-warp reduction inside a loop."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "reduction_in_loop"):
         if fact.value.get("cross_warp"):
             _add(found, ctx, "nv.loop-carried-reduction", fact, "cross-warp reduction every iteration", 0.85,
@@ -135,7 +163,7 @@ def detect_ir_reductions(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_index(ctx: TriageContext) -> list[Finding]:
     """nv.index-div-mod and nv.int64-index from the integer ops the kernel compiled to."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "divrem_in_loop"):
         value = fact.value
         if value.get("per_element") and not value.get("power_of_two"):
@@ -152,7 +180,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_atomics(ctx: TriageContext) -> list[Finding]:
     """nv.atomic-contention: atomics issued inside a loop."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "atomic"):
         value = fact.value
         if value.get("in_loop"):
@@ -163,7 +191,7 @@ def detect_ir_atomics(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_launch(ctx: TriageContext) -> list[Finding]:
     """nv.small-grid / npu.grid-exceeds-cores from the launches rung 3 recorded."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "launch"):
         value = fact.value
         programs, cores = value.get("programs") or 0, value.get("sm_count") or 0
@@ -173,17 +201,17 @@ def detect_ir_launch(ctx: TriageContext) -> list[Finding]:
             limit = value.get("max_grid") or 65535
             if programs > limit:
                 _add(found, ctx, "npu.grid-exceeds-cores", fact, "grid larger than the NPU's cores", 0.95,
-                     f"{programs} programs exceed the coreDim limit {limit}")
+                     f"{programs} programs exceed the coreDim limit {limit}", per_kernel=True)
         elif programs < cores // 2:
             _add(found, ctx, "nv.small-grid", fact, "too few programs to fill the GPU", 0.6,
-                 f"{programs} programs for {cores} SMs (case {value.get('case')})")
+                 f"{programs} programs for {cores} SMs (case {value.get('case')})", per_kernel=True)
     return found.list()
 
 
 def detect_ir_ascend(ctx: TriageContext) -> list[Finding]:
     """Triton-Ascend ttadapter facts: scalarised discrete access, fills before masked copies,
     int64/int compare fallbacks, unified-buffer overflow, padded tail axes."""
-    found = Findings(rung=3)
+    found = IRFindings(ctx)
     for fact in _facts(ctx, "discrete_access"):
         _add(found, ctx, "npu.discrete-access", fact, "discrete access lowered to scalar loops", 0.9,
              f"{fact.value.get('op')} lowered to a scalar loop of {fact.value.get('elements')} iterations")

@@ -68,7 +68,7 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                           + (f"; axis {unit_axes[0]} is the contiguous one" if unit_axes else "; no axis is contiguous"))
                 found.add(ctx, "nv.strided-inner-axis", name, access.line,
                           "block access walks a strided axis fastest", 0.8 if unit_axes else 0.7,
-                          [source_evidence(ctx, access.line, detail)], analysis=analysis)
+                          [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
                 continue
             if access.numel // threads < full_vector:
                 continue  # too few elements per thread to fill a vector anyway (see nv.tiny-block)
@@ -90,7 +90,7 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
             detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} moves {access.width.vector_bits} "
                       f"bits per thread per instruction (limited by the {limit}); {why}")
             found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", confidence,
-                      [source_evidence(ctx, access.line, detail)], analysis=analysis)
+                      [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
     return found.list()
 
 
@@ -634,9 +634,10 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
         # Knobs: tile sizes the source fixes at the launch and whose axis the grid or a loop
         # covers (so another value would also be correct), plus fixed num_warps/num_stages.
         knobs = set()
+        bounds = set().union(*(a.report.bounds for a in analyses))
         for site in ctx.source.launches:
             if site.kernel == name:
-                knobs |= {p.name for p in plan(ctx.source, site).params.values() if p.static and p.tiling}
+                knobs |= {p.name for p in plan(ctx.source, site, bounds).params.values() if p.static and p.tiling}
         configs = {(tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in knobs)),
                     a.launch.num_warps, a.launch.num_stages) for a in analyses}
         sizes = [max((arg.numel for arg in a.launch.tensors().values()), default=0) for a in analyses]
@@ -666,17 +667,19 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
 # ---------------------------------------------------------------------------------- index math
 
 def detect_index_math(ctx: TriageContext) -> list[Finding]:
-    """nv.index-div-mod (per-element // and % by a value the compiler cannot strength-reduce)
-    and nv.int64-index (64-bit per-element index math where 32 bits provably suffice, or 32-bit
+    """nv.index-div-mod (per-element // and % by a value the compiler cannot strength-reduce,
+    on the bulk of the elements or in a loop) and nv.int64-index (64-bit per-element index math where 32 bits provably suffice, or 32-bit
     offsets into tensors past 2**31 elements)."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
+        bulk = max((a.numel for a in report.accesses), default=0)
         for divmod_ in report.divmods:
-            if not divmod_.per_element:
+            if not divmod_.per_element or is_power_of_two(divmod_.divisor_const):
                 continue
-            if is_power_of_two(divmod_.divisor_const):
-                continue
+            size = math.prod(divmod_.shape) if divmod_.shape else 1
+            if not _runtime_loops(report, divmod_.loops) and size * 4 < bulk:
+                continue  # a per-row index vector of a 2-D tile: computed once per program, cheap
             what = "a runtime value" if divmod_.divisor_const is None else f"{divmod_.divisor_const} (not a power of two)"
             detail = f"per-element `{divmod_.op}` by {what}: tens of instructions per element in the index math"
             found.add(ctx, "nv.index-div-mod", name, divmod_.line, "integer division in per-element index math", 0.7,

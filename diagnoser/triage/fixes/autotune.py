@@ -34,8 +34,9 @@ def fix_hardcoded_config(source: str, finding: Optional[Finding], ctx: Optional[
         if kernel.autotune is not None:
             continue
         sites = sites_for(ctx.source, kernel.name)
-        plans = [plan(ctx.source, site) for site in sites]
         reports = reports_of(ctx, kernel.name)
+        bounds = set().union(*(r.bounds for r in reports)) if reports else set()
+        plans = [plan(ctx.source, site, bounds) for site in sites]
         if not reports:
             raise NotApplicable(f"{kernel.name}: kernel could not be analysed")
         tunable = _tunable(plans)

@@ -88,18 +88,29 @@ def _grid_expression(site: LaunchSite) -> tuple[ast.expr, Optional[ast.Assign]]:
     return grid, None
 
 
-def _divisor_constants(expr: ast.AST, value: int) -> list[ast.AST]:
-    """Literal `value` used as a tile size in grid arithmetic: cdiv(x, value), x // value."""
+def _grid_divisions(expr: ast.AST) -> list[tuple[ast.expr, ast.Constant]]:
+    """(size expression, literal tile) for every cdiv(size, literal) and size // literal in a grid."""
     found = []
     for node in ast.walk(expr):
         if isinstance(node, ast.Call) and (dotted(node.func) or "").endswith("cdiv") and len(node.args) == 2:
-            arg = node.args[1]
-            if isinstance(arg, ast.Constant) and arg.value == value:
-                found.append(arg)
+            if isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, int):
+                found.append((node.args[0], node.args[1]))
         elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.FloorDiv):
-            if isinstance(node.right, ast.Constant) and node.right.value == value:
-                found.append(node.right)
+            if isinstance(node.right, ast.Constant) and isinstance(node.right.value, int):
+                found.append((node.left, node.right))
     return found
+
+
+def _argument_for(site: LaunchSite, kernel: Kernel, expr: ast.expr) -> Optional[str]:
+    """The kernel parameter the launch passes `expr` to (matched by source text)."""
+    text = ast.unparse(expr)
+    for param, arg in zip(kernel.params, site.args):
+        if ast.unparse(arg) == text:
+            return param.name
+    for name, arg in site.keywords.items():
+        if ast.unparse(arg) == text:
+            return name
+    return None
 
 
 def _loop_tiled(kernel: Kernel, name: str) -> bool:
@@ -111,10 +122,14 @@ def _loop_tiled(kernel: Kernel, name: str) -> bool:
     return False
 
 
-def plan(module: SourceModule, site: LaunchSite) -> LaunchPlan:
+def plan(module: SourceModule, site: LaunchSite, bounds: Optional[set[tuple[str, str]]] = None) -> LaunchPlan:
+    """The launch's tile parameters and options. `bounds` ((tile constexpr, size argument) pairs
+    from the kernel walk) tells which literal in `cdiv(M, 64) * cdiv(N, 64)` belongs to which
+    tile when several tiles share a value; without it, shared values are left alone."""
     kernel = module.kernels[site.kernel]
     grid, grid_assign = _grid_expression(site)
     result = LaunchPlan(site, kernel, grid, grid_assign)
+    divisions = _grid_divisions(grid)
     positional = {kernel.params[i].name for i in range(min(len(site.args), len(kernel.params)))}
     for name, node in site.keywords.items():
         param = kernel.param(name)
@@ -129,9 +144,25 @@ def plan(module: SourceModule, site: LaunchSite) -> LaunchPlan:
         if isinstance(node, ast.Name):
             refs = [n for n in ast.walk(grid) if isinstance(n, ast.Name) and n.id == node.id]
         elif value is not None:
-            refs = _divisor_constants(grid, value)
+            refs = [literal for size, literal in divisions if literal.value == value]
         result.params[name] = TileParam(name, value, node, sources, refs, _loop_tiled(kernel, name))
+    _disambiguate(result, site, kernel, divisions, bounds or set())
     return result
+
+
+def _disambiguate(result: LaunchPlan, site: LaunchSite, kernel: Kernel,
+                  divisions: list[tuple[ast.expr, ast.Constant]], bounds: set[tuple[str, str]]) -> None:
+    """A grid literal claimed by several tiles goes to the one masked against that division's
+    size argument (cdiv(M, 64) -> the tile compared with M); if that is not known, to none."""
+    for size, literal in divisions:
+        owners = [p for p in result.params.values() if any(r is literal for r in p.grid_refs)]
+        if len(owners) < 2:
+            continue
+        argument = _argument_for(site, kernel, size)
+        chosen = [p for p in owners if argument is not None and (p.name, argument) in bounds]
+        for param in owners:
+            if not (len(chosen) == 1 and param is chosen[0]):
+                param.grid_refs = [r for r in param.grid_refs if r is not literal]
 
 
 def sites_for(module: SourceModule, kernel: str) -> list[LaunchSite]:

@@ -49,7 +49,8 @@ def _next_pow2(value: int) -> int:
 
 
 def _plans(ctx: TriageContext, kernel: str) -> list[LaunchPlan]:
-    return [plan(ctx.source, site) for site in sites_for(ctx.source, kernel)]
+    bounds = set().union(*(r.bounds for r in reports_of(ctx, kernel))) if reports_of(ctx, kernel) else set()
+    return [plan(ctx.source, site, bounds) for site in sites_for(ctx.source, kernel)]
 
 
 def _dot_roles(ctx: TriageContext, kernel: str, launch_plan: LaunchPlan) -> tuple[list[str], list[str], object]:

@@ -1,0 +1,111 @@
+"""IR-level detectors on hand-made rung-3 facts: each fires on its signal and stays quiet without it."""
+from __future__ import annotations
+
+import pytest
+
+from diagnoser.evidence import Fact
+from diagnoser.triage import triage
+from diagnoser.triage.context import TriageContext
+from diagnoser.triage.detectors import ir
+from diagnoser.triage.source import parse_module
+
+SOURCE = "import triton\nimport triton.language as tl\n"
+
+
+def ctx(*facts: Fact, target: str = "nvidia") -> TriageContext:
+    return TriageContext(source=parse_module(SOURCE), target=target, facts=list(facts))
+
+
+def fact(fact_kind: str, line: int = 10, kernel: str = "k[n:i32%16]", **value) -> Fact:
+    return Fact(kernel=kernel, kind=fact_kind, value=value, file="s.py", line=line, stage="ttgir", excerpt="...")
+
+
+CASES = [
+    (ir.detect_ir_access, fact("global_access", op="load", vector_bits=32, tensor_shape=[1024], via="ld.global"),
+     fact("global_access", op="load", vector_bits=128, tensor_shape=[1024], via="ld.global"), "nv.scalar-access"),
+    (ir.detect_ir_spill, fact("spill", spill_stores_bytes=96, spill_loads_bytes=96, local_bytes=96),
+     fact("spill", spill_stores_bytes=0, spill_loads_bytes=0, local_bytes=0), "nv.register-spill"),
+    (ir.detect_ir_layout, fact("convert_layout", src="blocked", dst="mma", in_loop=True, through_shared=True),
+     fact("convert_layout", src="blocked", dst="blocked", in_loop=False, through_shared=True), "nv.hot-layout-conversion"),
+    (ir.detect_ir_dot, fact("dot_lowering", kind="mma_sync", mma_version=2),
+     fact("dot_lowering", kind="wgmma", mma_version=3), "nv.mma-v2-on-hopper"),
+    (ir.detect_ir_dot, fact("dot_lowering", kind="fma", input_precision="ieee"),
+     fact("dot_lowering", kind="wgmma", mma_version=3), "nv.no-tensor-core"),
+    (ir.detect_ir_pipelining, fact("pipelining", feeds_dot=True, pipelined=False, sync_loads=2, requested_stages=1),
+     fact("pipelining", feeds_dot=True, pipelined=True, async_copies=2), "nv.unpipelined-loop"),
+    (ir.detect_ir_occupancy, fact("occupancy", limiter="shared_memory", programs_per_sm=1, warps_per_sm=4),
+     fact("occupancy", limiter="registers", programs_per_sm=1, warps_per_sm=4), "nv.smem-limits-occupancy"),
+    (ir.detect_ir_reductions, fact("reduction_in_loop", op="add", cross_warp=True, warps_along_axis=4),
+     fact("reduction_in_loop", op="add", cross_warp=False, warps_along_axis=1), "nv.loop-carried-reduction"),
+    (ir.detect_ir_index, fact("divrem_in_loop", op="remsi", per_element=True, power_of_two=False, dtype="i32"),
+     fact("divrem_in_loop", op="divsi", per_element=False, power_of_two=False), "nv.index-div-mod"),
+    (ir.detect_ir_index, fact("int64_index", ops=["arith.addi", "arith.muli"], per_element=True, count=3),
+     fact("int64_index", ops=["arith.extsi"], per_element=False, count=1), "nv.int64-index"),
+    (ir.detect_ir_atomics, fact("atomic", op="fadd", sem="acq_rel", in_loop=True),
+     fact("atomic", op="fadd", sem="relaxed", in_loop=False), "nv.atomic-contention"),
+    (ir.detect_ir_launch, fact("launch", programs=16, sm_count=132, grid=[16, 1, 1]),
+     fact("launch", programs=4096, sm_count=132, grid=[4096, 1, 1]), "nv.small-grid"),
+]
+
+
+@pytest.mark.parametrize("detector,positive,negative,pattern", CASES, ids=[c[3] + ":" + c[1].kind for c in CASES])
+def test_detector_fires_on_its_signal(detector, positive, negative, pattern):
+    findings = detector(ctx(positive))
+    assert [f.pattern for f in findings] == [pattern]
+    per_kernel = positive.kind in ("spill", "occupancy", "launch")  # kernel-wide facts carry no line
+    assert findings[0].rung == 3 and findings[0].kernel == "k"
+    assert findings[0].line == (None if per_kernel else positive.line)
+    assert findings[0].evidence[0]["type"] == "fact" and findings[0].evidence[0]["kind"] == positive.kind
+
+
+@pytest.mark.parametrize("detector,positive,negative,pattern", CASES, ids=[c[3] + ":" + c[1].kind for c in CASES])
+def test_detector_is_quiet_without_its_signal(detector, positive, negative, pattern):
+    assert detector(ctx(negative)) == []
+
+
+ASCEND = [
+    (fact("discrete_access", op="load", elements=1024), "npu.discrete-access"),
+    (fact("masked_load_fill", fill="0.0"), "npu.masked-load-fill"),
+    (fact("int64_arith", op="addi", count=2), "npu.int64-scalar-fallback"),
+    (fact("int_compare", dtype="i32", predicate="slt", count=1), "npu.where-condition-dtype"),
+    (fact("ub_usage", bytes=262144, limit=196608, multibuffer_factor=2, fits=False), "npu.ub-overflow"),
+    (fact("unaligned_tail", tail_bytes=12, padded_bytes=32), "npu.unaligned-tail-axis"),
+]
+
+
+@pytest.mark.parametrize("item,pattern", ASCEND, ids=[p for _, p in ASCEND])
+def test_ascend_facts_map_to_npu_patterns(item, pattern):
+    assert [f.pattern for f in ir.detect_ir_ascend(ctx(item, target="ascend"))] == [pattern]
+
+
+def test_grid_past_the_core_limit_is_reported_for_ascend_only():
+    launch = fact("launch", programs=131072, sm_count=40, max_grid=65535, grid=[131072, 1, 1])
+    assert [f.pattern for f in ir.detect_ir_launch(ctx(launch, target="ascend"))] == ["npu.grid-exceeds-cores"]
+
+
+def test_kernel_wide_fact_joins_the_source_finding_of_its_kernel():
+    from diagnoser.evidence import Finding
+    from diagnoser.triage import merge
+
+    source = Finding("nv.register-spill", 1, "spill", line=30, kernel="k", confidence=0.6,
+                     evidence=[{"type": "source", "line": 30}])
+    merged = merge([source] + ir.detect_ir_spill(ctx(fact("spill", spill_stores_bytes=8, spill_loads_bytes=8))))
+    assert len(merged) == 1 and merged[0].line == 30 and merged[0].rung == 3
+
+
+def test_fact_on_another_line_of_the_same_statement_merges():
+    from diagnoser.evidence import Finding
+    from diagnoser.triage import merge
+
+    source = Finding("nv.scalar-access", 1, "scalar", line=35, kernel="k", confidence=0.65,
+                     evidence=[{"type": "source", "line": 35, "end_line": 36}])
+    merged = merge([source] + ir.detect_ir_access(ctx(fact("global_access", line=36, op="store", vector_bits=16,
+                                                           tensor_shape=[64, 64], via="st.global"))))
+    assert len(merged) == 1 and merged[0].confidence > 0.9
+
+
+def test_facts_as_dicts_are_accepted_by_triage(tmp_path):
+    solution = tmp_path / "s.py"
+    solution.write_text(SOURCE)
+    item = fact("dot_lowering", kind="mma_sync", mma_version=2).to_dict()
+    assert [f.pattern for f in triage(str(solution), facts=[item])] == ["nv.mma-v2-on-hopper"]

@@ -1,0 +1,104 @@
+"""`ladder kb learn`: a verified, accepted round becomes a draft entry; anything else is refused."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from diagnoser.triage.catalog import load_entry
+from diagnoser.triage.cli import kb
+from diagnoser.triage.learn import LearnError, draft_from_journal, write_draft
+
+DIFF = """--- a/solution.py
++++ b/solution.py
+@@ -10,7 +10,9 @@
+     acc = 0.0
+-    for start in range(0, n, BLOCK):
+-        acc += tl.sum(tl.load(x + start + offs), axis=0)
++    vec = tl.zeros((BLOCK,), dtype=tl.float32)
++    for start in range(0, n, BLOCK):
++        vec += tl.load(x + start + offs)
++    acc = tl.sum(vec, axis=0)
+"""
+
+
+def journal(tmp_path: Path, *rounds: dict) -> Path:
+    path = tmp_path / "journal.jsonl"
+    header = {"round": 0, "target": "sm90", "solution": "kernels/level1/47_sum_dim/solution.py",
+              "outcome": {"compiled": True, "correct": True, "time_ms": 2.0}}
+    path.write_text("\n".join(json.dumps(r) for r in (header, *rounds)) + "\n")
+    return path
+
+
+def good_round(number: int = 1, speedup: float = 1.6, **extra) -> dict:
+    record = {"round": number, "rung": 1,
+              "proposal": {"summary": "Accumulate a vector in the loop and reduce once after it"},
+              "diff": DIFF,
+              "evidence": [{"pattern": "nv.loop-carried-reduction", "title": "cross-warp reduction every iteration",
+                            "evidence": [{"type": "fact", "kind": "reduction_in_loop", "value": {}},
+                                         {"type": "chunk", "path": "lib/Conversion/TritonGPUToLLVM/ReduceOpToLLVM.cpp",
+                                          "start": 27, "end": 77, "pass": None}]}],
+              "outcome": {"compiled": True, "correct": True, "speedup": speedup, "time_ms": 2.0 / speedup,
+                          "baseline_ms": 2.0, "accepted": True}}
+    record.update(extra)
+    return record
+
+
+def test_draft_from_an_accepted_round_validates(tmp_path):
+    draft = draft_from_journal(journal(tmp_path, good_round()))
+    assert draft["status"] == "draft" and draft["id"].startswith("nv.")
+    assert "vec += tl.load" in draft["fix"]["after"] and "acc += tl.sum" in draft["fix"]["before"]
+    assert {d["level"] for d in draft["detect"]} == {"source", "ir"}
+    assert draft["compiler"][0]["lines"] == [27, 77]
+    path = write_draft(draft, tmp_path / f"{draft['id']}.yaml")
+    assert load_entry(path).status == "draft"
+
+
+def test_best_accepted_round_is_chosen_by_default(tmp_path):
+    draft = draft_from_journal(journal(tmp_path, good_round(1, 1.2), good_round(2, 2.5), good_round(3, 1.4)))
+    assert draft["learned_from"]["round"] == 2
+
+
+@pytest.mark.parametrize("outcome,why", [
+    ({"compiled": True, "correct": False, "speedup": 3.0}, "not verified correct"),
+    ({"compiled": True, "correct": True, "speedup": 0.9}, "not faster"),
+    ({"compiled": False}, "did not compile"),
+    ({"compiled": True, "correct": True, "speedup": 1.3, "accepted": False}, "did not accept"),
+])
+def test_round_that_was_not_correct_and_faster_is_refused(tmp_path, outcome, why):
+    with pytest.raises(LearnError, match=why):
+        draft_from_journal(journal(tmp_path, good_round(outcome=outcome)), round_=1)
+
+
+def test_journal_without_any_good_round_is_refused(tmp_path):
+    bad = good_round(outcome={"compiled": True, "correct": False})
+    with pytest.raises(LearnError, match="nothing to learn"):
+        draft_from_journal(journal(tmp_path, bad))
+
+
+def test_garbage_line_is_reported_with_its_number(tmp_path):
+    path = tmp_path / "j.jsonl"
+    path.write_text('{"round": 1}\nnot json\n')
+    with pytest.raises(LearnError, match="j.jsonl:2"):
+        draft_from_journal(path)
+
+
+def test_existing_ids_are_not_overwritten(tmp_path):
+    draft = draft_from_journal(journal(tmp_path, good_round()), pattern_id="nv.tiny-block")
+    assert draft["id"] == "nv.tiny-block-2"
+
+
+def test_cli_writes_the_draft_and_prints_where(tmp_path):
+    out = tmp_path / "draft.yaml"
+    result = CliRunner().invoke(kb, ["learn", str(journal(tmp_path, good_round())), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "written to" in result.output and yaml.safe_load(out.read_text())["status"] == "draft"
+
+
+def test_cli_refusal_is_one_line(tmp_path):
+    result = CliRunner().invoke(kb, ["learn", str(journal(tmp_path, good_round(outcome={"correct": False}))),
+                                     "--round", "1", "--out", "-"])
+    assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1

@@ -1,0 +1,93 @@
+"""Source-level detectors on small variations: what must fire and what must not (hard negatives)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from diagnoser.triage import run_triage
+
+from triage_helpers import FIXTURES, LABELED, write_pair
+
+
+def found(tmp_path: Path, base: str, *edits: tuple[str, str], problem: str | None = None) -> set[str]:
+    folder = LABELED / base if (LABELED / base).is_dir() else FIXTURES / base
+    text = (folder / "solution.py").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    solution, problem_path = write_pair(tmp_path / base, text, problem or str(folder / "problem.py"))
+    return {f.pattern for f in run_triage(solution, problem_path).findings}
+
+
+def test_tiny_block_gone_with_a_big_block(tmp_path):
+    assert "nv.tiny-block" not in found(tmp_path, "k01", ("128),)](x, y, out, self.alpha, n, BLOCK=128",
+                                                          "2048),)](x, y, out, self.alpha, n, BLOCK=2048"))
+
+
+def test_transposed_dot_operand_is_not_a_strided_inner_axis(tmp_path):
+    assert "nv.strided-inner-axis" not in found(tmp_path, "k13")
+
+
+def test_tutorial_style_modulo_on_tile_indices_is_not_per_element_index_math(tmp_path):
+    patterns = found(tmp_path, "c02", ("offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)",
+                                       "offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M"))
+    assert "nv.index-div-mod" not in patterns
+
+
+def test_flat_index_split_by_a_runtime_size_is_index_math(tmp_path):
+    assert "nv.index-div-mod" in found(tmp_path, "k02")
+
+
+def test_chunked_scan_is_not_a_loop_carried_reduction(tmp_path):
+    patterns = found(tmp_path, "k10", ("total += tl.sum(x * x, axis=0)", "total += tl.cumsum(x * x, axis=0)"))
+    assert "nv.loop-carried-reduction" not in patterns
+
+
+def test_vector_accumulation_reduced_after_the_loop_is_clean(tmp_path):
+    patterns = found(tmp_path, "k10", ("total = 0.0", "total = tl.zeros((BLOCK,), dtype=tl.float32)"),
+                     ("total += tl.sum(x * x, axis=0)", "total += x * x"),
+                     ("tl.store(out_ptr + row, total)", "tl.store(out_ptr + row, tl.sum(total, axis=0))"))
+    assert "nv.loop-carried-reduction" not in patterns
+
+
+def test_relaxed_atomics_on_per_program_addresses_are_not_contended(tmp_path):
+    patterns = found(tmp_path, "k12", ("tl.atomic_add(out_ptr, tl.sum(tl.abs(x), axis=0))",
+                                       "tl.atomic_add(out_ptr + pid, tl.sum(tl.abs(x), axis=0), sem=\"relaxed\")"))
+    assert "nv.atomic-contention" not in patterns
+
+
+def test_wgmma_friendly_tiles_are_not_mma_v2(tmp_path):
+    assert "nv.mma-v2-on-hopper" not in found(tmp_path, "k04", ("triton.cdiv(M, 32)", "triton.cdiv(M, 64)"),
+                                              ("BLOCK_M=32", "BLOCK_M=64"))
+
+
+def test_two_warps_force_mma_v2(tmp_path):
+    patterns = found(tmp_path, "c02", ('num_stages=4, num_warps=4),\n        triton.Config({"BLOCK_M": 64',
+                                       'num_stages=4, num_warps=2),\n        triton.Config({"BLOCK_M": 64'))
+    assert "nv.mma-v2-on-hopper" not in patterns  # one bad config out of three: the tuner can avoid it
+
+
+def test_grouped_gemm_is_not_flagged_for_ordering(tmp_path):
+    assert "nv.gemm-no-grouped-order" not in found(tmp_path, "k04")
+
+
+def test_fused_epilogue_is_clean(tmp_path):
+    assert "nv.unfused-epilogue" not in found(tmp_path, "c06")
+
+
+def test_a_single_launch_is_not_launch_bound(tmp_path):
+    assert "nv.launch-bound" not in found(tmp_path, "c03")
+
+
+def test_three_passes_over_rows_too_long_for_the_chip_are_still_redundant(tmp_path):
+    solution, problem = write_pair(tmp_path / "long", (LABELED / "k11" / "solution.py").read_text(),
+                                   str(LABELED / "k11" / "problem.py"))
+    text = Path(problem).read_text()
+    Path(problem).write_text(text[:text.index("def get_cases")] + 'def get_cases():\n    return [{"rows": 64, "dim": 1 << 20}, {"rows": 32, "dim": 1 << 21}]\n')
+    assert "nv.redundant-global-traffic" in {f.pattern for f in run_triage(solution, problem).findings}
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in LABELED.iterdir() if p.name.startswith("c")))
+def test_clean_kernels_have_no_findings(name):
+    assert run_triage(str(LABELED / name / "solution.py")).findings == []
