@@ -248,14 +248,15 @@ def chain(name: str, state: dict) -> str:
     return "\n".join(lines)
 
 
-def suite_command(operators: list, backend: str | None, as_json: bool, output=None,
+def suite_command(operators: list, backend: str | None, as_json: bool, output=None, isolate: bool = False,
                   echo: Callable[[str], None] = print, err: Callable[[str], None] = print) -> int:
     """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
     import json
 
     items = [Item(op.key, str(op.solution), str(op.problem)) for op in operators]
     chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
-    states = diagnose_many(items, backend=chosen, progress=lambda line: err(f"ladder suite --diagnose: {line}"))
+    states = diagnose_many(items, backend=chosen, isolate=isolate,
+                           progress=lambda line: err(f"ladder suite --diagnose: {line}"))
     rows = [summary_row(item.name, state) for item, state in zip(items, states)]
     document = {"rows": rows, "climbed": climbed(rows), "states": dict(zip((i.name for i in items), states))}
     if output is not None:

@@ -634,9 +634,13 @@ def _one_line(row: dict[str, Any]) -> str:
               help="Evaluate each operator in its own worker subprocess (survives crashes, slower).")
 @click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
               help="With --isolate: wall-clock limit per operator, in seconds.")
+@click.option("--diagnose", is_flag=True,
+              help="Diagnose every operator instead (the ladder of `ladder diagnose`, device work batched): "
+                   "a table of the rung each reached and its findings.")
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
-          per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float) -> None:
+          per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
+          diagnose: bool) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -652,6 +656,11 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
         check_backend(backend)
     except SuiteError as error:
         raise click.UsageError(str(error)) from None
+    if diagnose:
+        from diagnoser.batch import suite_command
+
+        sys.exit(suite_command(operators, backend, as_json, output, isolate=isolate, echo=click.echo,
+                               err=lambda line: click.echo(line, err=True)))
     settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,
