@@ -67,10 +67,20 @@ def test_a_job_that_kills_the_profiled_process_is_dropped_and_the_rest_profiled(
 
 
 @pytest.mark.slow
-def test_without_a_device_each_kernel_climbs_rungs_one_and_three(tmp_path):
-    item = batch.Item("scaled_add", str(KERNELS / "scaled_add" / "solution.py"), str(KERNELS / "scaled_add" / "problem.py"))
-    states = batch.diagnose_many([item], selected={1, 2, 3}, backend="aot", workers=1)
-    ran = [r["rung"] for r in states[0]["rungs"] if r["ran"]]
-    assert ran == [1, 3]
-    assert states[0]["facts"]
-    assert json.loads(json.dumps(states[0]))["schema"] == ladder.SCHEMA
+def test_suite_diagnose_prints_the_rung_reached_and_findings_per_operator(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("LADDER_INDEX_DIR", str(tmp_path / "no-index"))
+    operator = SimpleNamespace(key="fixture/scaled_add", solution=KERNELS / "scaled_add" / "solution.py",
+                               problem=KERNELS / "scaled_add" / "problem.py")
+    printed: list[str] = []
+    output = tmp_path / "diagnose.json"
+    status = batch.suite_command([operator], "interpret", as_json=False, output=output, echo=printed.append,
+                                 err=lambda line: None)
+    assert status == 0
+    line = next(x for x in printed[0].splitlines() if x.startswith("fixture/scaled_add"))
+    assert line.split()[1] == "3"  # rung 4 found no index here, and said so
+    assert "nv.scalar-access" in line
+    saved = json.loads(output.read_text())
+    assert saved["climbed"] == {"1": 1, "2": 0, "3": 1, "4": 0}
+    assert "no index" in saved["states"]["fixture/scaled_add"]["rungs"][3]["why"]
