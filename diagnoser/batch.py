@@ -4,7 +4,8 @@ Each kernel climbs its own ladder under exactly the policy of `ladder diagnose`;
 scheduling differs, so that a whole suite fits in minutes:
 
 1. rung 1 for every kernel, in a pool of worker processes (source analysis is CPU-bound);
-2. rung 2's measurements one kernel at a time on the device (timings must not share it), then a
+2. rung 2's measurements one kernel at a time on the device (timings must not share it), after
+   compiling every kernel in parallel into Triton's cache (`ladder suite`'s precompile), then a
    single Nsight Compute process over every kernel (one start instead of one per kernel; a job
    that kills it is dropped and the rest are profiled again);
 3. the rest of every climb in the pool again: rung 2's findings, then rungs 3 and 4 where the
@@ -72,9 +73,15 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
             progress: Callable[[str], None], isolate: bool = False) -> list[dict]:
     """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
     from diagnoser.profile import nvidia
+    from diagnoser.suite import device_target, precompile
 
     records: dict[int, dict] = {}
     measured: list[dict | None] = [None] * len(items)
+    pairs = [(item.solution, item.problem) for item in items if item.problem]
+    target = device_target()
+    if target and pairs:
+        progress(f"compiling every kernel for {target} in parallel")
+        precompile(pairs, target, jobs=min(len(pairs), os.cpu_count() or 1, 16))
     for index, (item, state) in enumerate(zip(items, states)):
         if item.problem is None:
             measured[index] = {"error": "a script: profiled only by `ladder diagnose` itself"}
