@@ -27,6 +27,7 @@ from diagnoser import ladder
 NCU_RETRIES = 3
 NCU_TIMEOUT_S = 300.0
 FINISH_S = 90.0  # what the climbs after rung 2 need for a whole suite, kept free of the ncu run
+PRECOMPILE_S = 120.0  # compiling is only an accelerator: the timing compiles what is left
 
 
 @dataclass
@@ -81,7 +82,7 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
     target = device_target()
     if target and pairs:
         progress(f"compiling every kernel for {target} in parallel")
-        precompile(pairs, target, jobs=min(len(pairs), os.cpu_count() or 1, 16))
+        precompile(pairs, target, jobs=min(len(pairs), os.cpu_count() or 1, 16), timeout_s=PRECOMPILE_S)
     for index, (item, state) in enumerate(zip(items, states)):
         if item.problem is None:
             measured[index] = {"error": "a script: profiled only by `ladder diagnose` itself"}
