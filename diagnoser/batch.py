@@ -25,6 +25,8 @@ from typing import Callable
 from diagnoser import ladder
 
 NCU_RETRIES = 3
+NCU_CHUNK = 8  # jobs per ncu process
+NCU_MIN_S = 30.0  # no ncu run is started with less time than this left
 NCU_TIMEOUT_S = 300.0
 FINISH_S = 90.0  # what the climbs after rung 2 need for a whole suite, kept free of the ncu run
 PRECOMPILE_S = 120.0  # compiling is only an accelerator: the timing compiles what is left
@@ -117,33 +119,47 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
 
 
 def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
-    """One ncu process over all jobs; if the profiled process dies, the job it was in is dropped
-    (recorded as an error) and the jobs after it are profiled again, up to `NCU_RETRIES` runs."""
+    """ncu over all jobs, `NCU_CHUNK` jobs per ncu process, within `timeout` seconds in all.
+
+    ncu prints its table only when the profiled process ends, so a run cut off by the clock loses
+    everything it measured: chunks bound that loss, and chunks that no longer fit are skipped with
+    a reason. Inside a chunk, if the profiled process dies, the job it was in is dropped (recorded
+    as an error) and the jobs after it are profiled again, up to `NCU_RETRIES` runs.
+    """
     from diagnoser.profile import ncu
 
-    pending = list(range(len(jobs)))
     merged = {"available": False, "why": "", "cases": {}, "errors": {}}
-    started = time.monotonic()
-    for _ in range(NCU_RETRIES):
-        left = timeout - (time.monotonic() - started)
-        if not pending or left < 30:
-            break
-        got = ncu.profile_jobs([jobs[i] for i in pending], kernels, left)
-        merged["why"] = merged["why"] or got["why"]
-        merged["available"] = merged["available"] or got["available"]
-        for key in ("cases", "errors"):
-            for (j, case), value in got[key].items():
-                merged[key][(pending[j], case)] = value
-        begun = [pending[j] for j in got["started"]]
-        finished = {pending[j] for (j, _case) in list(got["cases"]) + list(got["errors"])}
-        unfinished = [i for i in pending if i not in finished]
-        if not begun or not unfinished:
-            break  # ncu itself failed before the driver ran, or every job is accounted for
-        culprit = begun[-1] if begun[-1] in unfinished else None
-        if culprit is None:
-            break
-        merged["errors"][(culprit, "all")] = "the profiled process died in this job"
-        pending = [i for i in unfinished if i > culprit]
+    deadline = time.monotonic() + timeout
+    chunks = [list(range(i, min(i + NCU_CHUNK, len(jobs)))) for i in range(0, len(jobs), NCU_CHUNK)]
+    for number, chunk in enumerate(chunks):
+        pending = chunk
+        for _ in range(NCU_RETRIES):
+            left = deadline - time.monotonic()
+            if not pending or left < NCU_MIN_S:
+                break
+            remaining = len(pending) + sum(len(c) for c in chunks[number + 1:])
+            share = min(left, max(2 * NCU_MIN_S, 2 * left * len(pending) / remaining))  # a hang costs one chunk
+            got = ncu.profile_jobs([jobs[i] for i in pending], kernels, share)
+            merged["why"] = merged["why"] or got["why"]
+            merged["available"] = merged["available"] or got["available"]
+            for key in ("cases", "errors"):
+                for (j, case), value in got[key].items():
+                    merged[key][(pending[j], case)] = value
+            begun = [pending[j] for j in got["started"]]
+            finished = {pending[j] for (j, _case) in list(got["cases"]) + list(got["errors"])}
+            unfinished = [i for i in pending if i not in finished]
+            if not got["available"] and not begun:
+                return merged  # ncu itself cannot run here: no point in trying other chunks
+            culprit = begun[-1] if begun and begun[-1] in unfinished else None
+            if culprit is None:
+                pending = []
+                break
+            merged["errors"][(culprit, "all")] = "the profiled process died in this job"
+            pending = [i for i in unfinished if i > culprit]
+        out_of_time = deadline - time.monotonic() < NCU_MIN_S
+        for i in pending:
+            merged["errors"][(i, "all")] = ("not profiled: the run's time budget was spent" if out_of_time
+                                            else "not profiled: the profiled process kept dying in this chunk")
     if merged["available"]:
         merged["why"] = f"{sum(len(v) for v in merged['cases'].values())} launches profiled"
     return merged

@@ -84,3 +84,21 @@ def test_suite_diagnose_prints_the_rung_reached_and_findings_per_operator(tmp_pa
     saved = json.loads(output.read_text())
     assert saved["climbed"] == {"1": 1, "2": 0, "3": 1, "4": 0}
     assert "no index" in saved["states"]["fixture/scaled_add"]["rungs"][3]["why"]
+
+
+def test_jobs_are_profiled_in_chunks_of_separate_ncu_runs(tmp_path, monkeypatch):
+    script = tmp_path / "ncu"
+    script.write_text(FAKE_NCU.format(python=sys.executable, sample=str(SAMPLE)))
+    script.chmod(0o755)
+    monkeypatch.setenv("NCU", str(script))
+    monkeypatch.setattr(batch, "NCU_CHUNK", 2)
+    runs = []
+    from diagnoser.profile import ncu
+
+    real = ncu.profile_jobs
+    monkeypatch.setattr(ncu, "profile_jobs", lambda jobs, *rest: runs.append(len(jobs)) or real(jobs, *rest))
+    jobs = [{"solution": f"ok{i}.py", "problem": "p.py"} for i in range(5)]
+    got = batch.profile_all(jobs, ["add_kernel"], timeout=300)
+    assert runs == [2, 2, 1]
+    # the sample holds one add_kernel row per run: the first job of each chunk gets it
+    assert {job for (job, _case), launches in got["cases"].items() if launches} == {0, 2, 4}
