@@ -91,13 +91,17 @@ def main() -> None:
     parser.add_argument("--ir", action="store_true", help="add rung-3 facts compiled ahead of time")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "triage-labeled.json"))
     args = parser.parse_args()
-    report = evaluate(with_ir=args.ir)
-    for name, row in report["per_kernel"].items():
-        if row["missed"] or row["extra"]:
-            print(f"{name}: missed {row['missed']} extra {row['extra']}")
-    print(table(report))
+    reports = {"source": evaluate(with_ir=False)}
+    if args.ir:
+        reports["source+ir"] = evaluate(with_ir=True)
+    for label, report in reports.items():
+        print(f"== {label} ({report['kernels']} kernels)")
+        for name, row in report["per_kernel"].items():
+            if row["missed"] or row["extra"]:
+                print(f"{name}: missed {row['missed']} extra {row['extra']}")
+        print(table(report))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    Path(args.out).write_text(json.dumps(reports, indent=1) + "\n")
 
 
 if __name__ == "__main__":

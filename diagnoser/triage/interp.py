@@ -645,7 +645,9 @@ class KernelWalker:
                 conc = conc[tuple(conc_index)]
             except IndexError:
                 conc = None
-        return replace(base, shape=tuple(new_shape), info=info, conc=conc, dims=tuple(new_dims))
+        inserted = [i for i, e in enumerate(elements) if isinstance(e, ast.Constant) and e.value is None]
+        op = f"expand:{inserted[0]}" if len(inserted) == 1 and len(elements) == len(new_shape) else ""
+        return replace(base, shape=tuple(new_shape), info=info, conc=conc, dims=tuple(new_dims), op=op)
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, env: dict[str, V]) -> V:
         operand = self._eval(node.operand, env)
@@ -781,7 +783,8 @@ class KernelWalker:
             shape = _broadcast_shape(a.shape, b.shape)
             produced = ""
             if isinstance(op, ast.Mult) and _is_outer_product(a.shape, b.shape):
-                produced = "outer"
+                # a[:, :, None] * b[None, :, :] is what Combine turns into tt.dot when summed over axis 1
+                produced = "outer_dot" if (a.op, b.op) == ("expand:2", "expand:0") else "outer"
                 key = self._record_key("outer", node)
                 if key not in self._records:
                     record = OuterProduct(id(node), getattr(node, "lineno", 0), shape, tuple(self.loop_stack))
@@ -1095,9 +1098,12 @@ class KernelWalker:
             out_shape = shape[:axis] + shape[axis + 1:] if op not in SCANS else shape
         cross_warp = self._cross_warp(value, axis)
         key = self._record_key("reduce", node)
+        if (value.op == "outer_dot" and op == "sum" and axis == 1 and len(shape) == 3 and shape[0] >= 16
+                and shape[2] >= 16 and value.bits <= 32):
+            return self._combined_dot(value, node)
         if key not in self._records:
             record = Reduction(id(node), node.lineno, op, axis, shape, tuple(self.loop_stack), cross_warp,
-                               from_dot="dot" in value.deps, outer_product=value.op == "outer")
+                               from_dot="dot" in value.deps, outer_product=value.op.startswith("outer"))
             self._mark_layout_use(value, "feeds_other")
             self._records[key] = record
             self.report.reductions.append(record)
@@ -1107,6 +1113,20 @@ class KernelWalker:
         return V(kind, out_shape, AxisInfo.pessimistic(max(len(out_shape), 1)) if kind == "int" else None,
                  32 if kind == "int" else value.bits, deps=value.deps | {"reduce"}, origins=value.origins,
                  dims=out_dims)
+
+    def _combined_dot(self, product: V, node: ast.Call) -> V:
+        """tl.sum(a[:, :, None] * b[None, :, :], axis=1): the Combine pass (CombineBroadcastMulReduce
+        in lib/Dialect/Triton/Transforms/Combine.cpp) rewrites it into a tf32 tt.dot."""
+        m, k, n = product.shape
+        dims = _dims_for(product, product.shape)
+        key = self._record_key("dot", node)
+        if key not in self._records:
+            record = Dot(id(node), node.lineno, (m, k), (k, n), product.bits, product.bits, True, "tf32",
+                         tuple(self.loop_stack), product.origins, m_params=dims[0], n_params=dims[2], k_params=dims[1])
+            self._records[key] = record
+            self.report.dots.append(record)
+        self.report.tiles.append(Tile(node.lineno, (m, n), 32, "acc"))
+        return V("float", (m, n), None, 32, deps=product.deps | {"dot"}, dims=(dims[0], dims[2]))
 
     def _cross_warp(self, value: V, axis: Optional[int]) -> bool:
         """Does reducing `value` along `axis` need shared memory and a barrier between warps?"""

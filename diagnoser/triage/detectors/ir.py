@@ -58,14 +58,40 @@ def _add(found: IRFindings, ctx: TriageContext, pattern: str, fact: Fact, title:
     found.labels.setdefault((pattern, name, line), set()).add(fact.kernel)
 
 
+def _num_warps(ctx: TriageContext, label: str) -> int:
+    for fact in ctx.facts:
+        if fact.kernel == label and fact.kind == "resources" and isinstance(fact.value, dict):
+            return int(fact.value.get("num_warps") or 4)
+    return 4
+
+
+def _strided_lines(ctx: TriageContext, kernel: str) -> set[int]:
+    """Lines the source walk knows to be strided (their narrow accesses are nv.strided-inner-axis)."""
+    lines = set()
+    for analysis in ctx.analyses:
+        if analysis.kernel.name != kernel:
+            continue
+        for access in analysis.report.accesses:
+            last = access.true_strides[-1] if access.true_strides else None
+            if last not in (None, 0, 1):
+                lines.update(range(access.line, (access.end_line or access.line) + 1))
+    return lines
+
+
 def detect_ir_access(ctx: TriageContext) -> list[Finding]:
-    """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions."""
+    """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions
+    although each thread holds enough elements for a 16-byte vector (fewer is nv.tiny-block), on
+    an access the source does not show to be strided (that is nv.strided-inner-axis)."""
     found = IRFindings(ctx)
     for fact in _facts(ctx, "global_access"):
         value = fact.value
         bits = value.get("vector_bits")
         shape = value.get("tensor_shape") or []
         if not bits or value.get("via") not in (None, "ld.global", "st.global") or not shape:
+            continue
+        element_bits = max(bits // max(value.get("elements") or 1, 1), 8)
+        per_thread = _numel(shape) / (32 * _num_warps(ctx, fact.kernel))
+        if per_thread < 128 // element_bits or fact.line in _strided_lines(ctx, kernel_name(fact.kernel)):
             continue
         if bits <= 32 and _numel(shape) >= 128:
             _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9,
@@ -86,9 +112,10 @@ def detect_ir_spill(ctx: TriageContext) -> list[Finding]:
     for fact in _facts(ctx, "spill"):
         value = fact.value
         stores, loads = value.get("spill_stores_bytes", 0) or 0, value.get("spill_loads_bytes", 0) or 0
-        if stores or loads or (value.get("local_bytes") or 0) > 0:
+        # A few bytes spilled once, outside any loop, cost nothing measurable.
+        if value.get("in_loop") or stores + loads >= 64 or (value.get("local_bytes") or 0) >= 64:
             _add(found, ctx, "nv.register-spill", fact, "registers spill to local memory",
-                 0.95 if value.get("in_loop") or stores + loads >= 64 else 0.8,
+                 0.95 if value.get("in_loop") else 0.85,
                  f"{stores} bytes spilled, {loads} bytes reloaded"
                  + (" inside a loop" if value.get("in_loop") else ""), per_kernel=True)
     return found.list()
@@ -203,7 +230,8 @@ def detect_ir_launch(ctx: TriageContext) -> list[Finding]:
                 _add(found, ctx, "npu.grid-exceeds-cores", fact, "grid larger than the NPU's cores", 0.95,
                      f"{programs} programs exceed the coreDim limit {limit}", per_kernel=True)
         elif programs < cores // 2:
-            _add(found, ctx, "nv.small-grid", fact, "too few programs to fill the GPU", 0.6,
+            # Corroboration only: whether the launch moves enough data to matter is rung 1's call.
+            _add(found, ctx, "nv.small-grid", fact, "too few programs to fill the GPU", 0.45,
                  f"{programs} programs for {cores} SMs (case {value.get('case')})", per_kernel=True)
     return found.list()
 

@@ -11,8 +11,8 @@ def small_bmm_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: t
     n = tl.arange(0, N)
     k = tl.arange(0, K)
     a = tl.load(a_ptr + bid * M * K + m[:, None] * K + k[None, :])
-    b = tl.load(b_ptr + bid * K * N + k[:, None] * N + n[None, :])
-    c = tl.sum(a[:, :, None] * b[None, :, :], axis=1)
+    bt = tl.load(b_ptr + bid * K * N + n[:, None] + k[None, :] * N)
+    c = tl.sum(a[:, None, :] * bt[None, :, :], axis=2)
     tl.store(c_ptr + bid * M * N + m[:, None] * N + n[None, :], c)
 
 
