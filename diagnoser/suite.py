@@ -138,7 +138,8 @@ def precompile(pairs: list[tuple[Path, Path]], target: str, jobs: int,
     in Triton's on-disk cache under the key the JIT computes on the device, so the run finds them
     there instead of compiling the suite's hundred-odd specializations one at a time, between
     timings, on one core. Purely an accelerator: a kernel that fails here fails again, and is
-    reported, in the run itself. Returns what was compiled and what failed, per solution.
+    reported, in the run itself. Returns, per solution: how many kernels were compiled, the errors,
+    the cases that launched a kernel and each kernel's shared memory.
     """
     started = time.monotonic()
     groups = [pairs[index::jobs] for index in range(min(jobs, len(pairs)))]
@@ -192,7 +193,9 @@ def _compile_main(argv: list[str]) -> int:
     for solution, problem in zip(paths[::2], paths[1::2]):
         try:
             kernels = compile_kernels(Path(solution), Path(problem), target)
-            entry = {"kernels": len(kernels), "errors": [f"{k.label}: {k.error}" for k in kernels if k.error]}
+            entry = {"kernels": len(kernels), "errors": [f"{k.label}: {k.error}" for k in kernels if k.error],
+                     "cases": sorted({launch["case"] for k in kernels for launch in k.launches}),
+                     "shared_bytes": {k.label: k.metadata.get("shared") for k in kernels if not k.error}}
         except Exception as error:  # reported, never fatal: the run will meet the same error
             first = str(error).splitlines()[0] if str(error) else ""
             entry = {"kernels": 0, "errors": [f"{type(error).__name__}: {first}"]}
