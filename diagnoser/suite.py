@@ -527,7 +527,8 @@ def run_suite(operators: list[Operator], settings: BenchSettings, *, quick: bool
     with quick_problems(operators) if quick else contextlib.nullcontext({}) as small:
         target = device_target() if settings.precompile and settings.backend in (None, "cuda") else None
         if target is not None:
-            on_progress(operators[0], {"message": f"compiling every kernel for {target} in parallel"})
+            on_progress(operators[0], {"stage": "precompile",
+                                       "message": f"compiling every kernel for {target} in parallel"})
             meta["precompile"] = precompile([(op.solution, small.get(op.key, op.problem)) for op in operators],
                                             target, jobs=min(len(operators), os.cpu_count() or 1, 16))
         for op in operators:
@@ -674,6 +675,8 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
         def on_progress(op: Operator, event: dict) -> None:
             if interactive and event.get("message"):
                 bar.update(0, f"{op.key}: {event['message']}"[:70])
+            elif event.get("stage") == "precompile":
+                click.echo(event["message"], err=True)
 
         def on_operator(row: dict[str, Any], meta: dict[str, Any]) -> None:
             finished.append(row)
