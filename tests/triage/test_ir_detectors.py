@@ -83,13 +83,17 @@ def test_grid_past_the_core_limit_is_reported_for_ascend_only():
     assert [f.pattern for f in ir.detect_ir_launch(ctx(launch, target="ascend"))] == ["npu.grid-exceeds-cores"]
 
 
+def test_a_few_bytes_spilled_once_are_not_reported():
+    assert ir.detect_ir_spill(ctx(fact("spill", spill_stores_bytes=4, spill_loads_bytes=4, local_bytes=0))) == []
+
+
 def test_kernel_wide_fact_joins_the_source_finding_of_its_kernel():
     from diagnoser.evidence import Finding
     from diagnoser.triage import merge
 
     source = Finding("nv.register-spill", 1, "spill", line=30, kernel="k", confidence=0.6,
                      evidence=[{"type": "source", "line": 30}])
-    merged = merge([source] + ir.detect_ir_spill(ctx(fact("spill", spill_stores_bytes=8, spill_loads_bytes=8))))
+    merged = merge([source] + ir.detect_ir_spill(ctx(fact("spill", spill_stores_bytes=96, spill_loads_bytes=96))))
     assert len(merged) == 1 and merged[0].line == 30 and merged[0].rung == 3
 
 

@@ -149,7 +149,7 @@ def k(x_ptr, BLOCK: tl.constexpr):
     assert report.int64_ops and not any(op.per_element for op in report.int64_ops)
 
 
-def test_outer_product_and_broadcast_sum_are_recognised():
+def test_broadcast_sum_in_the_form_combine_rewrites_becomes_a_dot():
     report = walk("""
 @triton.jit
 def k(a_ptr, b_ptr, M: tl.constexpr):
@@ -158,7 +158,20 @@ def k(a_ptr, b_ptr, M: tl.constexpr):
     b = tl.load(b_ptr + i[:, None] * M + i[None, :])
     c = tl.sum(a[:, :, None] * b[None, :, :], axis=1)
 """, {"a_ptr": ptr(), "b_ptr": ptr(), "M": Binding("constexpr", 32)})
-    assert report.reductions[0].outer_product
+    assert [d.a_shape for d in report.dots] == [(32, 32)] and report.dots[0].input_precision == "tf32"
+    assert report.reductions == []
+
+
+def test_broadcast_sum_in_other_forms_stays_on_cuda_cores():
+    report = walk("""
+@triton.jit
+def k(a_ptr, b_ptr, M: tl.constexpr):
+    i = tl.arange(0, M)
+    a = tl.load(a_ptr + i[:, None] * M + i[None, :])
+    bt = tl.load(b_ptr + i[:, None] * M + i[None, :])
+    c = tl.sum(a[:, None, :] * bt[None, :, :], axis=2)
+""", {"a_ptr": ptr(), "b_ptr": ptr(), "M": Binding("constexpr", 32)})
+    assert report.dots == [] and report.reductions[0].outer_product
 
 
 def test_helper_jit_functions_are_inlined():
