@@ -235,7 +235,8 @@ def _evaluate_case(problem: Problem, index: int, candidates: list[Candidate], ba
     try:
         init_inputs = make_init_inputs(problem, case, init_seed, device)
         seed_everything(init_seed)
-        with problem.applied(case):
+        # Parameters are created on the device: initialising large layers on the host costs seconds.
+        with problem.applied(case), device:
             reference_model = problem.Model(*init_inputs).to(device)
     except Exception as error:
         raise ProblemError(f"{problem.path.name}: case {index}: building Model failed: {one_line(error)}") from error
@@ -314,7 +315,8 @@ def _build(candidate: Candidate, outcome: CaseOutcome, init_inputs: list, init_s
            reference_model: torch.nn.Module, device: torch.device, backend: Any) -> torch.nn.Module | None:
     try:
         seed_everything(init_seed)
-        model = candidate.model_class(*init_inputs).to(device)
+        with device:
+            model = candidate.model_class(*init_inputs).to(device)
         _share_parameters(reference_model, model)
         return model
     except Exception as error:
