@@ -34,7 +34,8 @@ def case_label(case: dict[str, Any]) -> str:
 
 class Findings:
     """Collects findings keyed by (pattern, kernel, line); repeated hits (other cases, other
-    launches) add evidence and keep the highest confidence instead of duplicating the finding."""
+    launches) add the case to the evidence and keep the highest confidence instead of
+    duplicating the finding."""
 
     def __init__(self, rung: int = 1) -> None:
         self.rung = rung
@@ -54,20 +55,22 @@ class Findings:
                 case = analysis.case
         finding = self._by_key.get(key)
         evidence = list(evidence)
-        if case is not None:
-            for item in evidence:
-                item.setdefault("case", case_label(case))
         if finding is None:
             finding = Finding(pattern=pattern, rung=self.rung, title=title, file=ctx.file, line=line, kernel=kernel,
                               confidence=round(confidence, 2), evidence=[])
             self._by_key[key] = finding
         else:
             finding.confidence = round(max(finding.confidence, confidence), 2)
-        seen = {_evidence_key(e) for e in finding.evidence}
+        label = case_label(case) if case is not None else None
         for item in evidence:
-            if _evidence_key(item) not in seen:
+            # One source item per line: further cases that show the same thing are listed on it.
+            same = next((e for e in finding.evidence if e.get("type") == item.get("type") == "source"
+                         and e.get("line") == item.get("line")), None)
+            if same is None:
+                same = item
                 finding.evidence.append(item)
-                seen.add(_evidence_key(item))
+            if label is not None and label not in same.setdefault("cases", []):
+                same["cases"].append(label)
         return finding
 
     def list(self) -> list[Finding]:
@@ -79,10 +82,6 @@ class Findings:
             if groups is None or any(len(v) >= self._counts.get(g, 1) for g, v in groups.items()):
                 kept.append(finding)
         return kept
-
-
-def _evidence_key(item: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, str(v)) for k, v in item.items()))
 
 
 def is_power_of_two(value: Any) -> bool:
