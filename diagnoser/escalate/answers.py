@@ -29,9 +29,15 @@ def matches(chunk: dict, question: Question) -> list[str]:
 
 
 def keep(chunks: list[dict], question: Question) -> list[dict]:
-    """The chunks that answer, best first (pass matches before term matches, then score)."""
+    """The chunks that answer, best first (pass matches before term matches, then score).
+
+    Catalog entries are left out: they are rung 1's knowledge, and citing them would make a finding
+    its own evidence.
+    """
     kept = []
     for chunk in chunks:
+        if chunk.get("kind") == "catalog":
+            continue
         reasons = matches(chunk, question)
         if reasons:
             named = any(r.startswith(("pass", "the file")) for r in reasons)
@@ -73,10 +79,12 @@ def gist(chunk: dict, question: Question | None = None) -> str:
     """What a chunk says that bears on the question: the sentence of its prose (a pass description,
     a comment block, a docstring) naming most of the question's terms, else its first line of code."""
     sentences = [s for p in _passages(chunk) for s in re.split(r"(?<=[.!?])\s+", p) if s]
+    terms = [t.lower() for t in (question.terms if question else ())]
     if sentences:
-        terms = [t.lower() for t in (question.terms if question else ())]
         best = max(sentences, key=lambda s: sum(t in s.lower() for t in terms))
-        return best[:320]
+        if not terms or chunk.get("kind") in ("pass", "op", "doc") or any(t in best.lower() for t in terms):
+            return best[:320]
+        return ""  # code whose comments do not speak to the question: cite it, quote nothing
     for line in chunk.get("text", "").splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith(("#include", "import ", "from ", "namespace", "//", "#")):
@@ -91,6 +99,10 @@ def statement(question: Question, chunk: dict) -> str:
     said = gist(chunk, question)
     if said[:1].isupper() and said[1:2].islower():
         said = said[0].lower() + said[1:]
-    first = question.describe[0].upper() + question.describe[1:] if question.describe else "This kernel"
-    second = f"{label}{' (' + owner + ')' if owner else ''} is the compiler code behind this"
+    first = question.describe or "this kernel"
+    if first[:1].islower() and "." not in first.split(" ", 1)[0]:  # not a catalog id like nv.scalar-access
+        first = first[0].upper() + first[1:]
+    role = {"pass": "defines the pass behind this", "op": "defines the op behind this",
+            "doc": "documents this"}.get(chunk.get("kind", "code"), "is the compiler code behind this")
+    second = f"{label}{' (' + owner + ')' if owner else ''} {role}"
     return f"{first}. {second}{': ' + said.rstrip('.') if said else ''}."

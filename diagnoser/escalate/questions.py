@@ -88,8 +88,8 @@ def _dot_lowering(v, f, hopper):
 
 
 def _pipelining(v, f, hopper):
-    if v.get("pipelined") or v.get("async_copies") or v.get("tma"):
-        return None
+    if v.get("pipelined") or v.get("async_copies") or v.get("tma") or v.get("feeds_dot") is False:
+        return None  # pipelined, or a loop with no tt.dot (the pipeliner only schedules those)
     return ("software pipelining K loop num_stages async copy cp.async schedule loop latencies",
             f"the loop feeding tl.dot{_where(f)} is not pipelined (num_stages={v.get('requested_stages')}, no async copies)",
             ("pipeline", "schedule-loops", "assign-latencies"), ("num_stages", "numStages", "AsyncCopy", "pipelin", "latenc"))

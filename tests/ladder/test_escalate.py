@@ -176,3 +176,39 @@ def test_a_configured_llm_adds_a_summary_to_the_first_citation_of_each_question(
         server.shutdown()
     assert got["citations"][0]["summary"].startswith("Coalesce.cpp:1-36 caps")
     assert got["warnings"] == []
+
+
+def test_catalog_entries_are_never_cited_as_compiler_evidence():
+    question = questions([SCALAR_LOAD], [])[0]
+    entry = {"path": "patterns/nv.scalar-access.yaml", "start": 1, "end": 40, "pass": None, "kind": "catalog",
+             "text": "AxisInfo contiguity divisibility"}
+    assert answers.keep([entry], question) == []
+
+
+def test_a_loop_without_a_dot_is_not_asked_about_pipelining():
+    no_dot = {**UNPIPELINED, "value": {**UNPIPELINED["value"], "feeds_dot": False}}
+    assert questions([no_dot], []) == []
+    assert len(questions([{**no_dot, "value": {**no_dot["value"], "feeds_dot": True}}], [])) == 1
+
+
+@pytest.mark.parametrize("kind,role", [("code", "is the compiler code behind this"),
+                                       ("pass", "defines the pass behind this"), ("doc", "documents this")])
+def test_the_statement_says_what_kind_of_source_it_cites(kind, role):
+    question = questions([SCALAR_LOAD], [])[0]
+    chunk = {"path": "x", "start": 1, "end": 2, "kind": kind, "language": "cpp", "text": "// contiguity decides it."}
+    assert f"x:1-2 {role}: contiguity decides it." in answers.statement(question, chunk)
+
+
+def test_code_whose_comments_miss_the_question_is_cited_without_a_quote():
+    question = questions([SCALAR_LOAD], [])[0]
+    chunk = {"path": "lib/A.cpp", "start": 5, "end": 9, "kind": "code", "language": "cpp", "symbol": "AxisInfo::join",
+             "text": "// list of attributes that we care about\nint x;"}
+    assert answers.statement(question, chunk).endswith("lib/A.cpp:5-9 (AxisInfo::join) is the compiler code behind this.")
+
+
+def test_a_statement_about_a_catalog_id_keeps_its_spelling():
+    finding = {"pattern": "nv.redundant-global-traffic", "rung": 1, "title": "the row is read twice", "line": 24,
+               "file": "solution.py", "evidence": []}
+    question = questions([], [finding], catalog={"nv.redundant-global-traffic": [{"path": "lib/X.cpp"}]})[0]
+    said = answers.statement(question, {"path": "lib/X.cpp", "start": 1, "end": 2, "text": ""})
+    assert said.startswith("nv.redundant-global-traffic at solution.py:24")
