@@ -61,7 +61,8 @@ def _passages(chunk: dict) -> list[str]:
     if language == "python":
         found += [m.group(1) for m in _DOCSTRING.finditer(text)]
     if language == "markdown":
-        found += [p for p in re.split(r"\n\s*\n", text) if p.strip() and not p.lstrip().startswith("#")]
+        prose = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith(("#", "```")))
+        found += [p for p in re.split(r"\n\s*\n", prose) if p.strip()]
     comment = _COMMENT.get(language, _CPP_COMMENT)
     if comment is not None:
         block: list[str] = []
@@ -85,6 +86,8 @@ def gist(chunk: dict, question: Question | None = None) -> str:
         if not terms or chunk.get("kind") in ("pass", "op", "doc") or any(t in best.lower() for t in terms):
             return best[:320]
         return ""  # code whose comments do not speak to the question: cite it, quote nothing
+    if terms:
+        return ""  # no prose at all: the citation speaks for itself
     for line in chunk.get("text", "").splitlines():
         stripped = line.strip()
         if stripped and not stripped.startswith(("#include", "import ", "from ", "namespace", "//", "#")):

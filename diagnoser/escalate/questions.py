@@ -54,7 +54,8 @@ def _global_access(v, f, hopper):
     return ("load store vectorization vector width contiguity divisibility alignment AxisInfo",
             f"the {v.get('op', 'access')}{_where(f)} in {_kernel(f)} moves {v.get('vector_bits')} bits per"
             f" instruction{' (' + v['via'] + ')' if v.get('via') else ''}",
-            ("coalesce",), ("AxisInfo", "contiguity", "divisibility", "getVec", "vectorSize", "alignment"))
+            ("coalesce",), ("AxisInfo", "contiguity", "divisibility", "getVec", "vectorSize", "alignment",
+                            "vector width", "vectoriz"))
 
 
 def _spill(v, f, hopper):

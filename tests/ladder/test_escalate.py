@@ -212,3 +212,10 @@ def test_a_statement_about_a_catalog_id_keeps_its_spelling():
     question = questions([], [finding], catalog={"nv.redundant-global-traffic": [{"path": "lib/X.cpp"}]})[0]
     said = answers.statement(question, {"path": "lib/X.cpp", "start": 1, "end": 2, "text": ""})
     assert said.startswith("nv.redundant-global-traffic at solution.py:24")
+
+
+def test_a_markdown_section_is_quoted_from_its_prose_not_its_heading():
+    question = questions([SCALAR_LOAD], [])[0]
+    note = {"path": "passes/axis-info.md", "start": 24, "end": 29, "kind": "doc", "language": "markdown",
+            "text": "## Why it matters\nIt is the only thing that decides vector width.\n\nCatalog: nv.scalar-access."}
+    assert answers.gist(note, question) == "It is the only thing that decides vector width."
