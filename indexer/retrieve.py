@@ -27,7 +27,10 @@ from indexer.records import identifier_words, result
 from indexer.store import COLLECTION, Build, Store
 
 # How many candidates each retriever contributes to the fusion, at least.
-MIN_DEPTH = 20
+MIN_DEPTH = 40
+# Chunks per file in one answer: five places in five files tell more than five pieces of one
+# (and measured better on bench/index/questions.yaml); the file is one click away.
+PER_FILE = 1
 FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
 
 
@@ -110,6 +113,7 @@ def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | N
 
     Each result: path (relative to its tree), start, end (lines, 1-based inclusive), pass (CLI name
     of the pass the code implements, or None), score, text, tree, language, symbol, backend, kind.
+    One chunk per file: the best one.
     `where` filters on backend / tree / language / kind / pass / path (a value or a list of values).
     """
     if not query.strip():
@@ -123,7 +127,17 @@ def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | N
     opened = _open(str(store.root), build_id)
     filters = _filters(where)
     hits = opened.retriever(max(MIN_DEPTH, 4 * k), filters).retrieve(query)
-    return [result(hit) for hit in hits if _matches(hit.node.metadata, filters)][:k]
+    results, per_file = [], {}
+    for hit in hits:
+        metadata = hit.node.metadata
+        where_from = (metadata.get("tree"), metadata.get("path"))
+        if not _matches(metadata, filters) or per_file.get(where_from, 0) >= PER_FILE:
+            continue
+        per_file[where_from] = per_file.get(where_from, 0) + 1
+        results.append(result(hit))
+        if len(results) == k:
+            break
+    return results
 
 
 def _matches(metadata: dict, filters) -> bool:

@@ -110,9 +110,11 @@ def main() -> None:
         scratch = Path(args.workdir or stack.enter_context(tempfile.TemporaryDirectory(prefix="ladder-eval-")))
         index_dir = scratch / "index"
         if args.queries_only:
+            # Build numbers of the last full run stay; query numbers are replaced.
             queries = ask(spec["questions"], tree_name, index_dir, args.k)
+            previous = json.loads(out.read_text()) if out.exists() else {}
             out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps(queries, indent=1) + "\n")
+            out.write_text(json.dumps({**previous, **queries}, indent=1) + "\n")
             print(f"warm query p50 / p95 {queries['warm_query_p50_ms']} / {queries['warm_query_p95_ms']} ms; "
                   f"recall@{args.k} {queries['recall_at_k']} (in tree {queries['recall_at_k_in_tree']})")
             for row in queries["questions"]:

@@ -243,3 +243,10 @@ def test_pass_notes_carry_the_pass_they_are_named_after(tmp_path, index_dir):
     build([f"kb={notes}"], index_dir=str(index_dir), embed_spec=TOY)
     passes = {r["metadata"]["path"]: r["metadata"].get("pass") for r in Store(index_dir).current().records()}
     assert passes == {"passes/tritongpu-coalesce.md": "tritongpu-coalesce", "passes/axis-info.md": None}
+
+
+def test_an_answer_cites_each_file_once(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("pass coalesce layout load store lowering", k=8, index_dir=str(index_dir))
+    keys = [(h["tree"], h["path"]) for h in hits]
+    assert len(keys) == len(set(keys)) > 3
