@@ -28,18 +28,24 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
     summariser = summariser or Summariser()
     asked = questions(facts, findings, catalog, target, limit)
     citations, new_findings, unanswered = [], [], []
+    cited_by_place: dict[tuple, dict] = {}
     for question in asked:
         hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": BACKEND_OF_TARGET.get(target, target)})
-        kept = answers.keep(hits, question)[:CITED_PER_QUESTION]
+        kept = answers.keep(hits, question)
         if not kept:
             unanswered.append(question.describe)
             continue
-        summary = summariser.summarise(question.describe, kept)
+        # Prefer chunks no earlier question cited; a chunk cited already is referred to, not repeated.
+        fresh = [c for c in kept if _place(c) not in cited_by_place][:CITED_PER_QUESTION]
+        summary = summariser.summarise(question.describe, fresh or kept[:1])
         cited = []
-        for chunk in kept:
+        for chunk in fresh:
             citation = _citation(len(citations) + 1, question, chunk, summary if not cited else None)
             citations.append(citation)
+            cited_by_place[_place(chunk)] = citation
             cited.append(citation)
+        if not cited:
+            cited = [cited_by_place[_place(kept[0])]]
         new_findings.append(_finding(question, cited))
     warnings = [summariser.warning] if summariser.warning else []
     summary = f"{len(asked)} questions, {len(citations)} citations"
@@ -47,6 +53,10 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
         summary += f"; no compiler chunk matched: {'; '.join(unanswered)}"
     return {"citations": citations, "findings": new_findings, "warnings": warnings, "summary": summary,
             "questions": [{"query": q.query, "about": q.about} for q in asked]}
+
+
+def _place(chunk: dict) -> tuple:
+    return chunk.get("tree"), chunk["path"], chunk["start"], chunk["end"]
 
 
 def _citation(number: int, question: Question, chunk: dict, summary: str | None) -> dict:

@@ -107,10 +107,17 @@ def _barrier(v, f, hopper):
 def _occupancy(v, f, hopper):
     if (v.get("occupancy") or 1) >= 0.25:
         return None
-    return (f"occupancy limited by {v.get('limiter', 'resources')} shared memory allocation registers num_stages",
-            f"{_kernel(f)} keeps {v.get('warps_per_sm')} warps per SM resident ({v['occupancy']:.0%} occupancy,"
-            f" limited by {v.get('limiter')})",
-            ("allocate-shared-memory",), ("Allocation", "shared", "numStages", "sharedMem"))
+    limiter = v.get("limiter") or "resources"
+    describe = (f"{_kernel(f)} keeps {v.get('warps_per_sm')} warps per SM resident ({v['occupancy']:.0%} occupancy,"
+                f" limited by {limiter})")
+    if limiter.startswith("shared"):
+        return ("occupancy limited by shared memory per program allocation num_stages buffers", describe,
+                ("allocate-shared-memory",), ("Allocation", "sharedMem", "numStages", "shared memory"))
+    if limiter.startswith("register"):
+        return ("occupancy limited by registers per thread maxnreg num_warps ptxas register allocation", describe,
+                ("ptxas",), ("maxnreg", "registers", "num_warps", "n_regs"))
+    return (f"occupancy limited by {limiter} num_warps num_ctas threads per block", describe,
+            (), ("num_warps", "numWarps", "threadsPerWarp"))
 
 
 def _int64(v, f, hopper):
@@ -214,14 +221,23 @@ def from_finding(finding: dict, compiler_refs: list[dict]) -> Question:
                     evidence=[{"type": "fact", **fact_of(e)} for e in finding.get("evidence", []) if e.get("type") == "fact"])
 
 
+# What makes two facts of a kind the same question (everything else is detail of one instance).
+SIGNATURE = {
+    "global_access": ("vector_bits",), "convert_layout": ("src", "dst", "in_loop"),
+    "dot_lowering": ("kind", "mma_version"), "pipelining": ("feeds_dot", "pipelined"),
+    "spill": (), "occupancy": ("limiter",), "barrier_in_loop": (), "int64_index": ("in_loop",),
+    "divrem_in_loop": ("op",), "atomic": ("op", "sem"), "reduction_in_loop": ("op",),
+}
+
+
 def _group(fact: dict) -> tuple:
-    """Facts one question answers together: same kind and value (a load and a store of the same
-    width included), same function whatever its specialization."""
-    value = fact.get("value")
-    if isinstance(value, dict):
-        value = {k: v for k, v in value.items() if k not in ("op", "via")}
+    """Facts one question answers together: same kind and signature (a load and a store of the same
+    width, say), same function whatever its specialization."""
+    value = fact.get("value") if isinstance(fact.get("value"), dict) else {"value": fact.get("value")}
+    keys = SIGNATURE.get(fact.get("kind"), tuple(k for k in value if k not in ("op", "via")))
+    signature = {k: value.get(k) for k in keys}
     base = (fact.get("kernel") or "").split("[", 1)[0]
-    return fact.get("kind"), json.dumps(value, sort_keys=True, default=str), base
+    return fact.get("kind"), json.dumps(signature, sort_keys=True, default=str), base
 
 
 def _key(fact: dict) -> str:

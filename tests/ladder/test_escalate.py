@@ -219,3 +219,17 @@ def test_a_markdown_section_is_quoted_from_its_prose_not_its_heading():
     note = {"path": "passes/axis-info.md", "start": 24, "end": 29, "kind": "doc", "language": "markdown",
             "text": "## Why it matters\nIt is the only thing that decides vector width.\n\nCatalog: nv.scalar-access."}
     assert answers.gist(note, question) == "It is the only thing that decides vector width."
+
+
+def test_a_chunk_is_cited_once_even_when_several_questions_reach_it():
+    got = escalate([SCALAR_LOAD, {**SCALAR_LOAD, "kernel": "other", "line": 40}], [], fake_search)
+    assert len(got["citations"]) == 1
+    assert len(got["findings"]) == 2
+    assert all(any(e.get("type") == "chunk" for e in f["evidence"]) for f in got["findings"])
+
+
+def test_rung_four_findings_are_valid_finding_records():
+    from diagnoser.evidence import Finding
+
+    for finding in escalate([SCALAR_LOAD], [], fake_search)["findings"]:
+        assert Finding.from_dict(finding).rung == 4
