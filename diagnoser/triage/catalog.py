@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Optional
 
 PATTERNS_DIR = Path(__file__).resolve().parents[2] / "kb" / "patterns"
-PASSES_DIR = Path(__file__).resolve().parents[2] / "kb" / "passes"
 
 # Ids are public: reports, journals and users refer to them. Add, never rename or remove.
 STABLE_IDS = (

@@ -58,12 +58,6 @@ class TriageContext:
     def has_cases(self) -> bool:
         return any(t.launches for t in self.traces)
 
-    def reports_for(self, kernel: str) -> list[KernelReport]:
-        reports = [a.report for a in self.analyses if a.kernel.name == kernel]
-        if not reports and kernel in self.static:
-            reports = [self.static[kernel]]
-        return reports
-
     def kernel_names(self) -> list[str]:
         names = [k.name for k in self.source.launched_kernels()]
         for analysis in self.analyses:
@@ -81,8 +75,7 @@ def bindings_from_launch(launch: LaunchRecord) -> dict[str, Binding]:
 
 def _binding(arg: ArgInfo) -> Binding:
     if arg.kind == "tensor":
-        return Binding("ptr", dtype=arg.dtype or "fp32", aligned=arg.aligned, shape=arg.shape,
-                       strides=arg.strides, numel=arg.numel)
+        return Binding("ptr", dtype=arg.dtype or "fp32", aligned=arg.aligned)
     if arg.kind == "constexpr":
         return Binding("constexpr", arg.value)
     if arg.kind == "int":

@@ -52,7 +52,9 @@ def retrieve(pattern: Pattern, k: int = 5, index_dir: Optional[str] = None) -> t
     if pattern.backend == "ascend":
         where = {"backend": "ascend"}
     try:
-        return indexer.search(retrieval_query(pattern), k=k, where=where, index_dir=index_dir), None
+        hits = indexer.search(retrieval_query(pattern), k=2 * k, where=where, index_dir=index_dir)
+        # Catalog entries are indexed too; the entry itself is already shown, the code is what is asked for.
+        return [h for h in hits if not str(h.get("path", "")).startswith("patterns/")][:k], None
     except IndexerError as error:
         return [], f"no knowledge index: {str(error).splitlines()[0]}"
     except Exception as error:  # a broken index must not hide the entry

@@ -48,9 +48,6 @@ class Binding:
     value: Any = None               # python value for ints/floats/constexprs
     dtype: str = "fp32"             # pointee dtype for pointers
     aligned: bool = True            # pointer is 16-byte aligned
-    shape: tuple[int, ...] = ()     # tensor shape (pointers)
-    strides: tuple[int, ...] = ()   # tensor strides (pointers)
-    numel: int = 0
 
 
 @dataclass
@@ -101,7 +98,6 @@ class Access:
     true_strides: Optional[tuple[Optional[int], ...]] = None  # element stride along each dim
     care_padding: Optional[bool] = None
     dot_operand: bool = False
-    result_origins: frozenset = frozenset()
     sample_offsets: Any = None      # concrete element offsets for the first sampled program
     from_dot: bool = False          # a store of a value computed by tl.dot (an accumulator tile)
     mask_constancy: Optional[int] = None  # the mask's constancy along the access's fastest dim
@@ -124,12 +120,9 @@ class Dot:
     b_shape: tuple[int, ...]
     a_bits: int
     b_bits: int
-    a_float: bool
     input_precision: Optional[str]
     loops: tuple[int, ...]
     operand_origins: frozenset
-    a_params: frozenset = frozenset()   # constexpr params the A operand's indices depend on
-    b_params: frozenset = frozenset()
     a_origins: frozenset = frozenset()  # loads the A operand comes from
     m_params: frozenset = frozenset()   # constexprs sizing M, N, K (from the operands' tl.arange ends)
     n_params: frozenset = frozenset()
@@ -169,7 +162,6 @@ class DivMod:
     per_element: bool
     loops: tuple[int, ...]
     divisor_const: Optional[int]
-    index_math: bool                # result reaches an address
     shape: tuple[int, ...] = ()
 
 
@@ -246,8 +238,6 @@ class KernelReport:
     tiles: list[Tile] = field(default_factory=list)
     outer_products: list[OuterProduct] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
-    pid_axes: set[int] = field(default_factory=set)
-    uses_num_programs: bool = False
     pid_clamped: bool = False       # min/max over program-id math (grouped or persistent orderings)
     tile_params: set[str] = field(default_factory=set)  # constexprs that size a block or a loop step
     bounds: set[tuple[str, str]] = field(default_factory=set)  # (tile constexpr, size argument it is masked against)
@@ -287,10 +277,6 @@ def _info_for(v: V, shape: tuple[int, ...]) -> AxisInfo:
     if src != shape:
         info = ax.broadcast(info, src, shape)
     return info
-
-
-def _conc(v: V) -> Any:
-    return v.conc
 
 
 def dtype_name(v: V) -> Optional[str]:
@@ -863,7 +849,7 @@ class KernelWalker:
         divisor = b.info.constant if b.info is not None and b.info.constant is not None else (b.py if isinstance(b.py, int) else None)
         per_element = a.is_tensor or b.is_tensor
         record = DivMod(id(node), getattr(node, "lineno", 0), op, per_element, tuple(self.loop_stack), divisor,
-                        index_math=True, shape=_broadcast_shape(a.shape, b.shape))
+                        shape=_broadcast_shape(a.shape, b.shape))
         self._records[key] = record
         self.report.divmods.append(record)
 
@@ -922,11 +908,9 @@ class KernelWalker:
     def _builtin(self, name: str, short: str, node: ast.Call, env: dict[str, V]) -> V:
         if name == "tl.program_id":
             axis = self._eval(self._kw(node, "axis", 0), env).py or 0
-            self.report.pid_axes.add(int(axis))
             return V("int", (), AxisInfo.scalar(1), 32, conc=self.pid[int(axis)], deps=frozenset({"pid", f"pid{axis}"}))
         if name == "tl.num_programs":
             axis = self._eval(self._kw(node, "axis", 0), env).py or 0
-            self.report.uses_num_programs = True
             return V("int", (), AxisInfo.scalar(1), 32, conc=self.grid[int(axis)], deps=frozenset({"num_programs"}))
         if name == "tl.arange":
             start_v = self._eval(self._kw(node, "start", 0), env)
@@ -1121,7 +1105,7 @@ class KernelWalker:
         dims = _dims_for(product, product.shape)
         key = self._record_key("dot", node)
         if key not in self._records:
-            record = Dot(id(node), node.lineno, (m, k), (k, n), product.bits, product.bits, True, "tf32",
+            record = Dot(id(node), node.lineno, (m, k), (k, n), product.bits, product.bits, "tf32",
                          tuple(self.loop_stack), product.origins, m_params=dims[0], n_params=dims[2], k_params=dims[1])
             self._records[key] = record
             self.report.dots.append(record)
@@ -1167,9 +1151,8 @@ class KernelWalker:
         key = self._record_key("dot", node)
         origins = a.origins | b.origins
         if key not in self._records:
-            record = Dot(id(node), node.lineno, a_shape, b_shape, a.bits, b.bits, a.kind == "float" or a.kind == "unknown",
-                         precision, tuple(self.loop_stack), origins, self._constexpr_deps(a), self._constexpr_deps(b),
-                         a.origins, *self._dot_dims(a, b))
+            record = Dot(id(node), node.lineno, a_shape, b_shape, a.bits, b.bits, precision, tuple(self.loop_stack),
+                         origins, a.origins, *self._dot_dims(a, b))
             self._records[key] = record
             self.report.dots.append(record)
         else:
@@ -1187,11 +1170,6 @@ class KernelWalker:
         if len(a_dims) < 2 or len(b_dims) < 2:
             return frozenset(), frozenset(), frozenset()
         return a_dims[-2], b_dims[-1], a_dims[-1] | b_dims[-2]
-
-    def _mem_args(self, node: ast.Call, env: dict[str, V], ptr_pos: int = 0):
-        ptr = self._eval(self._kw(node, "pointer", ptr_pos), env)
-        mask_node = self._kw(node, "mask", None)
-        return ptr, mask_node
 
     def _load(self, node: ast.Call, env: dict[str, V]) -> V:
         ptr = self._eval(self._kw(node, "pointer", 0), env)
@@ -1222,7 +1200,6 @@ class KernelWalker:
         mask = self._eval(mask_node, env) if mask_node is not None else None
         access = self._access(node, "store", ptr, mask, False, None)
         if access is not None:
-            access.result_origins |= value.origins
             access.from_dot = access.from_dot or "dot" in value.deps
         self._mark_layout_use(value, "feeds_store")
         return V("none")

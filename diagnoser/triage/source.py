@@ -11,10 +11,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion",
-                  "launch_cooperative_grid", "multibuffer")
-
-
 class SourceError(ValueError):
     """The solution could not be read or parsed (a user mistake: reported in one line)."""
 

@@ -35,8 +35,6 @@ NON_COMPUTE = {
     "_version", "new_tensor", "tensor", "as_tensor", "manual_seed", "npu", "chunk", "split", "unbind",
     "narrow", "select", "__setstate__", "__reduce_ex__", "__deepcopy__", "_get_tracing_state",
 }
-ALLOC_FILL = {"zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "zero_", "fill_",
-              "new_zeros", "new_ones", "new_full"}
 
 
 @dataclass

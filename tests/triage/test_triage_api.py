@@ -1,7 +1,6 @@
 """`diagnoser.triage.triage`: inputs it accepts, how it merges rungs, what it refuses."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

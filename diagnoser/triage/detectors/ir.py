@@ -80,8 +80,8 @@ def _strided_lines(ctx: TriageContext, kernel: str) -> set[int]:
 
 def detect_ir_access(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions
-    although each thread holds enough elements for a 16-byte vector (fewer is nv.tiny-block), on
-    an access the source does not show to be strided (that is nv.strided-inner-axis)."""
+    although each thread holds enough elements for a wider vector (one element per thread is
+    nv.tiny-block), on an access the source does not show to be strided (nv.strided-inner-axis)."""
     found = IRFindings(ctx)
     for fact in _facts(ctx, "global_access"):
         value = fact.value
@@ -89,11 +89,12 @@ def detect_ir_access(ctx: TriageContext) -> list[Finding]:
         shape = value.get("tensor_shape") or []
         if not bits or value.get("via") not in (None, "ld.global", "st.global") or not shape:
             continue
-        element_bits = max(bits // max(value.get("elements") or 1, 1), 8)
-        per_thread = _numel(shape) / (32 * _num_warps(ctx, fact.kernel))
-        if per_thread < 128 // element_bits or fact.line in _strided_lines(ctx, kernel_name(fact.kernel)):
+        elements = max(value.get("elements") or 1, 1)
+        element_bits = max(bits // elements, 8)
+        cap = min(_numel(shape) // (32 * _num_warps(ctx, fact.kernel)), 128 // element_bits)
+        if cap <= 1 or fact.line in _strided_lines(ctx, kernel_name(fact.kernel)):
             continue
-        if bits <= 32 and _numel(shape) >= 128:
+        if elements < cap and bits <= 32:
             _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9,
                  f"{value.get('op')} of {shape} {value.get('dtype')} compiles to {bits}-bit instructions")
     return found.list()

@@ -17,7 +17,7 @@ from diagnoser.evidence import Finding
 
 from ..context import LaunchAnalysis, TriageContext
 from ..interp import SCANS, KernelReport
-from .common import Findings, case_label, is_power_of_two, source_evidence
+from .common import Findings, is_power_of_two, source_evidence
 
 THREADS_PER_WARP = 32
 
@@ -70,13 +70,14 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                           "block access walks a strided axis fastest", 0.8 if unit_axes else 0.7,
                           [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
                 continue
-            if access.numel // threads < full_vector:
-                continue  # too few elements per thread to fill a vector anyway (see nv.tiny-block)
+            cap = max(min(full_vector, access.numel // threads), 1)
+            if cap <= 1:
+                continue  # one element per thread: scalar whatever the alignment (see nv.tiny-block)
             if last is None and access.true_vec is None:
                 continue
             predicted = access.width.per_thread
-            possible = access.true_vec or 1
-            if access.width.vector_bits >= 128 or (predicted >= possible and access.width.vector_bits > 32):
+            possible = min(access.true_vec or 1, cap)
+            if predicted >= cap or (predicted >= possible and access.width.vector_bits > 32):
                 continue
             if predicted >= possible:
                 why = ("the real addresses are not 16-byte aligned or not contiguous in runs of "

@@ -18,7 +18,7 @@ from diagnoser.evidence import Finding
 from .. import axisinfo
 from ..context import TriageContext
 from .common import analyses_of, context_for, target_kernels
-from .edit import Edit, NotApplicable, apply, replace, segment
+from .edit import NotApplicable, apply, replace, segment
 
 
 def fix_scalar_access(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
