@@ -238,9 +238,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script_args", nargs="*")
     options = parser.parse_args(argv)
 
-    from runner.capture import cpu_stand_in, run_target
+    from runner.capture import cpu_stand_in, run_target, torch_npu_stand_in
 
-    with AscendCapture(options.target) as session, cpu_stand_in():
+    with AscendCapture(options.target) as session, torch_npu_stand_in(), cpu_stand_in():
         run_target(options.solution, options.problem, options.case, device="cpu", on_case=session.set_case,
                    argv=options.script_args)
     Path(options.out).write_text(json.dumps([kernel.to_dict() for kernel in session.kernels()]))

@@ -224,10 +224,32 @@ def run_script(script_path: str | Path, argv: list[str] | None = None) -> None:
         sys.argv, sys.path[:] = saved_argv, saved_path
 
 
+@contextlib.contextmanager
+def torch_npu_stand_in() -> Iterator[None]:
+    """`import torch_npu` in an Ascend solution, run on a machine without it: an empty module stands
+    in, and `Tensor.npu()` keeps a tensor where it is, since such runs only record what the forward
+    launches (tensors stay on the CPU or the meta device)."""
+    import importlib.util
+    import types
+
+    import torch
+
+    if "torch_npu" in sys.modules or importlib.util.find_spec("torch_npu") is not None:
+        yield
+        return
+    sys.modules["torch_npu"] = types.ModuleType("torch_npu")
+    torch.Tensor.npu = lambda self, *args, **kwargs: self
+    try:
+        yield
+    finally:
+        sys.modules.pop("torch_npu", None)
+        del torch.Tensor.npu
+
+
 def cpu_stand_in() -> Any:
     """A torch function mode for running a forward on the CPU only to see what it launches.
 
-    `device="cuda"`, `.cuda()` and `.to("cuda")` stay on the CPU; random floating-point fills
+    `device="cuda"` or `"npu"`, `.cuda()` and `.to("cuda"/"npu")` stay on the CPU; random floating-point fills
     (randn, rand, normal_, uniform_: inputs and weight init) become `empty`, which costs no time or
     resident memory however large the case, since no kernel ever reads the values.
     """
@@ -237,18 +259,18 @@ def cpu_stand_in() -> Any:
     fills_to_skip = {torch.randn, torch.rand, torch.randn_like, torch.rand_like}
     in_place_fills = {torch.Tensor.normal_, torch.Tensor.uniform_}
 
-    def on_cuda(device: Any) -> bool:
-        return (isinstance(device, str) and device.startswith("cuda")) or \
-            (isinstance(device, torch.device) and device.type == "cuda")
+    def on_device(device: Any) -> bool:
+        return (isinstance(device, str) and device.split(":")[0] in ("cuda", "npu")) or \
+            (isinstance(device, torch.device) and device.type in ("cuda", "npu"))
 
     class CpuStandIn(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             kwargs = dict(kwargs or {})
             if func is torch.Tensor.cuda or func in in_place_fills:
                 return args[0]
-            if on_cuda(kwargs.get("device")):
+            if on_device(kwargs.get("device")):
                 kwargs["device"] = "cpu"
-            if func is torch.Tensor.to and len(args) > 1 and on_cuda(args[1]):
+            if func is torch.Tensor.to and len(args) > 1 and on_device(args[1]):
                 args = (args[0], "cpu", *args[2:])
             if func in fills_to_skip:
                 kwargs.pop("generator", None)

@@ -326,22 +326,6 @@ def _tensors_in(value: Any) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def _npu_stub() -> Iterator[None]:
-    """`import torch_npu` in an Ascend solution traced on a machine without it: an empty module
-    stands in (tensors go to the meta device anyway)."""
-    import importlib.util
-
-    if importlib.util.find_spec("torch_npu") is not None or "torch_npu" in sys.modules:
-        yield
-        return
-    sys.modules["torch_npu"] = types.ModuleType("torch_npu")
-    try:
-        yield
-    finally:
-        sys.modules.pop("torch_npu", None)
-
-
-@contextlib.contextmanager
 def _fake_cuda() -> Iterator[None]:
     """Device queries a forward may make (SM count for persistent kernels) answered for an H200."""
     import torch
@@ -366,10 +350,11 @@ def trace_cases(solution_path: str, problem_path: Optional[str]) -> list[CaseTra
     """Run the forward once per case of the problem on meta tensors and record every launch."""
     import torch
 
+    from runner.capture import torch_npu_stand_in
     from runner.problem import ProblemError, load_problem, load_solution, one_line
 
     try:
-        with _npu_stub():
+        with torch_npu_stand_in():
             problem = load_problem(problem_path)
             model_new = load_solution(solution_path)
     except ProblemError as error:

@@ -82,3 +82,25 @@ def test_dot_runs_in_mix_mode_and_elementwise_on_vector_cores():
 def test_four_float_rows_get_padded_to_32_bytes():
     (tail,) = facts("narrow_rows_kernel", "unaligned_tail")
     assert tail.line == line_of("@narrow-load") and tail.value["tail_bytes"] == 16 and tail.value["padded_bytes"] == 32
+
+
+def test_a_solution_that_imports_torch_npu_is_captured_without_it(tmp_path):
+    from runner.backends.aot import capture
+
+    (tmp_path / "problem.py").write_text(
+        "import torch\nimport torch.nn as nn\n\n"
+        "class Model(nn.Module):\n    def forward(self, x):\n        return x * 2\n\n"
+        "n = 4096\n\ndef get_inputs():\n    return [torch.randn(n)]\n\n"
+        "def get_init_inputs():\n    return []\n")
+    (tmp_path / "solution.py").write_text(
+        "import torch\nimport torch.nn as nn\nimport torch_npu\nimport triton\nimport triton.language as tl\n\n"
+        "@triton.jit\ndef double_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):\n"
+        "    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+        "    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n) * 2, mask=offsets < n)\n\n"
+        "class ModelNew(nn.Module):\n    def forward(self, x):\n"
+        "        y = torch.empty(x.shape, device='npu', dtype=x.dtype)\n"
+        "        double_kernel[(triton.cdiv(x.numel(), 1024),)](x.npu(), y, x.numel(), BLOCK=1024)\n"
+        "        return y\n")
+    kernels = capture(tmp_path / "solution.py", tmp_path / "problem.py", target="ascend")
+    assert [kernel.name for kernel in kernels] == ["double_kernel"]
+    assert "ttadapter" in kernels[0].stages
