@@ -244,8 +244,8 @@ def table(rows: list[dict]) -> str:
 def chain(name: str, state: dict) -> str:
     """One kernel's evidence chain in a few lines: symptom -> finding -> IR fact -> compiler code.
 
-    The finding is the most confident one that can cause the worst case's class (else the most
-    confident); the fact is one it cites, else the one the first citation is about.
+    The chain follows rung 4's first answer: the facts it was about, the lower-rung finding on the
+    same line (else the most confident one that can cause the worst case's class), and the code.
     """
     from diagnoser import gap
     from diagnoser.evidence import fact_of
@@ -256,18 +256,27 @@ def chain(name: str, state: dict) -> str:
     if worst:
         lines.append(f"  symptom: case {worst['case']} at {worst['efficiency']:.0%} of its roofline floor, "
                      f"{worst.get('class')} ({worst.get('why')})")
-    candidates = [f for f in state["findings"] if f["rung"] < 4]
-    fitting = [f for f in candidates if worst and worst.get("class") in gap.causes_of(f)]
-    finding = max(fitting or candidates, key=lambda f: f.get("confidence", 0), default=None)
+    answer = next((f for f in state["findings"] if f["rung"] == 4), None)
+    facts = [fact_of(e) for e in (answer or {}).get("evidence", []) if e.get("type") == "fact"]
+    lower = [f for f in state["findings"] if f["rung"] < 4]
+    if facts:
+        related = ([f for f in lower if f.get("line") == facts[0].get("line")]
+                   or [f for f in lower if any(e.get("type") == "fact" and fact_of(e)["kind"] == facts[0]["kind"]
+                                               for e in f.get("evidence", []))])
+    else:
+        related = [f for f in lower if worst and worst.get("class") in gap.causes_of(f)] or lower
+    finding = max(related, key=lambda f: f.get("confidence", 0), default=None)
     if finding:
         lines.append(f"  finding: {finding.get('pattern') or 'uncatalogued'} (rung {finding['rung']}) at line "
                      f"{finding.get('line')}: {finding['title']}")
-    cited = [fact_of(e) for e in (finding or {}).get("evidence", []) if e.get("type") == "fact"]
-    about = {c.get("about", {}).get("fact_kind") for c in state.get("citations", [])[:1]}
-    fact = cited[0] if cited else next((f for f in state.get("facts", []) if f["kind"] in about), None)
-    if fact:
-        lines.append(f"  IR fact: {fact['kind']} at line {fact.get('line')}: {fact.get('value')}")
-    for citation in state.get("citations", [])[:1]:
+    elif facts:
+        lines.append("  finding: none from the catalog; rung 4 explains an IR fact no lower rung reported")
+    if facts:
+        lines.append(f"  IR fact: {facts[0]['kind']} at line {facts[0].get('line')} in {facts[0].get('kernel')}:"
+                     f" {facts[0].get('value')}")
+    chunk = next((e for e in (answer or {}).get("evidence", []) if e.get("type") == "chunk"), None)
+    citation = next((c for c in state.get("citations", []) if chunk and (c["path"], c["start"]) == (chunk["path"], chunk["start"])), None)
+    if citation:
         lines.append(f"  compiler: {citation['statement']}")
     return "\n".join(lines)
 
