@@ -184,17 +184,38 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
         state = ladder.new_state(subject)
         state["options"] = {"ncu": use_ncu, "index_dir": index_dir}
         states.append(state)
-    with _pool(workers) as pool:
-        progress(f"rung 1 for {len(items)} kernels")
-        states = list(pool.map(_climb, [(s.to_dict(), st, selected & {1}, exhaustive, None)
-                                        for s, st in zip(subjects, states)]))
+    progress(f"rung 1 for {len(items)} kernels")
+    states = _climb_all([(s.to_dict(), st, selected & {1}, exhaustive, None) for s, st in zip(subjects, states)], workers)
     measured: list[dict | None] = [None] * len(items)
     if 2 in selected and device is not None and name == "cuda":
         measured = measure(items, states, use_ncu, deadline, progress, isolate)
-    with _pool(workers) as pool:
-        progress(f"rungs 2-4 for {len(items)} kernels")
-        return list(pool.map(_climb, [(s.to_dict(), st, selected, exhaustive, m)
-                                      for s, st, m in zip(subjects, states, measured)]))
+    progress(f"rungs 2-4 for {len(items)} kernels")
+    return _climb_all([(s.to_dict(), st, selected, exhaustive, m) for s, st, m in zip(subjects, states, measured)],
+                      workers)
+
+
+def _climb_all(jobs: list[tuple], workers: int | None) -> list[dict]:
+    """`_climb` over every job in the pool. A worker that dies (a compiler crash, say) breaks the
+    pool: the unfinished jobs get one more try in a fresh pool, then a state that says so."""
+    results: list[dict | None] = [None] * len(jobs)
+    pending = list(range(len(jobs)))
+    for attempt in range(2):
+        with _pool(workers) as pool:
+            futures = {index: pool.submit(_climb, jobs[index]) for index in pending}
+            failures = {}
+            for index, future in futures.items():
+                try:
+                    results[index] = future.result()
+                except Exception as error:
+                    failures[index] = f"{type(error).__name__}: {error}".splitlines()[0]
+        pending = list(failures)
+        if not pending:
+            break
+    for index, reason in failures.items():
+        state = jobs[index][1]
+        state.setdefault("warnings", []).append(f"the worker climbing this kernel died twice ({reason})")
+        results[index] = state
+    return results
 
 
 def summary_row(name: str, state: dict) -> dict:
