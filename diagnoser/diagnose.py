@@ -50,8 +50,8 @@ def detect(backend: str) -> tuple[str, str | None]:
             return "cuda", None
     if backend in ("auto", "npu"):
         try:
-            import torch_npu  # noqa: F401
             import torch
+            import torch_npu  # noqa: F401  (registers torch.npu)
 
             if torch.npu.is_available():
                 return "npu", torch.npu.get_device_name()

@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from diagnoser import ladder
-from diagnoser.ladder import Rung, Subject
+from diagnoser.ladder import Rung
 
 DATA = Path(__file__).parent / "data"
 RECORDED = DATA / "recorded"
