@@ -27,7 +27,7 @@ from indexer.sources import SourceFile, Tree, backend_of, default_sources, open_
 from indexer.store import COLLECTION, Build, Store
 
 # Bump when chunking or metadata changes meaning, so that every file is re-chunked once.
-CHUNKER_VERSION = 1
+CHUNKER_VERSION = 2
 
 # progress(label, total) -> a context manager whose value has .update(n)
 Progress = Callable[[str, int], ContextManager]
@@ -39,7 +39,7 @@ class _Silent:
 
 
 @contextlib.contextmanager
-def _no_progress(label: str, total: int):
+def no_progress(label: str, total: int):
     yield _Silent()
 
 
@@ -155,7 +155,7 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
     file_id = hashlib.sha256(f"{f.key}\0{key}".encode()).hexdigest()[:20]
     records = []
     for index, piece in enumerate(chunk(f.text, f.language)):
-        pass_name, related = file_passes, ""
+        pass_name, related = file_passes, piece.related
         if piece.kind == "pass" and piece.symbol in td_passes:
             info = td_passes[piece.symbol]
             pass_name = info["cli"]
@@ -221,7 +221,7 @@ def _write(store: Store, previous: Build | None, plan: Plan, new_records: list[d
 
 
 def build(sources: list[str] | None = None, index_dir: str | None = None, rebuild: bool = False,
-          embed_spec: str | None = None, progress: Progress = _no_progress) -> Report:
+          embed_spec: str | None = None, progress: Progress = no_progress) -> Report:
     """Build or update the index; see the module docstring. Raises IndexerError subclasses."""
     started = time.monotonic()
     store = Store(index_dir)

@@ -28,9 +28,10 @@ def _user_errors():
 @contextlib.contextmanager
 def _progress_bar(label: str, total: int):
     if total == 0:
-        from indexer.build import _Silent
+        from indexer.build import no_progress
 
-        yield _Silent()
+        with no_progress(label, total) as silent:
+            yield silent
         return
     with click.progressbar(length=total, label=f"{label:<10}", file=sys.stderr, show_pos=True) as bar:
         yield bar

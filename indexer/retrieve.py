@@ -28,9 +28,6 @@ from indexer.store import COLLECTION, Build, Store
 
 # How many candidates each retriever contributes to the fusion, at least.
 MIN_DEPTH = 40
-# Chunks per file in one answer: five places in five files tell more than five pieces of one
-# (and measured better on bench/index/questions.yaml); the file is one click away.
-PER_FILE = 1
 FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
 
 
@@ -113,7 +110,8 @@ def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | N
 
     Each result: path (relative to its tree), start, end (lines, 1-based inclusive), pass (CLI name
     of the pass the code implements, or None), score, text, tree, language, symbol, backend, kind.
-    One chunk per file: the best one.
+    One chunk per file (five places tell more than five pieces of one file, and measured better on
+    bench/index/questions.yaml); a catalog entry or pass description is followed by its code.
     `where` filters on backend / tree / language / kind / pass / path (a value or a list of values).
     """
     if not query.strip():
@@ -127,17 +125,36 @@ def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | N
     opened = _open(str(store.root), build_id)
     filters = _filters(where)
     hits = opened.retriever(max(MIN_DEPTH, 4 * k), filters).retrieve(query)
-    results, per_file = [], {}
-    for hit in hits:
-        metadata = hit.node.metadata
-        where_from = (metadata.get("tree"), metadata.get("path"))
-        if not _matches(metadata, filters) or per_file.get(where_from, 0) >= PER_FILE:
-            continue
-        per_file[where_from] = per_file.get(where_from, 0) + 1
-        results.append(result(hit))
-        if len(results) == k:
+    return [result(hit) for hit in _answer([h for h in hits if _matches(h.node.metadata, filters)], k)]
+
+
+def _answer(candidates: list, k: int) -> list:
+    """The best k candidates, one per file, each followed by the code it points at.
+
+    A catalog entry or a pass description names the files that implement it (`related`); when one
+    of those files is among the candidates, its best chunk comes right after the entry instead of
+    wherever it ranked on its own: the entry says why, the code says how.
+    """
+    chosen, files = [], set()
+
+    def take(hit) -> None:
+        chosen.append(hit)
+        files.add((hit.node.metadata.get("tree"), hit.node.metadata.get("path")))
+
+    def unused(hit) -> bool:
+        return (hit.node.metadata.get("tree"), hit.node.metadata.get("path")) not in files
+
+    for hit in candidates:
+        if len(chosen) >= k:
             break
-    return results
+        if not unused(hit):
+            continue
+        take(hit)
+        for path in hit.node.metadata.get("related", "").split("; "):
+            follower = next((c for c in candidates if c.node.metadata.get("path") == path and unused(c)), None)
+            if follower is not None and len(chosen) < k:
+                take(follower)
+    return chosen
 
 
 def _matches(metadata: dict, filters) -> bool:

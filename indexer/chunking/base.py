@@ -23,6 +23,7 @@ class Chunk:
     symbol: str = ""
     kind: str = "code"  # code | pass | op | doc | catalog
     backend: str = ""  # set where the text itself says (a catalog entry); else from the path
+    related: str = ""  # files the text points at ("; "-separated): a catalog entry's compiler code
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """Catalog entries (`kb/patterns/*.yaml`): one chunk per entry, whether a file holds one or many.
 
 An entry is a mapping with an `id`; its `backend` field travels with the chunk so that
-`--backend nvidia` finds NVIDIA patterns even though the path does not say so. A file that is not
+`--backend nvidia` finds NVIDIA patterns even though the path does not say so, and the files its
+`compiler` list names travel as `related`, so that a query answered by the entry can bring the
+compiler code behind it. A file that is not
 valid YAML (an entry being edited) is still indexed, as plain text.
 """
 from __future__ import annotations
@@ -24,6 +26,20 @@ def _entries(node) -> list:
     if isinstance(node, yaml.SequenceNode):
         return [entry for item in node.value for entry in _entries(item)]
     return []
+
+
+def _compiler_paths(node) -> str:
+    """The files named by an entry's `compiler` list (`- path: lib/...cpp` or plain strings)."""
+    paths = []
+    for key, value in node.value:
+        if isinstance(key, yaml.ScalarNode) and key.value == "compiler" and isinstance(value, yaml.SequenceNode):
+            for item in value.value:
+                if isinstance(item, yaml.ScalarNode):
+                    paths.append(item.value)
+                elif isinstance(item, yaml.MappingNode):
+                    paths.extend(v.value for k, v in item.value
+                                 if isinstance(v, yaml.ScalarNode) and getattr(k, "value", "") == "path")
+    return "; ".join(dict.fromkeys(p for p in paths if "/" in p or "." in p))
 
 
 def _field(node, name: str) -> str:
@@ -51,7 +67,7 @@ def chunk_catalog(text: str) -> list[Chunk]:
         while end > start and not lines[end].strip():
             end -= 1
         # A list item's `- ` belongs to the entry's first line.
-        entry_id, backend = _field(entry, "id"), _field(entry, "backend")
+        entry_id, backend, related = _field(entry, "id"), _field(entry, "backend"), _compiler_paths(entry)
         for chunk in pack([Unit(start, end, entry_id)], lines, "catalog", max_chars=ENTRY_MAX_CHARS):
-            chunks.append(Chunk(chunk.start, chunk.end, chunk.text, chunk.symbol, "catalog", backend))
+            chunks.append(Chunk(chunk.start, chunk.end, chunk.text, chunk.symbol, "catalog", backend, related))
     return chunks

@@ -155,7 +155,9 @@ title: Global loads not vectorized
 backend: nvidia
 symptom: PTX shows ld.global.b32 where ld.global.v4.b32 was expected
 fix: make pointers 16-byte aligned and divisible
-compiler: [LoadStoreOpToLLVM.cpp]
+compiler:
+  - path: lib/Conversion/LoadStoreOpToLLVM.cpp
+    symbol: getVectorWidth
 confidence: high
 """
 

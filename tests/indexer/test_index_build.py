@@ -250,3 +250,10 @@ def test_an_answer_cites_each_file_once(toy_tree, index_dir):
     hits = indexer.search("pass coalesce layout load store lowering", k=8, index_dir=str(index_dir))
     keys = [(h["tree"], h["path"]) for h in hits]
     assert len(keys) == len(set(keys)) > 3
+
+
+def test_a_catalog_entry_in_an_answer_is_followed_by_the_code_it_names(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("nv.scalar-access symptom expected ld.global.v4.b32", k=3, index_dir=str(index_dir))
+    assert hits[0]["path"] == "kb/patterns/nv.scalar-access.yaml"
+    assert hits[1]["path"] == "lib/Conversion/LoadStoreOpToLLVM.cpp"

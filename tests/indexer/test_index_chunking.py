@@ -137,3 +137,9 @@ def test_invalid_catalog_yaml_is_still_indexed_as_text():
     source = "id: broken\ntitle: [unclosed\nsymptom: ld.global.b32 everywhere in this kernel\n"
     chunks = chunk(source, "yaml")
     assert len(chunks) == 1 and "ld.global.b32" in chunks[0].text
+
+
+def test_catalog_entry_carries_the_compiler_files_it_names():
+    source = CATALOG_YAML.replace("confidence:", "  - path: lib/Analysis/AxisInfo.cpp\nconfidence:")
+    (entry,) = chunk(source, "yaml")
+    assert entry.related == "lib/Conversion/LoadStoreOpToLLVM.cpp; lib/Analysis/AxisInfo.cpp"
