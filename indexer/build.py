@@ -99,8 +99,17 @@ def _td_passes(f: SourceFile, registry: Registry) -> list[dict]:
             for d in registry.passes.values() if d.tree == f.tree and d.td_path == f.path]
 
 
+def _td_ops(f: SourceFile, registry: Registry) -> dict[str, list[str]]:
+    """Op def name -> the files with patterns over it, for the ops a .td file defines."""
+    if f.language != "tablegen":
+        return {}
+    return {name: paths for (tree, name), paths in registry.op_files.items()
+            if tree == f.tree and f"def {name}" in f.text}
+
+
 def _file_key(f: SourceFile, tree: Tree, registry: Registry) -> str:
-    derived = [f.sha, f.language, tree.version, _file_passes(f, registry), _td_passes(f, registry), CHUNKER_VERSION]
+    derived = [f.sha, f.language, tree.version, _file_passes(f, registry), _td_passes(f, registry),
+               _td_ops(f, registry), CHUNKER_VERSION]
     return hashlib.sha256(json.dumps(derived, sort_keys=True).encode()).hexdigest()
 
 
@@ -151,6 +160,7 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
     file_passes = ", ".join(_file_passes(f, registry))
     file_backend = backend_of(f.path, f.language, f.text)
     td_passes = {p["name"]: p for p in _td_passes(f, registry)}
+    td_ops = _td_ops(f, registry)
     # Identical files (two empty __init__.py) share a key, never an id.
     file_id = hashlib.sha256(f"{f.key}\0{key}".encode()).hexdigest()[:20]
     records = []
@@ -160,6 +170,8 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
             info = td_passes[piece.symbol]
             pass_name = info["cli"]
             related = "; ".join(info["python"] + info["files"])
+        elif piece.kind == "op":
+            related = "; ".join(td_ops.get(piece.symbol.split(" ")[0], []))
         metadata = {
             "tree": f.tree, "path": f.path, "start": piece.start, "end": piece.end,
             "language": f.language, "symbol": piece.symbol, "kind": piece.kind, "pass": pass_name,

@@ -11,6 +11,10 @@ convertWGMMA). A file reached from more than two passes is shared utility and ge
 backend's file is never attributed to another backend's pass through a name they happen to share. Python bindings
 (`ADD_PASS_WRAPPER_0("add_coalesce", createTritonGPUCoalesce)`) give each pass the name that
 appears in a backend's `compiler.py`.
+
+Ops get the same treatment: the files holding rewrite or lowering patterns over an op
+(`ConvertOpToLLVMPattern<triton::gpu::ConvertLayoutOp>`) are what a pasted `ttg.convert_layout`
+leads to, beyond the op's TableGen definition.
 """
 from __future__ import annotations
 
@@ -33,6 +37,10 @@ _CALL_STEPS = 2
 _MAX_PASSES_PER_HELPER = 2
 _BINDING = re.compile(r'"(add_\w+)"((?:(?!m\.def\(|ADD_PASS).){0,600}?)\b(create\w+)', re.S)
 _CPP = {"cpp", "c"}
+# A pattern class over an op: OpRewritePattern<DescriptorLoadOp>, ConvertOpToLLVMPattern<ttg::LocalLoadOp>.
+_OP_PATTERN = re.compile(r"\w*Pattern\s*<\s*(?:[\w:]+::)?(\w+Op)\s*[,>]")
+# An op with patterns in more files than this is everywhere (arith.constant): no pointer.
+_MAX_FILES_PER_OP = 4
 
 
 @dataclass
@@ -51,6 +59,11 @@ class PassDef:
 class Registry:
     passes: dict[tuple[str, str], PassDef] = field(default_factory=dict)  # (tree, def name) -> pass
     file_passes: dict[str, list[str]] = field(default_factory=dict)  # "tree/path" -> [cli names]
+    op_files: dict[tuple[str, str], list[str]] = field(default_factory=dict)  # (tree, TTG_XOp) -> paths
+
+    def files_for_op(self, tree: str, def_name: str) -> list[str]:
+        """Files with patterns over the op defined as `def_name` (TTG_ConvertLayoutOp -> ConvertLayoutOp)."""
+        return self.op_files.get((tree, def_name), [])
 
     def by_name(self, tree: str, name: str) -> PassDef | None:
         return self.passes.get((tree, name))
@@ -120,7 +133,27 @@ def build_registry(files: list[SourceFile]) -> Registry:
     resolved = _through_calls(cpp_files, direct, defined_in)
     for key, clis in resolved.items():
         registry.file_passes[key] = sorted(clis)
+    registry.op_files = _op_files(files, cpp_files)
     return registry
+
+
+def _op_files(files: list[SourceFile], cpp_files: list[SourceFile]) -> dict[tuple[str, str], list[str]]:
+    """(tree, op def name) -> files holding patterns over that op's C++ class."""
+    by_class: dict[tuple[str, str], set[str]] = {}
+    for f in cpp_files:
+        for op in set(_OP_PATTERN.findall(f.text)):
+            by_class.setdefault((f.tree, op), set()).add(f.path)
+    result = {}
+    for f in files:
+        if f.language != "tablegen":
+            continue
+        for record in records(f.text):
+            if record.base.endswith("Op") and record.mnemonic:
+                # MLIR names the C++ class after the def, less its dialect prefix (TTG_).
+                paths = by_class.get((f.tree, re.sub(r"^[A-Z0-9]+_", "", record.name)), set())
+                if 0 < len(paths) <= _MAX_FILES_PER_OP:
+                    result[(f.tree, record.name)] = sorted(paths)
+    return result
 
 
 def _through_calls(cpp_files: list[SourceFile], direct: dict[str, set[str]],

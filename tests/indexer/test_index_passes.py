@@ -65,3 +65,14 @@ def test_files_without_any_mark_have_no_pass():
     registry = build_registry(source_files(FILES))
     assert "toy/python/compiler.py" not in registry.file_passes
     assert "toy/docs/ascend_guide.md" not in registry.file_passes
+
+
+def test_op_definitions_point_at_the_files_with_patterns_over_them():
+    files = dict(FILES)
+    files["include/Ops.td"] = 'def TOY_ConvertLayoutOp : TOY_Op<"convert_layout"> {\n  let summary = "convert";\n}\n'
+    files["lib/Conversion/Layouts.cpp"] = (
+        "struct ConvertLayoutOpConversion\n"
+        "    : public ConvertOpToLLVMPattern<triton::gpu::ConvertLayoutOp> {};\n")
+    registry = build_registry(source_files(files))
+    assert registry.files_for_op("toy", "TOY_ConvertLayoutOp") == ["lib/Conversion/Layouts.cpp"]
+    assert registry.files_for_op("toy", "TOY_Unknown") == []
