@@ -1,0 +1,44 @@
+"""Linear layer followed by ReLU, fp16: y = relu(x @ W.T + b)."""
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self, in_features, out_features):
+        super().__init__()
+        self.linear = nn.Linear(in_features, out_features, dtype=torch.float16)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x))
+
+
+batch_size = 8192
+in_features = 4096
+out_features = 4096
+
+
+def get_inputs():
+    return [torch.randn(batch_size, in_features, dtype=torch.float16)]
+
+
+def get_init_inputs():
+    return [in_features, out_features]
+
+
+def get_cases():
+    return [
+        {"batch_size": 8192, "in_features": 4096, "out_features": 4096},
+        {"batch_size": 4096, "in_features": 8192, "out_features": 14336},
+        {"batch_size": 16384, "in_features": 2048, "out_features": 8192},
+    ]
+
+
+def get_test_cases():
+    return [
+        {"batch_size": 64, "in_features": 96, "out_features": 80},
+        {"batch_size": 130, "in_features": 200, "out_features": 70},
+    ]
+
+
+def flops(case):
+    return 2 * batch_size * in_features * out_features
