@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-TOY = "python:toy_embedding:ToyEmbedding"
+TOY = "python:tests.indexer.toy_embedding:ToyEmbedding"
 
 PASSES_TD = """\
 #ifndef TOY_PASSES

@@ -5,7 +5,7 @@ import json
 import threading
 
 import pytest
-from conftest import TOY, write_tree
+from .conftest import TOY, write_tree
 
 import indexer
 from indexer import build as build_module

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
-from conftest import CATALOG_YAML, COALESCE_CPP, COMPILER_PY, GUIDE_MD, PASSES_TD
+from .conftest import CATALOG_YAML, COALESCE_CPP, COMPILER_PY, GUIDE_MD, PASSES_TD
 
 from indexer.chunking import chunk
 from indexer.chunking.base import MAX_CHARS

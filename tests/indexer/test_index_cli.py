@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from conftest import TOY
+from .conftest import TOY
 
 from diagnoser.cli import main
 

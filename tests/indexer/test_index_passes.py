@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 
-from conftest import FILES
+from .conftest import FILES
 
 from indexer.chunking import LANGUAGES
 from indexer.passes import build_registry

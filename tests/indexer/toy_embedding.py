@@ -1,7 +1,6 @@
 """A tiny deterministic embedding for tests: hashed bag of words, no model, no network.
 
-Used through the embedding spec `python:toy_embedding:ToyEmbedding` (pytest puts this folder on
-sys.path). Texts sharing words get similar vectors, so dense retrieval still means something.
+Used through the embedding spec `python:tests.indexer.toy_embedding:ToyEmbedding`. Texts sharing words get similar vectors, so dense retrieval still means something.
 """
 from __future__ import annotations
 

@@ -2,17 +2,13 @@
 from __future__ import annotations
 
 import functools
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
 
 
 @functools.lru_cache(maxsize=None)
 def _captured(case: str) -> tuple:
-    import ir_kernels
+    from . import ir_kernels
 
     from diagnoser.ir import extract_facts
     from runner.backends.aot import AotCapture, parse_target

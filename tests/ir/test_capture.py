@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import torch
 
-import ir_kernels
+from . import ir_kernels
 from runner.backends.aot import AotCapture, capture, parse_target
 from runner.capture import CapturedKernel, cpu_stand_in
 

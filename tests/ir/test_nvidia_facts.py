@@ -1,7 +1,7 @@
 """Each small kernel in ir_kernels.py has one IR property; its fact must land on the marked line."""
 from __future__ import annotations
 
-from ir_kernels import SOURCE, line_of
+from .ir_kernels import SOURCE, line_of
 
 
 def at(facts: list, marker: str, **value) -> list:

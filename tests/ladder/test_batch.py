@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ladder_recorded import replaying
+from .ladder_recorded import replaying
 
 from diagnoser import batch, ladder
 

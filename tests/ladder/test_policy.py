@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from ladder_recorded import recorded, replaying
+from .ladder_recorded import recorded, replaying
 
 from diagnoser import ladder
 from diagnoser.ladder import Rung, RungUnavailable

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from host_clock import HostClockBackend
+from .host_clock import HostClockBackend
 from runner.evaluate import evaluate
 from runner.options import Options
 

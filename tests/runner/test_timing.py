@@ -9,7 +9,7 @@ from runner.compare import compare
 from runner.guards import LaunchTracer
 from runner.problem import load_module
 from runner.timing import Contestant, Settings, measure, summarize
-from host_clock import HostClockBackend
+from .host_clock import HostClockBackend
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -12,7 +12,7 @@ import pytest
 from diagnoser.triage import triage
 from diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
 
-from triage_helpers import FIXTURES, fixture, interpret, write_pair
+from .triage_helpers import FIXTURES, fixture, interpret, write_pair
 
 CASES = [
     ("elementwise", "nv.tiny-block"),

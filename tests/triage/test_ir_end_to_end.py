@@ -5,7 +5,7 @@ import pytest
 
 from diagnoser.triage import triage
 
-from triage_helpers import LABELED
+from .triage_helpers import LABELED
 
 
 def facts(name: str):

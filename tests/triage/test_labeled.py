@@ -10,7 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "triage")
 
 from labeled import evaluate, load_labels  # noqa: E402
 
-from triage_helpers import LABELED  # noqa: E402
+from .triage_helpers import LABELED  # noqa: E402
 
 
 @pytest.fixture(scope="module")

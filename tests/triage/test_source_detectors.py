@@ -7,7 +7,7 @@ import pytest
 
 from diagnoser.triage import run_triage
 
-from triage_helpers import FIXTURES, LABELED, write_pair
+from .triage_helpers import FIXTURES, LABELED, write_pair
 
 
 def found(tmp_path: Path, base: str, *edits: tuple[str, str], problem: str | None = None) -> set[str]:

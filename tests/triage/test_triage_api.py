@@ -8,7 +8,7 @@ from diagnoser.evidence import Fact
 from diagnoser.triage import SourceError, run_triage, triage
 from diagnoser.triage.detectors import DETECTORS, detectors_for
 
-from triage_helpers import LABELED, fixture
+from .triage_helpers import LABELED, fixture
 
 
 def test_problem_beside_the_solution_is_used():
