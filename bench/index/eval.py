@@ -5,10 +5,13 @@
 1. copies the tree to a scratch folder (the original is never written) and indexes it, with the
    catalog, through the real command line: full build (--rebuild), rebuild with nothing changed,
    rebuild after one changed file;
-2. asks every question of bench/index/questions.yaml through `indexer.search` in this process
-   (first query = cold: loads the model and the index; the rest = warm) and scores recall@5 at
-   file level, over the whole index and restricted to the tree;
-3. prints a summary table and writes the details to bench/results/index-<tree>.json.
+2. asks every question of each question set through `indexer.search` in this process (first
+   query = cold: loads the model and the index; the rest = warm) and scores recall@5 at file
+   level, over the whole index and restricted to the tree. The sets are bench/index/questions.yaml
+   (the development set) and questions-heldout.yaml (written before the retrieval changes that
+   were measured on it, to show whether they generalise); --questions picks others;
+3. prints a summary table per set and writes the details to bench/results/: index-<tree>.json for
+   questions.yaml, index-<name>.json for questions-<name>.yaml, each with the build numbers.
 """
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-QUESTIONS = Path(__file__).with_name("questions.yaml")
+QUESTION_SETS = [Path(__file__).with_name("questions.yaml"), Path(__file__).with_name("questions-heldout.yaml")]
 # The file edited for the one-changed-file rebuild.
 CHANGED_FILE = "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp"
 
@@ -64,6 +67,7 @@ def recall(expected: list, files: list[str]) -> float:
 def ask(questions: list[dict], tree: str, index_dir: Path, k: int) -> dict:
     import indexer
 
+    load_before = os.getloadavg()[0]
     started = time.monotonic()
     indexer.search("warm up: load the model and the index", k=k, index_dir=str(index_dir))
     cold = time.monotonic() - started
@@ -82,6 +86,7 @@ def ask(questions: list[dict], tree: str, index_dir: Path, k: int) -> dict:
             "top": [f"{h['tree']}:{h['path']}:{h['start']}-{h['end']} pass={h['pass']}" for h in hits],
         })
     return {
+        "queries_load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "cold_first_query_s": round(cold, 3),
         "warm_query_p50_ms": round(1000 * statistics.median(latencies), 1),
         "warm_query_p95_ms": round(1000 * sorted(latencies)[int(0.95 * (len(latencies) - 1))], 1),
@@ -91,11 +96,29 @@ def ask(questions: list[dict], tree: str, index_dir: Path, k: int) -> dict:
     }
 
 
+def result_path(out_dir: Path, questions: Path, tree: str) -> Path:
+    """index-<tree>.json for questions.yaml (the development set), index-<name>.json for questions-<name>.yaml."""
+    name = questions.stem.removeprefix("questions").lstrip("-") or tree
+    return out_dir / f"index-{name}.json"
+
+
+def print_queries(label: str, queries: dict, k: int) -> None:
+    print(f"{label}: recall@{k} {queries['recall_at_k']} (restricted to the tree: {queries['recall_at_k_in_tree']}); "
+          f"warm query p50 / p95 {queries['warm_query_p50_ms']} / {queries['warm_query_p95_ms']} ms "
+          f"(load average {queries['queries_load_average'][0]} -> {queries['queries_load_average'][1]})")
+    for row in queries["questions"]:
+        if row["recall"] < 1:
+            print(f"  miss {row['id']:<28} recall {row['recall']:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tree", required=True, help="compiler source tree (read only)")
     parser.add_argument("--k", type=int, default=5)
-    parser.add_argument("--out", help="result file (default bench/results/index-<tree>.json)")
+    parser.add_argument("--questions", type=Path, action="append",
+                        help="question set (repeatable; default: questions.yaml and questions-heldout.yaml)")
+    parser.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results",
+                        help="where the result files go (default bench/results)")
     parser.add_argument("--workdir", help="keep the tree copy and the index here (default: a temporary folder)")
     parser.add_argument("--queries-only", action="store_true",
                         help="with --workdir: ask the questions of the index already there, build nothing")
@@ -103,23 +126,22 @@ def main() -> None:
     if args.queries_only and not args.workdir:
         parser.error("--queries-only needs --workdir")
 
-    spec = yaml.safe_load(QUESTIONS.read_text())
-    tree_name = spec["tree"]
-    out = Path(args.out) if args.out else REPO / "bench" / "results" / f"index-{tree_name}.json"
+    sets = [(path, yaml.safe_load(path.read_text())) for path in (args.questions or QUESTION_SETS)]
+    tree_name = sets[0][1]["tree"]
+    if any(spec["tree"] != tree_name for _, spec in sets):
+        parser.error("all question sets must be about the same tree")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     with contextlib.ExitStack() as stack:
         scratch = Path(args.workdir or stack.enter_context(tempfile.TemporaryDirectory(prefix="ladder-eval-")))
         index_dir = scratch / "index"
         if args.queries_only:
             # Build numbers of the last full run stay; query numbers are replaced.
-            queries = ask(spec["questions"], tree_name, index_dir, args.k)
-            previous = json.loads(out.read_text()) if out.exists() else {}
-            out.parent.mkdir(parents=True, exist_ok=True)
-            out.write_text(json.dumps({**previous, **queries}, indent=1) + "\n")
-            print(f"warm query p50 / p95 {queries['warm_query_p50_ms']} / {queries['warm_query_p95_ms']} ms; "
-                  f"recall@{args.k} {queries['recall_at_k']} (in tree {queries['recall_at_k_in_tree']})")
-            for row in queries["questions"]:
-                if row["recall"] < 1:
-                    print(f"  miss {row['id']:<28} recall {row['recall']:.2f}")
+            for path, spec in sets:
+                queries = ask(spec["questions"], tree_name, index_dir, args.k)
+                out = result_path(args.out_dir, path, tree_name)
+                previous = json.loads(out.read_text()) if out.exists() else {}
+                out.write_text(json.dumps({**previous, **queries, "questions_file": path.name}, indent=1) + "\n")
+                print_queries(path.name, queries, args.k)
             return
         copy = scratch / tree_name
         shutil.rmtree(copy, ignore_errors=True)
@@ -128,17 +150,20 @@ def main() -> None:
 
         load_before = os.getloadavg()[0]
         full_s, full_cpu, full = run_build(index_dir, source, "--rebuild")
+        load_after_full = os.getloadavg()[0]
         same_s, same_cpu, same = run_build(index_dir, source)
         changed = copy / CHANGED_FILE
         changed.chmod(0o644)
         changed.write_text(changed.read_text() + "\n// touched by the index benchmark\n")
         one_s, one_cpu, one = run_build(index_dir, source)
-        queries = ask(spec["questions"], tree_name, index_dir, args.k)
+        answers = [(path, ask(spec["questions"], tree_name, index_dir, args.k)) for path, spec in sets]
 
-    result = {
+    build = {
         "tree": tree_name, "source": args.tree, "k": args.k,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(),
-                    "load_average_at_start": round(load_before, 2), "load_average_at_end": round(os.getloadavg()[0], 2)},
+                    "load_average_at_start": round(load_before, 2),
+                    "load_average_after_full_build": round(load_after_full, 2),
+                    "load_average_at_end": round(os.getloadavg()[0], 2)},
         "chunks": full["chunks"], "files": full["files"], "trees": full["trees"],
         "full_build_s": round(full_s, 1), "full_build_cpu_s": round(full_cpu, 1),
         "full_build_embedded": full["embedded_chunks"],
@@ -147,27 +172,23 @@ def main() -> None:
         "one_file_rebuild_s": round(one_s, 1), "one_file_rebuild_cpu_s": round(one_cpu, 1),
         "one_file_changed_files": one["changed_files"],
         "one_file_embedded": one["embedded_chunks"],
-        **queries,
     }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-
     print(f"{'tree':<28}{tree_name}")
-    print(f"{'files / chunks':<28}{result['files']} / {result['chunks']}")
-    print(f"{'load average start / end':<28}{result['machine']['load_average_at_start']} / "
-          f"{result['machine']['load_average_at_end']} ({result['machine']['cpus']} CPUs)")
-    print(f"{'full build':<28}{result['full_build_s']} s wall, {result['full_build_cpu_s']} s CPU "
-          f"({result['full_build_embedded']} chunks embedded)")
-    print(f"{'rebuild, nothing changed':<28}{result['unchanged_rebuild_s']} s wall, {result['unchanged_rebuild_cpu_s']} s CPU")
-    print(f"{'rebuild, one file changed':<28}{result['one_file_rebuild_s']} s wall, {result['one_file_rebuild_cpu_s']} s CPU "
-          f"({result['one_file_changed_files']} file, {result['one_file_embedded']} chunks embedded)")
-    print(f"{'first query (cold)':<28}{result['cold_first_query_s']} s")
-    print(f"{'warm query p50 / p95':<28}{result['warm_query_p50_ms']} / {result['warm_query_p95_ms']} ms")
-    print(f"{'recall@' + str(args.k):<28}{result['recall_at_k']} (restricted to the tree: {result['recall_at_k_in_tree']})")
-    for row in result["questions"]:
-        if row["recall"] < 1:
-            print(f"  miss {row['id']:<28} recall {row['recall']:.2f}")
-    print(f"details: {out}")
+    print(f"{'files / chunks':<28}{build['files']} / {build['chunks']}")
+    print(f"{'load average':<28}{build['machine']['load_average_at_start']} at start, "
+          f"{build['machine']['load_average_after_full_build']} after the full build, "
+          f"{build['machine']['load_average_at_end']} at the end ({build['machine']['cpus']} CPUs)")
+    print(f"{'full build':<28}{build['full_build_s']} s wall, {build['full_build_cpu_s']} s CPU "
+          f"({build['full_build_embedded']} chunks embedded)")
+    print(f"{'rebuild, nothing changed':<28}{build['unchanged_rebuild_s']} s wall, {build['unchanged_rebuild_cpu_s']} s CPU")
+    print(f"{'rebuild, one file changed':<28}{build['one_file_rebuild_s']} s wall, {build['one_file_rebuild_cpu_s']} s CPU "
+          f"({build['one_file_changed_files']} file, {build['one_file_embedded']} chunks embedded)")
+    for path, queries in answers:
+        out = result_path(args.out_dir, path, tree_name)
+        out.write_text(json.dumps({**build, "questions_file": path.name, **queries}, indent=1) + "\n")
+        print(f"{'first query (cold)':<28}{queries['cold_first_query_s']} s")
+        print_queries(path.name, queries, args.k)
+        print(f"details: {out}")
 
 
 if __name__ == "__main__":
