@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from runner.capture import CapturedKernel, jsonable, merge_and_label, source_position
+from runner.capture import CapturedKernel, LaunchInterceptor, jsonable, source_position
 
 ENV_VAR = "LADDER_ASCEND_PYTHON"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -83,50 +83,18 @@ def capture(solution_path: str | Path, problem_path: str | Path | None = None, c
 _CACHE_DIR = re.compile(r"compiled kernel cache is in (\S+)")
 
 
-class AscendCapture:
+class AscendCapture(LaunchInterceptor):
     """While active, Triton-Ascend launches compile for the NPU target instead of running."""
 
     def __init__(self, chip: str) -> None:
         from triton.backends.compiler import GPUTarget
         from triton.compiler.compiler import make_backend
 
+        super().__init__()
         self.target = GPUTarget("npu", chip, 0)
         self.backend = make_backend(self.target)
-        self.case: int | None = None
         self._compiled: dict[tuple[int, str], CapturedKernel] = {}
-        self._records: list[CapturedKernel] = []
         self._configs: list[dict[str, Any]] = []
-        self._saved: dict[str, Any] = {}
-
-    def __enter__(self) -> "AscendCapture":
-        from triton.runtime.autotuner import Autotuner
-        from triton.runtime.jit import JITFunction
-
-        session = self
-        self._saved = {"jit": JITFunction.run, "autotune": Autotuner.run}
-
-        def jit_run(jit_fn: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            return session.compile_launch(jit_fn, args, kwargs, grid=grid, warmup=warmup)
-
-        def autotune_run(autotuner: Any, *args: Any, **kwargs: Any) -> Any:
-            return session.compile_configs(autotuner, args, kwargs)
-
-        JITFunction.run = jit_run
-        Autotuner.run = autotune_run
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        from triton.runtime.autotuner import Autotuner
-        from triton.runtime.jit import JITFunction
-
-        JITFunction.run = self._saved["jit"]
-        Autotuner.run = self._saved["autotune"]
-
-    def set_case(self, case: int | None) -> None:
-        self.case = case
-
-    def kernels(self) -> list[CapturedKernel]:
-        return merge_and_label(self._records)
 
     def compile_launch(self, jit_fn: Any, args: tuple, kwargs: dict, *, grid: Any, warmup: bool) -> None:
         """Triton-Ascend 3.2's `JITFunction.run` up to the launch: bind, specialize, compile once per key."""

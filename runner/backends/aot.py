@@ -22,7 +22,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.capture import (CapturedKernel, cpu_stand_in, fresh_compiles, jsonable, merge_and_label, nvidia_record,
+from runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, fresh_compiles, jsonable, nvidia_record,
                             run_target, source_position)
 
 DEFAULT_TARGET = "sm90"
@@ -42,52 +42,19 @@ def is_ascend(target: str) -> bool:
     return target.lower().startswith(("ascend", "npu"))
 
 
-class AotCapture:
+class AotCapture(LaunchInterceptor):
     """While active, Triton launches compile for `target` instead of running; records every kernel."""
 
     def __init__(self, target: Any) -> None:
         from triton.compiler.compiler import make_backend
 
+        super().__init__()
         self.target = target
         self.backend = make_backend(target)
-        self.case: int | None = None
         self._binders: dict[int, Any] = {}
         self._key_caches: dict[int, dict] = {}
         self._compiled: dict[tuple[int, str], tuple[Any, CapturedKernel]] = {}
-        self._records: list[CapturedKernel] = []
         self._configs: list[dict[str, Any]] = []
-        self._saved: dict[str, Any] = {}
-
-    # -- patching ----------------------------------------------------------------------------
-    def __enter__(self) -> "AotCapture":
-        from triton.runtime.autotuner import Autotuner
-        from triton.runtime.jit import JITFunction
-
-        session = self
-        self._saved = {"jit": JITFunction.run, "autotune": Autotuner.run}
-
-        def jit_run(jit_fn: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
-            return session.compile_launch(jit_fn, args, kwargs, grid=grid, warmup=warmup)
-
-        def autotune_run(autotuner: Any, *args: Any, **kwargs: Any) -> Any:
-            return session.compile_configs(autotuner, args, kwargs)
-
-        JITFunction.run = jit_run
-        Autotuner.run = autotune_run
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        from triton.runtime.autotuner import Autotuner
-        from triton.runtime.jit import JITFunction
-
-        JITFunction.run = self._saved["jit"]
-        Autotuner.run = self._saved["autotune"]
-
-    def set_case(self, case: int | None) -> None:
-        self.case = case
-
-    def kernels(self) -> list[CapturedKernel]:
-        return merge_and_label(self._records)
 
     # -- the JIT's path, with the target's backend instead of the active driver's ------------
     def _binder(self, jit_fn: Any) -> Any:
