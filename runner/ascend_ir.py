@@ -9,7 +9,8 @@ succeeds and the stages come from the compiled kernel.
 
 Parent side (`capture`): standard library only. Child side (`python -m runner.ascend_ir`): runs
 the forward on CPU tensors with Triton-Ascend's JIT intercepted exactly like the `aot` backend
-(its own binder and attribute descriptor give the specialization), writes CapturedKernel JSON.
+(its own binder and attribute descriptor give the specialization), device queries (core counts)
+answered for the chip (`device_stand_in`), and writes CapturedKernel JSON.
 """
 from __future__ import annotations
 
@@ -206,9 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script_args", nargs="*")
     options = parser.parse_args(argv)
 
-    from runner.capture import cpu_stand_in, run_target, torch_npu_stand_in
+    from runner.capture import cpu_stand_in, device_stand_in, run_target, torch_npu_stand_in
 
-    with AscendCapture(options.target) as session, torch_npu_stand_in(), cpu_stand_in():
+    with AscendCapture(options.target) as session, torch_npu_stand_in(), device_stand_in(f"npu:{options.target}"), \
+            cpu_stand_in():
         run_target(options.solution, options.problem, options.case, device="cpu", on_case=session.set_case,
                    argv=options.script_args)
     Path(options.out).write_text(json.dumps([kernel.to_dict() for kernel in session.kernels()]))

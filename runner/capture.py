@@ -19,6 +19,7 @@ import gc
 import re
 import runpy
 import sys
+import types
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -291,6 +292,135 @@ def torch_npu_stand_in() -> Iterator[None]:
     finally:
         sys.modules.pop("torch_npu", None)
         del torch.Tensor.npu
+
+
+HARDWARE_DIR = Path(__file__).resolve().parents[1] / "kb" / "hardware"
+DEFAULT_DEVICE_TARGETS = {"cuda": "cuda:90", "npu": "npu:Ascend910B3"}
+
+
+def hardware_table(target: str) -> dict[str, Any]:
+    """The `kb/hardware` table of the device that serves a compile target (`cuda:90`,
+    `npu:Ascend910B3`; a bare `cuda`/`npu` means the default device), or {}.
+
+    The tables are flat `key: value  # comment` lines; they are read without PyYAML because the
+    Triton-Ascend environment (runner.ascend_ir's child) need not have it."""
+    import ast
+
+    target = DEFAULT_DEVICE_TARGETS.get(target, target)
+    for path in sorted(HARDWARE_DIR.glob("*.yaml")):
+        table: dict[str, Any] = {}
+        for line in path.read_text().splitlines():
+            match = re.match(r"(\w+):\s*(.*?)\s*(?:#.*)?$", line)
+            if match:
+                try:
+                    table[match.group(1)] = ast.literal_eval(match.group(2))
+                except (ValueError, SyntaxError):
+                    table[match.group(1)] = match.group(2)
+        if target in table.get("targets", []):
+            return table
+    return {}
+
+
+class _StandInDriver:
+    """What a forward may ask Triton's active driver (`triton.runtime.driver.active`) about the
+    device: its properties (core counts for persistent and core-count grids), the current device
+    and the compile target, answered from the target's hardware table."""
+
+    def __init__(self, target: Any, properties: dict[str, Any], interface: Any) -> None:
+        self.target = target
+        self.interface = interface
+        self.utils = types.SimpleNamespace(
+            get_device_properties=lambda *args, **kwargs: dict(properties),
+            get_aicore_num=lambda: properties.get("num_aicore"),
+            get_aivector_core_num=lambda: properties.get("num_vectorcore"))
+
+    @staticmethod
+    def is_active() -> bool:
+        return True
+
+    def get_current_target(self) -> Any:
+        return self.target
+
+    @staticmethod
+    def get_current_device() -> int:
+        return 0
+
+    @staticmethod
+    def set_current_device(device: Any) -> None:
+        return None
+
+    def get_device_interface(self) -> Any:
+        return self.interface
+
+
+@contextlib.contextmanager
+def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
+    """Answer the device queries a forward makes, for `target`'s device, on a machine without it.
+
+    Solutions size their grids from the device (`torch.cuda.get_device_properties(...)
+    .multi_processor_count`, Triton-Ascend's `driver.active.utils.get_device_properties(...)
+    ["num_vectorcore"]`); without a device those raise ("0 active drivers") and the forward is
+    lost. While active, `torch.cuda` (NVIDIA) or a `torch.npu` namespace (Ascend, when torch_npu is
+    absent) and Triton's active driver answer from `kb/hardware`. Yields the hardware table."""
+    import torch
+    from triton.backends.compiler import GPUTarget
+    from triton.runtime.driver import driver
+
+    table = hardware_table(target)
+    backend = DEFAULT_DEVICE_TARGETS.get(target, target).split(":")[0]
+    saved_driver = dict(vars(driver))
+    restore: list[tuple[Any, str, Any]] = []
+
+    def patch(owner: Any, name: str, value: Any) -> None:
+        restore.append((owner, name, getattr(owner, name, _MISSING)))
+        setattr(owner, name, value)
+
+    if backend == "npu":
+        chip = DEFAULT_DEVICE_TARGETS["npu"].split(":")[1] if ":" not in target else target.split(":")[1]
+        aicores, vectorcores = table.get("aicore_count", 20), table.get("vectorcore_count", 40)
+        properties = {"max_shared_mem": 1, "num_aicore": aicores, "num_vectorcore": vectorcores}
+        interface = getattr(torch, "npu", None)
+        if interface is None:
+            device_props = types.SimpleNamespace(name=table.get("name", chip), cube_core_num=aicores,
+                                                 vector_core_num=vectorcores)
+            interface = types.SimpleNamespace(
+                current_device=lambda: 0, device_count=lambda: 1, is_available=lambda: True,
+                set_device=lambda *a, **k: None, synchronize=lambda *a, **k: None,
+                get_device_name=lambda *a, **k: table.get("name", chip),
+                get_device_properties=lambda *a, **k: device_props)
+            patch(torch, "npu", interface)
+        gpu_target = GPUTarget("npu", chip, 0)
+    else:
+        capability = int(str(target).split(":")[1]) if ":" in str(target) else 90
+        sms, smem = table.get("sm_count", 132), table.get("shared_memory_per_block", 232448)
+        warp, regs = table.get("warp_size", 32), table.get("registers_per_sm", 65536)
+        properties = {"max_shared_mem": smem, "max_num_regs": regs, "multiprocessor_count": sms, "warpSize": warp,
+                      "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 6144}
+        device_props = types.SimpleNamespace(
+            name=table.get("name", "cuda"), major=capability // 10, minor=capability % 10, multi_processor_count=sms,
+            total_memory=141 * 2 ** 30, max_shared_memory_per_block_optin=smem, regs_per_multiprocessor=regs,
+            warp_size=warp, L2_cache_size=table.get("l2_bytes", 0))
+        interface = torch.cuda
+        for name, value in {"get_device_properties": lambda *a, **k: device_props, "current_device": lambda: 0,
+                            "synchronize": lambda *a, **k: None, "device_count": lambda: 1,
+                            "get_device_capability": lambda *a, **k: (device_props.major, device_props.minor),
+                            "get_device_name": lambda *a, **k: device_props.name}.items():
+            patch(torch.cuda, name, value)
+        gpu_target = GPUTarget("cuda", capability, warp)
+    driver.set_active(_StandInDriver(gpu_target, properties, interface))
+    try:
+        yield table
+    finally:
+        vars(driver).clear()
+        vars(driver).update(saved_driver)
+        for owner, name, value in reversed(restore):
+            if value is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, value)
+
+
+_MISSING = object()
 
 
 def cpu_stand_in() -> Any:

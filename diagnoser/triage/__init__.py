@@ -97,12 +97,14 @@ def build_context(path: Optional[str], text: str, problem: str | Path | None, fa
             with tempfile.TemporaryDirectory() as folder:
                 temp = Path(folder) / "solution.py"
                 temp.write_text(text)
-                ctx.traces = trace_cases(str(temp), str(problem_path))
+                ctx.traces = trace_cases(str(temp), str(problem_path), resolved)
         else:
-            ctx.traces = trace_cases(path, str(problem_path))
+            ctx.traces = trace_cases(path, str(problem_path), resolved)
         for trace in ctx.traces:
             if trace.error:
                 ctx.notes.append(f"case {trace.index}: forward not traced ({trace.error}); source-only checks")
+            elif trace.note:
+                ctx.notes.append(f"case {trace.index}: {trace.note}")
         ctx.analyses = analyse_traces(source, ctx.traces)
     elif source.kernels:
         ctx.notes.append("no problem file: case shapes unknown, only shape-independent checks ran")

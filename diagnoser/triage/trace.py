@@ -7,15 +7,17 @@ num_warps/num_stages, the evaluated grid) and return without compiling. Torch op
 the forward are recorded too, in order, with the storage they read and write, which is what the
 fusion and launch-count detectors need.
 
-If the forward cannot run on meta tensors (it reads a value with `.item()`, say), the trace says
-why and triage falls back to what the source alone shows.
+If the forward cannot run on meta tensors (it reads a value with `.item()`, or calls an op with no
+Meta kernel such as `torch.bincount`), the case is traced again on the CPU, where random
+floating-point inputs are allocated but not filled (integer inputs such as routing ids are real);
+if that fails too, the trace says why and triage falls back to what the source alone shows.
+Device queries the forward makes are answered for the target (`runner.capture.device_stand_in`).
 """
 from __future__ import annotations
 
 import contextlib
 import math
 import sys
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -108,6 +110,7 @@ class CaseTrace:
     truncated: bool = False
     output_storages: list[int] = field(default_factory=list)
     input_storages: list[int] = field(default_factory=list)
+    note: Optional[str] = None               # how the case was traced, when not on meta tensors
 
 
 class _TooManyLaunches(Exception):
@@ -159,6 +162,9 @@ class Recorder:
         self.solution_file = str(Path(solution_file).resolve()) if solution_file else None
         self.current: Optional[CaseTrace] = None
         self.in_forward = False
+        # Tensors whose storage a record names, held until the case ends: a freed storage's id
+        # would otherwise be reused by the next allocation and two tensors would look like one.
+        self.alive: list[Any] = []
 
     def caller_line(self) -> Optional[int]:
         frame = sys._getframe(2)
@@ -188,6 +194,7 @@ class Recorder:
             if name not in bound and parameter.default is not parameter.empty:
                 bound[name] = parameter.default
         described = {name: describe(value) for name, value in bound.items()}
+        self.alive.extend(value for value in bound.values() if _is_tensor(value))
         constexprs = {}
         for name in constexpr_names:
             if name in bound:
@@ -260,28 +267,29 @@ def _patched_triton(recorder: Recorder) -> Iterator[None]:
         autotuner_module.Heuristics.run = saved_heuristics
 
 
-def _meta_mode(recorder: Recorder):
-    """A TorchFunctionMode that sends every tensor to the meta device and records compute ops."""
+def _device_mode(recorder: Recorder, device: str = "meta"):
+    """A TorchFunctionMode that keeps every tensor on `device` (meta, or the CPU) whatever device
+    the code names, and records compute ops."""
     import torch
     from torch.overrides import TorchFunctionMode
 
-    def to_meta(value: Any) -> Any:
+    def to_device(value: Any) -> Any:
         if isinstance(value, (str, torch.device)) and str(value).split(":")[0] in ("cuda", "npu", "cpu", "meta"):
-            return torch.device("meta")
+            return torch.device(device)
         return value
 
-    class MetaMode(TorchFunctionMode):
+    class DeviceMode(TorchFunctionMode):
         def __torch_function__(self, func, types_, args=(), kwargs=None):
             kwargs = dict(kwargs or {})
             name = getattr(func, "__name__", str(func))
             if "device" in kwargs:
-                kwargs["device"] = torch.device("meta")
+                kwargs["device"] = torch.device(device)
             if name in ("cuda", "npu", "cpu", "pin_memory") and args and isinstance(args[0], torch.Tensor):
                 return args[0]
             if name == "to":
-                args = tuple(to_meta(a) for a in args)
+                args = tuple(to_device(a) for a in args)
                 if "device" in kwargs:
-                    kwargs["device"] = torch.device("meta")
+                    kwargs["device"] = torch.device(device)
             result = func(*args, **kwargs)
             if recorder.in_forward and recorder.current is not None and name not in NON_COMPUTE:
                 if not (name == "contiguous" and result is (args[0] if args else None)):
@@ -300,10 +308,11 @@ def _meta_mode(recorder: Recorder):
                     numel = max(numel, tensor.numel())
             if name.endswith("_") and reads:
                 writes.append(reads[0])
+            recorder.alive.extend(_tensors_in([args, kwargs, result]))
             trace = recorder.current
             trace.torch_ops.append(TorchOp(name, len(trace.launches), recorder.caller_line(), reads, writes, numel))
 
-    return MetaMode()
+    return DeviceMode()
 
 
 def _is_constexpr_annotation(annotation: Any) -> bool:
@@ -325,33 +334,20 @@ def _tensors_in(value: Any) -> Iterator[Any]:
             yield from _tensors_in(item)
 
 
-@contextlib.contextmanager
-def _fake_cuda() -> Iterator[None]:
-    """Device queries a forward may make (SM count for persistent kernels) answered for an H200."""
-    import torch
-
-    props = types.SimpleNamespace(multi_processor_count=132, name="NVIDIA H200", major=9, minor=0,
-                                  total_memory=141 * 2 ** 30, max_shared_memory_per_block_optin=232448,
-                                  regs_per_multiprocessor=65536, warp_size=32)
-    saved = {name: getattr(torch.cuda, name) for name in ("get_device_properties", "current_device", "synchronize",
-                                                             "get_device_capability")}
-    torch.cuda.get_device_properties = lambda *a, **k: props
-    torch.cuda.current_device = lambda: 0
-    torch.cuda.synchronize = lambda *a, **k: None
-    torch.cuda.get_device_capability = lambda *a, **k: (9, 0)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(torch.cuda, name, value)
+# A case the meta device cannot run (an op with no Meta kernel, `.item()`, `.tolist()`) is traced
+# again on the CPU, with random floating-point fills left unfilled; only when its inputs and
+# parameters fit in this much memory.
+CPU_TRACE_MAX_BYTES = 2 << 30
+DEVICE_TARGETS = {"nvidia": "cuda:90", "ascend": "npu:Ascend910B3"}
 
 
-def trace_cases(solution_path: str, problem_path: Optional[str]) -> list[CaseTrace]:
-    """Run the forward once per case of the problem on meta tensors and record every launch."""
-    import torch
+def trace_cases(solution_path: str, problem_path: Optional[str], target: str = "nvidia") -> list[CaseTrace]:
+    """Run the forward once per case of the problem on meta tensors and record every launch; a
+    case whose forward needs real values is traced on the CPU instead (`CaseTrace.note` says so).
 
+    Device queries (core counts, properties) are answered for `target` (`nvidia` or `ascend`)."""
     from runner.capture import torch_npu_stand_in
-    from runner.problem import ProblemError, load_problem, load_solution, one_line
+    from runner.problem import ProblemError, load_problem, load_solution
 
     try:
         with torch_npu_stand_in():
@@ -362,26 +358,67 @@ def trace_cases(solution_path: str, problem_path: Optional[str]) -> list[CaseTra
     recorder = Recorder(solution_path)
     traces = []
     for index, case in enumerate(problem.cases):
-        trace = CaseTrace(index, dict(case))
-        recorder.current = trace
-        try:
-            with _patched_triton(recorder), _fake_cuda(), torch.device("meta"), _meta_mode(recorder), torch.no_grad():
-                with problem.applied(case):
-                    torch.manual_seed(index)
-                    init_inputs = problem.get_init_inputs()
-                    inputs = problem.get_inputs()
-                model = model_new(*init_inputs)
-                trace.input_storages = [t.untyped_storage()._cdata for t in _tensors_in(inputs)]
-                recorder.in_forward = True
-                try:
-                    output = model(*inputs)
-                finally:
-                    recorder.in_forward = False
-                trace.output_storages = [t.untyped_storage()._cdata for t in _tensors_in(output)]
-        except _TooManyLaunches:
-            pass
-        except Exception as error:  # the user's forward on meta tensors: say why, keep going
-            trace.error = one_line(error)
+        trace, footprint = _trace_case(recorder, problem, model_new, index, case, "meta", target)
+        if trace.error is not None:
+            why = trace.error
+            if footprint is not None and footprint > CPU_TRACE_MAX_BYTES:
+                trace.error = f"{why}; not retried on the CPU: inputs and parameters take {footprint / 2**30:.1f} GiB"
+            else:
+                retry, _ = _trace_case(recorder, problem, model_new, index, case, "cpu", target)
+                if retry.error is None:
+                    retry.note = f"traced on the CPU with unfilled random inputs (on meta tensors: {_first_sentence(why)})"
+                    trace = retry
+                else:
+                    trace.error = f"{why}; on the CPU: {retry.error}"
         traces.append(trace)
-        recorder.current = None
     return traces
+
+
+def _trace_case(recorder: Recorder, problem: Any, model_new: Any, index: int, case: dict[str, Any], device: str,
+                target: str) -> tuple[CaseTrace, Optional[int]]:
+    """One case's forward on `device` (meta, or cpu for data-dependent forwards), recorded; with the
+    bytes its inputs and parameters take (None when they were never built)."""
+    import torch
+
+    from runner.capture import cpu_stand_in, device_stand_in
+    from runner.problem import one_line
+
+    trace = CaseTrace(index, dict(case))
+    recorder.current = trace
+    footprint = None
+    fills = cpu_stand_in() if device == "cpu" else contextlib.nullcontext()
+    try:
+        with _patched_triton(recorder), device_stand_in(DEVICE_TARGETS.get(target, target)), \
+                torch.device(device), _device_mode(recorder, device), fills, torch.no_grad():
+            with problem.applied(case):
+                torch.manual_seed(index)
+                init_inputs = problem.get_init_inputs()
+                inputs = problem.get_inputs()
+            model = model_new(*init_inputs)
+            footprint = _bytes(inputs) + _bytes(init_inputs) + _bytes(list(model.parameters()) + list(model.buffers()))
+            trace.input_storages = [t.untyped_storage()._cdata for t in _tensors_in(inputs)]
+            recorder.in_forward = True
+            try:
+                output = model(*inputs)
+            finally:
+                recorder.in_forward = False
+            trace.output_storages = [t.untyped_storage()._cdata for t in _tensors_in(output)]
+    except _TooManyLaunches:
+        pass
+    except Exception as error:  # the user's forward: say why, keep going
+        trace.error = one_line(error)
+    finally:
+        recorder.current = None
+        recorder.alive.clear()
+    return trace, footprint
+
+
+def _first_sentence(text: str) -> str:
+    return text.split(". ")[0].rstrip(".")
+
+
+def _bytes(values: Any) -> int:
+    import torch
+
+    with torch._C.DisableTorchFunction():
+        return sum(t.numel() * t.element_size() for t in _tensors_in(values))
