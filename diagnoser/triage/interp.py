@@ -300,6 +300,8 @@ class KernelWalker:
         self.pid = pid
         self.grid = grid
         self.report = KernelReport(kernel.name, num_warps)
+        self.unspecialized = kernel.unspecialized("do_not_specialize")
+        self.unaligned = kernel.unspecialized("do_not_specialize_on_alignment")
         self.loop_stack: list[int] = []
         self.steps = 0
         self.call_depth = 0
@@ -341,18 +343,22 @@ class KernelWalker:
             if param is not None and param.constexpr:
                 return V("unknown", deps=tag)
             return V("int", (), AxisInfo.scalar(1), 32, deps=tag)
+        # The JIT's specialization: pointers 16-byte aligned, integers equal to 1 or divisible by
+        # 16 are known to the compiler, unless the kernel opts out (do_not_specialize*).
+        unspecialized = name in self.unspecialized
+        unaligned = unspecialized or name in self.unaligned
         if binding.kind == "ptr":
             bits = DTYPE_BITS.get(binding.dtype, 32)
-            info = AxisInfo.scalar(16 if binding.aligned else max(bits // 8, 1))
+            info = AxisInfo.scalar(16 if binding.aligned and not unaligned else max(bits // 8, 1))
             return V("ptr", (), info, bits, conc=0, deps=tag, base=name, py=binding.dtype)
         if binding.kind == "constexpr":
             return self._python_value(binding.value, tag)
         if binding.kind == "int":
             value = int(binding.value)
             bits = 64 if abs(value) >= 2 ** 31 else 32
-            if value == 1:
+            if value == 1 and not unspecialized:
                 return V("int", (), AxisInfo.of_constant(1), bits, conc=1, py=1, deps=tag)
-            div = 16 if value % 16 == 0 else 1
+            div = 16 if value % 16 == 0 and not unaligned else 1
             return V("int", (), AxisInfo.scalar(div), bits, conc=value, deps=tag)
         if binding.kind == "float":
             return V("float", (), None, 32, deps=tag)

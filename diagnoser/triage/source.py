@@ -55,6 +55,24 @@ class Kernel:
     def line(self) -> int:
         return self.node.lineno
 
+    def unspecialized(self, option: str = "do_not_specialize") -> set[str]:
+        """Parameters the JIT is told not to specialize (`@triton.jit(do_not_specialize=[...])`,
+        by name or position; `do_not_specialize_on_alignment` likewise): such an integer is never
+        known to be 1 or divisible by 16, such a pointer never known to be 16-byte aligned."""
+        if not isinstance(self.jit, ast.Call):
+            return set()
+        node = next((k.value for k in self.jit.keywords if k.arg == option), None)
+        if not isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            return set()
+        names = set()
+        for item in node.elts:
+            value = item.value if isinstance(item, ast.Constant) else None
+            if isinstance(value, str):
+                names.add(value)
+            elif isinstance(value, int) and 0 <= value < len(self.params):
+                names.add(self.params[value].name)
+        return names
+
     def param(self, name: str) -> Optional[Param]:
         return next((p for p in self.params if p.name == name), None)
 

@@ -91,3 +91,98 @@ def test_three_passes_over_rows_too_long_for_the_chip_are_still_redundant(tmp_pa
 @pytest.mark.parametrize("name", sorted(p.name for p in LABELED.iterdir() if p.name.startswith("c")))
 def test_clean_kernels_have_no_findings(name):
     assert run_triage(str(LABELED / name / "solution.py")).findings == []
+
+
+# ------------------------------------------------------------------------ nv.hardcoded-config
+
+def _cases(tmp_path: Path, base: str, cases: str) -> str:
+    """A copy of `base`'s problem with other get_cases()."""
+    folder = LABELED / base if (LABELED / base).is_dir() else FIXTURES / base
+    text = (folder / "problem.py").read_text()
+    start = text.index("def get_cases")
+    end = text.find("\n\n\n", start) if "\n\n\n" in text[start:] else len(text)
+    path = tmp_path / "problem.py"
+    path.write_text(text[:start] + f"def get_cases():\n    return {cases}" + text[end:])
+    return str(path)
+
+
+def test_a_sensible_fixed_elementwise_block_is_not_a_hardcoded_config(tmp_path):
+    patterns = found(tmp_path, "elementwise", ("triton.cdiv(n, 128)", "triton.cdiv(n, 1024)"), ("BLOCK=128", "BLOCK=1024"))
+    assert "nv.hardcoded-config" not in patterns and "nv.tiny-block" not in patterns
+
+
+def test_a_fixed_gemm_config_that_fits_every_shape_is_not_a_hardcoded_config(tmp_path):
+    patterns = found(tmp_path, "gemm_rowmajor", ("triton.cdiv(M, 64), triton.cdiv(N, 64)", "triton.cdiv(M, 128), triton.cdiv(N, 128)"),
+                     ("BLOCK_M=64, BLOCK_N=64", "BLOCK_M=128, BLOCK_N=128"))
+    assert "nv.hardcoded-config" not in patterns
+
+
+def test_a_fixed_gemm_tile_that_pads_a_skinny_case_is_a_hardcoded_config(tmp_path):
+    edits = (("triton.cdiv(M, 64), triton.cdiv(N, 64)", "triton.cdiv(M, 128), triton.cdiv(N, 128)"),
+             ("BLOCK_M=64, BLOCK_N=64", "BLOCK_M=128, BLOCK_N=128"))
+    problem = _cases(tmp_path, "gemm_rowmajor", '[{"M": 32, "N": 8192, "K": 4096}, {"M": 4096, "N": 4096, "K": 1024}]')
+    assert "nv.hardcoded-config" in found(tmp_path, "gemm_rowmajor", *edits, problem=problem)
+
+
+def test_a_fixed_gemm_config_for_one_shape_is_not_a_hardcoded_config(tmp_path):
+    problem = _cases(tmp_path, "gemm_rowmajor", '[{"M": 4096, "N": 4096, "K": 1024}, {"M": 4096, "N": 4096, "K": 1536}]')
+    assert "nv.hardcoded-config" not in found(tmp_path, "gemm_rowmajor", problem=problem)
+
+
+# ---------------------------------------------------------------------------- nv.small-grid
+
+def test_small_grids_launched_in_a_loop_count_their_work_together(tmp_path):
+    problem = _cases(tmp_path, "k15", '[{"rows": 256, "cols": 32768}, {"rows": 128, "cols": 65536}]')
+    patterns = found(tmp_path, "k15", problem=problem)
+    assert {"nv.small-grid", "nv.launch-bound"} <= patterns
+
+
+def test_a_loop_of_small_grids_moving_little_is_only_launch_bound(tmp_path):
+    patterns = found(tmp_path, "k15")
+    assert "nv.launch-bound" in patterns and "nv.small-grid" not in patterns
+
+
+# ---------------------------------------------------------------------- nv.unfused-epilogue
+
+def test_scattering_results_back_through_an_index_is_not_an_unfused_epilogue(tmp_path):
+    assert "nv.unfused-epilogue" not in found(tmp_path, "routed_groups")
+
+
+# ------------------------------------------------------------------------- nv.scalar-access
+
+def test_do_not_specialize_on_a_row_stride_drops_its_divisibility(tmp_path):
+    patterns = found(tmp_path, "c03", ("@triton.jit\ndef softmax_kernel", '@triton.jit(do_not_specialize=["stride_x", 3])\ndef softmax_kernel'))
+    assert "nv.scalar-access" in patterns
+
+
+def test_do_not_specialize_on_the_mask_bound_narrows_accesses_through_the_mask(tmp_path):
+    folder = LABELED / "c03"
+    text = (folder / "solution.py").read_text().replace(
+        "@triton.jit\ndef softmax_kernel", '@triton.jit(do_not_specialize=["n_cols"])\ndef softmax_kernel')
+    solution, problem = write_pair(tmp_path / "c03", text, str(folder / "problem.py"))
+    details = [e["detail"] for f in run_triage(solution, problem).findings if f.pattern == "nv.scalar-access"
+               for e in f.evidence]
+    assert details and all("limited by the mask" in d for d in details)
+
+
+def test_a_narrow_access_with_a_tiny_share_of_the_bytes_is_not_reported(tmp_path, monkeypatch):
+    from diagnoser.triage.detectors import source
+
+    assert "nv.scalar-access" not in found(tmp_path, "row_moments")
+    monkeypatch.setattr(source, "MIN_ACCESS_SHARE", 0.0)
+    assert "nv.scalar-access" in found(tmp_path, "row_moments")
+
+
+def test_a_broadcast_of_a_per_channel_value_is_not_a_scalar_access(tmp_path):
+    assert "nv.scalar-access" not in found(tmp_path, "channel_scale")
+
+
+def test_interleaved_accesses_that_cover_contiguous_runs_are_scalar_access(tmp_path):
+    patterns = found(tmp_path, "complex_rotate")
+    assert "nv.scalar-access" in patterns and "nv.strided-inner-axis" not in patterns
+
+
+def test_a_stride_two_access_without_its_partner_is_strided(tmp_path):
+    patterns = found(tmp_path, "complex_rotate", ("re * s + im * c, mask=mask)", "re * s + 0.0 * c, mask=mask)"),
+                     ("    im = tl.load(z_ptr + 2 * i + 1, mask=mask, other=0.0)\n", "    im = re\n"))
+    assert "nv.strided-inner-axis" in patterns

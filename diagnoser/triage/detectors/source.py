@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -45,15 +46,66 @@ def _runtime_loops(report: KernelReport, loops: tuple[int, ...]) -> tuple[int, .
     return tuple(i for i in loops if i in report.loops and report.loops[i].kind != "static_range")
 
 
+def _trips(report: KernelReport, loops: tuple[int, ...]) -> int:
+    trips = 1
+    for loop_id in loops:
+        loop = report.loops.get(loop_id)
+        trips *= loop.trip_count if loop is not None and loop.trip_count else 1
+    return trips
+
+
 # ------------------------------------------------------------------------------------ accesses
+
+# An access below this share of its program's bytes is not worth a finding of its own: making it
+# wider would not change the kernel's time (a per-row scalar, a small output tile).
+MIN_ACCESS_SHARE = 0.1
+
+
+def access_bytes(report: KernelReport, access: Any) -> int:
+    """Bytes one program moves through an access, over every trip of its loops."""
+    return access.numel * max(access.elem_bits // 8, 1) * _trips(report, access.loops)
+
+
+def interleaved_groups(report: KernelReport) -> dict[int, list]:
+    """Accesses at a small stride s whose s offsets together cover contiguous runs (even/odd lanes
+    of an interleaved layout, the s fields of an array of structs), by node id. Each one is
+    narrow, but the data is contiguous: one access of the whole run split in registers would be
+    vectorised, so they are a vectorisation problem (nv.scalar-access), not an uncoalesced one."""
+    candidates: dict[tuple, list] = defaultdict(list)
+    for access in report.accesses:
+        last = access.true_strides[-1] if access.true_strides else None
+        if access.sample_offsets is None or not access.shape or last is None or not 1 < last <= 8:
+            continue
+        candidates[(access.base, access.op, access.shape, access.loops, last)].append(access)
+    groups: dict[int, list] = {}
+    for (_, _, shape, _, stride), members in candidates.items():
+        if len(members) != stride:
+            continue
+        try:
+            offsets = np.concatenate([np.broadcast_to(np.asarray(a.sample_offsets, dtype=np.int64), shape)
+                                      for a in members], axis=-1)
+        except ValueError:
+            continue
+        runs = np.sort(offsets.reshape(-1, offsets.shape[-1]), axis=-1)
+        if runs.shape[-1] > 1 and bool(np.all(np.diff(runs, axis=-1) == 1)):
+            for access in members:
+                groups[access.node_id] = members
+    return groups
+
 
 def detect_access_width(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access and nv.strided-inner-axis from each access's predicted vector width
-    (AxisInfo + Coalesce mirror) against the width the case's real addresses allow."""
+    (AxisInfo + Coalesce mirror) against the width the case's real addresses allow.
+
+    Only accesses that carry a real share of the program's bytes count; an access whose real
+    addresses are not contiguous (a gather, a broadcast) is neither pattern; interleaved accesses
+    that together cover contiguous runs are nv.scalar-access."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         if analysis is None:
             continue  # alignment depends on the arguments: only judged with real cases
+        total = sum(access_bytes(report, a) for a in report.accesses) or 1
+        interleaved = interleaved_groups(report)
         for access in report.accesses:
             if access.block_ptr or not access.shape or access.op == "atomic":
                 continue
@@ -62,6 +114,18 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
             strides = access.true_strides or ()
             last = strides[-1] if strides else None
             unit_axes = [d for d, s in enumerate(strides) if s == 1]
+            group = interleaved.get(access.node_id)
+            if group is not None:
+                if sum(access_bytes(report, a) for a in group) < MIN_ACCESS_SHARE * total:
+                    continue
+                lines = ", ".join(str(a.line) for a in group)
+                detail = (f"{access.op}s of {access.base or 'a tensor'} {list(access.shape)} at stride {last} (lines "
+                          f"{lines}) together cover contiguous runs, yet each moves {access.width.vector_bits} bits per "
+                          f"thread per instruction; one contiguous access of the whole run, split in registers "
+                          f"(tl.reshape + tl.split), would move 128")
+                found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", 0.75,
+                          [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
+                continue
             if last not in (0, 1) and last is not None and not access.dot_operand:
                 detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)}: the last block axis "
                           f"steps {last} elements in memory"
@@ -75,11 +139,15 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                 continue  # one element per thread: scalar whatever the alignment (see nv.tiny-block)
             if last is None and access.true_vec is None:
                 continue
+            if access_bytes(report, access) < MIN_ACCESS_SHARE * total:
+                continue
             predicted = access.width.per_thread
             possible = min(access.true_vec or 1, cap)
             if predicted >= cap or (predicted >= possible and access.width.vector_bits > 32):
                 continue
             if predicted >= possible:
+                if last != 1:
+                    continue  # not contiguous in fact (a gather, a broadcast): no vector to be had
                 why = ("the real addresses are not 16-byte aligned or not contiguous in runs of "
                        f"{full_vector} for this case (sizes/strides not multiples of {full_vector})")
                 confidence = 0.65
@@ -104,14 +172,7 @@ def _unmasked_width(access: Any) -> int:
 # --------------------------------------------------------------------------------- block sizes
 
 def _per_program_bytes(report: KernelReport) -> int:
-    total = 0
-    for access in report.accesses:
-        trips = 1
-        for loop_id in access.loops:
-            loop = report.loops.get(loop_id)
-            trips *= loop.trip_count if loop is not None and loop.trip_count else 1
-        total += access.numel * max(access.elem_bits // 8, 1) * trips
-    return total
+    return sum(access_bytes(report, access) for access in report.accesses)
 
 
 def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
@@ -128,7 +189,8 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
         if not tiles:
             continue
         biggest = max(tiles, key=lambda a: a.numel)
-        per_thread = biggest.numel / threads
+        interleaved = interleaved_groups(report)
+        per_thread = max([biggest.numel] + [sum(a.numel for a in g) for g in interleaved.values()]) / threads
         program_bytes = _per_program_bytes(report)
         has_dot = bool(report.dots)
         if not has_dot and per_thread < max(128 // biggest.elem_bits, 1) and program_bytes < 8192 \
@@ -159,33 +221,49 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
 
 # ------------------------------------------------------------------------------ registers, dots
 
+@dataclass
+class RegisterEstimate:
+    total: float
+    accumulators: float
+    operands: float
+    tile: float
+    line: Optional[int]
+
+
+def register_estimate(report: KernelReport) -> RegisterEstimate:
+    """Registers per thread live at once: accumulators, mma.sync operands held in registers, and
+    twice the largest element-wise tile (a value and what is computed from it)."""
+    threads = THREADS_PER_WARP * report.num_warps
+    tiles = {(t.line, t.shape, t.what): t for t in report.tiles}.values()
+    acc_regs = sum(math.prod(t.shape) * t.bits / 32 / threads for t in tiles if t.what == "acc")
+    operand_regs = 0.0
+    for dot in report.dots:
+        if _dot_version(dot, report.num_warps) == 2:
+            operand_regs += (math.prod(dot.a_shape) * dot.a_bits + math.prod(dot.b_shape) * dot.b_bits) / 32 / threads
+    operand_lines = {a.line for a in report.accesses if a.dot_operand}
+    acc_shapes = {t.shape for t in tiles if t.what == "acc"}
+    elementwise = [t for t in tiles if t.what in ("load", "zeros") and t.line not in operand_lines
+                   and t.shape not in acc_shapes]
+    tile_regs = max((math.prod(t.shape) * t.bits / 32 / threads for t in elementwise), default=0.0)
+    line = next((t.line for t in tiles if t.what == "acc"), None) or \
+        (max(elementwise, key=lambda t: math.prod(t.shape)).line if elementwise else None)
+    return RegisterEstimate(acc_regs + operand_regs + 2 * tile_regs, acc_regs, operand_regs, tile_regs, line)
+
+
 def detect_register_pressure(ctx: TriageContext) -> list[Finding]:
     """nv.register-spill: estimated live registers per thread past the 255 a thread may have."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         if analysis is None:
             continue
-        threads = THREADS_PER_WARP * report.num_warps
-        tiles = {(t.line, t.shape, t.what): t for t in report.tiles}.values()
-        acc_regs = sum(math.prod(t.shape) * t.bits / 32 / threads for t in tiles if t.what == "acc")
-        operand_regs = 0.0
-        for dot in report.dots:
-            if _dot_version(dot, report.num_warps) == 2:
-                operand_regs += (math.prod(dot.a_shape) * dot.a_bits + math.prod(dot.b_shape) * dot.b_bits) / 32 / threads
-        operand_lines = {a.line for a in report.accesses if a.dot_operand}
-        acc_shapes = {t.shape for t in tiles if t.what == "acc"}
-        elementwise = [t for t in tiles if t.what in ("load", "zeros") and t.line not in operand_lines
-                       and t.shape not in acc_shapes]
-        tile_regs = max((math.prod(t.shape) * t.bits / 32 / threads for t in elementwise), default=0.0)
-        estimate = acc_regs + operand_regs + 2 * tile_regs
-        if estimate > 255:
-            line = next((t.line for t in tiles if t.what == "acc"), None) or \
-                (max(elementwise, key=lambda t: math.prod(t.shape)).line if elementwise else None)
-            detail = (f"about {estimate:.0f} registers per thread live at once (accumulators {acc_regs:.0f}, "
-                      f"dot operands {operand_regs:.0f}, largest tile x2 {2 * tile_regs:.0f}) with "
-                      f"{report.num_warps} warps; a thread has 255")
-            found.add(ctx, "nv.register-spill", name, line, "registers spill to local memory",
-                      0.75 if estimate > 320 else 0.6, [source_evidence(ctx, line, detail)], analysis=analysis)
+        estimate = register_estimate(report)
+        if estimate.total > 255:
+            detail = (f"about {estimate.total:.0f} registers per thread live at once (accumulators "
+                      f"{estimate.accumulators:.0f}, dot operands {estimate.operands:.0f}, largest tile x2 "
+                      f"{2 * estimate.tile:.0f}) with {report.num_warps} warps; a thread has 255")
+            found.add(ctx, "nv.register-spill", name, estimate.line, "registers spill to local memory",
+                      0.75 if estimate.total > 320 else 0.6, [source_evidence(ctx, estimate.line, detail)],
+                      analysis=analysis)
     return found.list()
 
 
@@ -306,34 +384,40 @@ def _static_option(ctx: TriageContext, kernel: str, option: str, default: Any) -
     return default
 
 
+def shared_memory_limit(ctx: TriageContext, report: KernelReport, stages: int, programs: int) -> Optional[tuple[str, float]]:
+    """(why, confidence) when pipelined dot-operand buffers exceed what a block may use, or
+    leave fewer than 8 warps resident per SM on a grid that fills every SM; else None."""
+    per_block = _device(ctx, "shared_memory_per_block", 232448)
+    per_sm = _device(ctx, "shared_memory_per_sm", 233472)
+    reserved = _device(ctx, "shared_memory_reserved_per_block", 1024)
+    smem = _smem_bytes(report, stages)
+    if not smem or not report.dots:
+        return None
+    dot = report.dots[0]
+    if smem > per_block:
+        return (f"{stages} stages x operand tiles {list(dot.a_shape)}+{list(dot.b_shape)} need {smem} bytes of "
+                f"shared memory; a block may use {per_block}: the launch fails (out of resources)"), 0.9
+    resident = per_sm // (smem + reserved)
+    warps = resident * report.num_warps
+    if warps < 8 and programs >= resident * _device(ctx, "sm_count", 132):
+        return (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
+                f"of {report.num_warps} warps per SM: {warps} warps to hide latency"), 0.6
+    return None
+
+
 def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
     """nv.smem-limits-occupancy: pipelined operand buffers that exceed a block's shared memory or
     leave too few warps resident per SM."""
     found = Findings()
-    per_block = _device(ctx, "shared_memory_per_block", 232448)
-    per_sm = _device(ctx, "shared_memory_per_sm", 233472)
-    reserved = _device(ctx, "shared_memory_reserved_per_block", 1024)
     for name, report, analysis in _reports(ctx):
-        if analysis is None or not report.dots:
+        if analysis is None:
             continue
-        stages = analysis.launch.num_stages
-        smem = _smem_bytes(report, stages)
-        if not smem:
-            continue
-        dot = report.dots[0]
-        if smem > per_block:
-            detail = (f"{stages} stages x operand tiles {list(dot.a_shape)}+{list(dot.b_shape)} need {smem} bytes of "
-                      f"shared memory; a block may use {per_block}: the launch fails (out of resources)")
-            found.add(ctx, "nv.smem-limits-occupancy", name, dot.line, "shared memory limits or prevents residency",
-                      0.9, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
-            continue
-        resident = per_sm // (smem + reserved)
-        warps = resident * report.num_warps
-        if warps < 8 and analysis.launch.programs >= resident * _device(ctx, "sm_count", 132):
-            detail = (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
-                      f"of {report.num_warps} warps per SM: {warps} warps to hide latency")
-            found.add(ctx, "nv.smem-limits-occupancy", name, dot.line, "shared memory limits or prevents residency",
-                      0.6, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
+        limit = shared_memory_limit(ctx, report, analysis.launch.num_stages, analysis.launch.programs)
+        if limit is not None:
+            detail, confidence = limit
+            line = report.dots[0].line
+            found.add(ctx, "nv.smem-limits-occupancy", name, line, "shared memory limits or prevents residency",
+                      confidence, [source_evidence(ctx, line, detail)], analysis=analysis)
     return found.list()
 
 
@@ -425,24 +509,47 @@ def _launch_bytes(analysis: LaunchAnalysis) -> int:
     return sum(a.numel * a.elem_size for a in analysis.launch.tensors().values())
 
 
+def _program_flops(report: KernelReport) -> float:
+    """Multiply-adds x 2 of one program's tl.dot calls, over every trip of their loops."""
+    return sum(2 * math.prod(d.a_shape) * d.b_shape[-1] * _trips(report, d.loops) for d in report.dots if d.b_shape)
+
+
 def detect_grid_size(ctx: TriageContext) -> list[Finding]:
-    """nv.small-grid: fewer programs than SMs (or a tail wave that leaves most SMs idle) on a
-    launch that moves enough data to matter."""
+    """nv.small-grid: launches with fewer programs than SMs doing work that matters.
+
+    The work is summed over the launches of one kernel from one line in a forward: a Python loop
+    of small-grid launches (a kernel per sample, per expert) leaves most SMs idle for all of them,
+    whether or not the loop is also launch-bound."""
     found = Findings()
     sm_count = _device(ctx, "sm_count", 132)
+    walked: dict[tuple[int, str], list[LaunchAnalysis]] = defaultdict(list)
     for analysis in ctx.analyses:
-        report = analysis.report
-        programs = analysis.launch.programs
-        moved = _launch_bytes(analysis)
-        flops = sum(2 * math.prod(d.a_shape) * d.b_shape[-1] for d in report.dots if d.b_shape)
-        if moved < (16 << 20) and flops < 1e9:
-            continue
-        line = analysis.launch.line
-        if programs < sm_count:
-            detail = (f"grid {list(analysis.launch.grid)} = {programs} programs for {sm_count} SMs while the launch "
-                      f"moves {moved / 2**20:.0f} MiB")
-            found.add(ctx, "nv.small-grid", analysis.kernel.name, line, "too few programs to fill the GPU",
-                      0.85 if programs <= sm_count // 2 else 0.7, [source_evidence(ctx, line, detail)], analysis=analysis)
+        walked[(analysis.case_index, analysis.kernel.name)].append(analysis)
+    for trace in ctx.traces:
+        sites: dict[tuple[str, Optional[int], int], list] = defaultdict(list)
+        for launch in trace.launches:  # an autotuned launch: every config is judged on its own
+            if (trace.index, launch.kernel) in walked:
+                sites[(launch.kernel, launch.line, launch.variant)].append(launch)
+        for (kernel, line, variant), launches in sites.items():
+            if any(launch.programs >= sm_count for launch in launches):
+                continue
+            analyses = walked[(trace.index, kernel)]
+            same_variant = [a for a in analyses if a.launch.variant == variant] or analyses
+            walks = {a.launch.group: a for a in same_variant}
+            moved = flops = 0.0
+            for launch in launches:
+                analysis = walks.get(launch.group, same_variant[0])
+                moved += sum(a.numel * a.elem_size for a in launch.tensors().values())
+                flops += _program_flops(analysis.report) * launch.programs
+            if moved < (16 << 20) and flops < 1e9:
+                continue
+            programs = max(launch.programs for launch in launches)
+            many = f" in each of {len(launches)} launches" if len(launches) > 1 else ""
+            detail = (f"grid {list(launches[0].grid)}: at most {programs} programs for {sm_count} SMs{many}, "
+                      f"which move {moved / 2**20:.0f} MiB" + (f" and do {flops / 1e9:.1f} GFLOP" if flops else ""))
+            found.add(ctx, "nv.small-grid", kernel, line, "too few programs to fill the GPU",
+                      0.85 if programs <= sm_count // 2 else 0.7, [source_evidence(ctx, line, detail)],
+                      analysis=walks.get(launches[0].group, same_variant[0]))
     return found.list()
 
 
@@ -513,6 +620,13 @@ def _read_params(report: KernelReport) -> set[str]:
     return {a.base for a in report.accesses if a.op == "load" and a.base}
 
 
+# Torch ops that fill, copy or permute data without computing on it: not an epilogue to fuse (the
+# catalog's pattern is elementwise or reduction work done in a separate pass). Reading through an
+# index (`x[idx]`) is not recorded as compute either, so writing through one is treated alike.
+DATA_MOVEMENT = {"zeros", "zeros_like", "zero_", "fill_", "full", "full_like", "contiguous", "clone", "copy_",
+                 "__setitem__", "index_put_", "index_copy_", "cat", "stack"}
+
+
 def detect_unfused(ctx: TriageContext) -> list[Finding]:
     """nv.unfused-epilogue: torch ops on a kernel's output (or feeding its input), or a kernel
     reading an intermediate another kernel of the same forward just wrote."""
@@ -545,7 +659,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
                 if arg is not None and arg.storage is not None:
                     written[arg.storage] = launch
         for op in trace.torch_ops:
-            if op.name in ("zeros", "zeros_like", "zero_", "fill_", "full", "full_like", "contiguous", "clone", "copy_"):
+            if op.name in DATA_MOVEMENT:
                 continue
             after = [w for s, w in written.items() if s in op.reads]
             if after:
@@ -607,18 +721,20 @@ def _overlaps(a: Any, b: Any) -> bool:
 
 
 def _program_extent(report: KernelReport, access: Any) -> int:
-    trips = 1
-    for loop_id in access.loops:
-        loop = report.loops.get(loop_id)
-        trips *= loop.trip_count if loop is not None and loop.trip_count else 1
-    return access.numel * trips
+    return access.numel * _trips(report, access.loops)
 
 
 # ------------------------------------------------------------------------------ configuration
 
 def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
-    """nv.hardcoded-config: one fixed tile / num_warps / num_stages for cases whose sizes differ
-    widely, with no autotune or heuristic choosing per case."""
+    """nv.hardcoded-config: a GEMM-like kernel (tl.dot in a loop) launched with one fixed tile,
+    num_warps and num_stages for cases of materially different GEMM shape (a dimension 2x apart),
+    no autotune or heuristic choosing, where the fixed config fits at least one case poorly
+    (padded tiles, a small tile on a large GEMM, spills, shared memory, one stage, mma.sync).
+
+    GEMM-like only: a memory-bound kernel with a sensible fixed block runs near bandwidth at every
+    size, and one whose block is not sensible is reported as what that causes (nv.tiny-block,
+    nv.oversized-block, nv.small-grid). A fixed config that fits every case is no finding."""
     from ..fixes.launch import plan
 
     found = Findings()
@@ -629,40 +745,98 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
         kernel = analyses[0].kernel
         if kernel.autotune is not None or kernel.heuristics or any(a.launch.autotune for a in analyses):
             continue
-        cases = {a.case_index for a in analyses}
-        if len(cases) < 2:
+        gemms = [a for a in analyses if _looped_dot(a.report) is not None]
+        if len({a.case_index for a in gemms}) < 2:
             continue
         # Knobs: tile sizes the source fixes at the launch and whose axis the grid or a loop
         # covers (so another value would also be correct), plus fixed num_warps/num_stages.
         knobs = set()
-        bounds = set().union(*(a.report.bounds for a in analyses))
+        bounds = set().union(*(a.report.bounds for a in gemms))
         for site in ctx.source.launches:
             if site.kernel == name:
                 knobs |= {p.name for p in plan(ctx.source, site, bounds).params.values() if p.static and p.tiling}
         configs = {(tuple(sorted((k, v) for k, v in a.launch.constexprs.items() if k in knobs)),
-                    a.launch.num_warps, a.launch.num_stages) for a in analyses}
-        sizes = [max((arg.numel for arg in a.launch.tensors().values()), default=0) for a in analyses]
-        spread = max(sizes) / max(min(sizes), 1) if sizes else 1
-        tiles = {tuple(sorted((k, v) for k, v in a.launch.constexprs.items()
-                              if k in a.report.tile_params)) for a in analyses}
-        warps = {a.launch.num_warps for a in analyses}
-        line = analyses[0].launch.line
-        if len(configs) == 1 and knobs and spread >= 4:
-            config, num_warps, num_stages = next(iter(configs))
-            shown = ", ".join(f"{k}={v}" for k, v in config)
-            detail = (f"every case launches with {shown}, num_warps={num_warps}, num_stages={num_stages} while the "
-                      f"largest tensor varies {spread:.0f}x across {len(cases)} cases")
-            found.add(ctx, "nv.hardcoded-config", name, line, "one fixed launch configuration for all shapes", 0.75,
-                      [source_evidence(ctx, line, detail)])
-        elif len(tiles) > 1 and len(warps) == 1:
-            per_thread = [max((a_.numel for a_ in a.report.accesses), default=0) / (32 * a.launch.num_warps)
-                          for a in analyses]
-            if per_thread and max(per_thread) / max(min(per_thread), 1e-9) >= 8:
-                detail = (f"block sizes follow the shape but num_warps stays {next(iter(warps))}: from "
-                          f"{min(per_thread):g} to {max(per_thread):g} elements per thread across cases")
-                found.add(ctx, "nv.hardcoded-config", name, line, "one fixed launch configuration for all shapes",
-                          0.65, [source_evidence(ctx, line, detail)])
+                    a.launch.num_warps, a.launch.num_stages) for a in gemms}
+        if len(configs) != 1 or not knobs:
+            continue
+        dims = {a.case_index: _gemm_dims(a) for a in gemms}
+        if not _materially_different(list(dims.values())):
+            continue
+        misfits = []
+        for analysis in gemms:
+            for why in _config_misfits(ctx, analysis, dims[analysis.case_index]):
+                misfits.append((analysis, why))
+        if not misfits:
+            continue
+        config, num_warps, num_stages = next(iter(configs))
+        shown = ", ".join(f"{k}={v}" for k, v in config)
+        shapes = "; ".join(_shape_text(d) for d in dict.fromkeys(dims.values()))
+        analysis, why = misfits[0]
+        line = gemms[0].launch.line
+        detail = (f"every case launches with {shown}, num_warps={num_warps}, num_stages={num_stages} for GEMMs "
+                  f"of {shapes}; for {_shape_text(dims[analysis.case_index])}: {why}")
+        found.add(ctx, "nv.hardcoded-config", name, line, "one fixed launch configuration for all shapes", 0.75,
+                  [source_evidence(ctx, line, detail)])
     return found.list()
+
+
+def _looped_dot(report: KernelReport) -> Any:
+    return next((d for d in report.dots if _runtime_loops(report, d.loops) and len(d.a_shape) >= 2 and d.b_shape),
+                None)
+
+
+def _gemm_dims(analysis: LaunchAnalysis) -> tuple[Optional[int], Optional[int], Optional[int]]:
+    """(M, N, K) of one launch: M and N from the tensor the dot's result is stored to, K from the
+    K loop's trip count times BLOCK_K; None where the source does not say."""
+    report = analysis.report
+    dot = _looped_dot(report)
+    k = _trips(report, _runtime_loops(report, dot.loops)) * dot.a_shape[-1]
+    m = n = None
+    store = next((a for a in report.accesses if a.op in ("store", "atomic") and a.from_dot and a.base), None)
+    out = analysis.launch.tensors().get(store.base) if store is not None else None
+    if out is not None and len(out.shape) >= 2:
+        m, n = out.shape[-2], out.shape[-1]
+    return m, n, k
+
+
+def _materially_different(dims: list[tuple[Optional[int], ...]]) -> bool:
+    for axis in range(3):
+        sizes = [d[axis] for d in dims if d[axis]]
+        if len(sizes) >= 2 and max(sizes) >= 2 * min(sizes):
+            return True
+    return False
+
+
+def _shape_text(dims: tuple[Optional[int], ...]) -> str:
+    return "x".join("?" if d is None else str(d) for d in dims)
+
+
+def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -> list[str]:
+    """Why the launch's tile / warps / stages fit this GEMM shape poorly (empty when they fit)."""
+    report = analysis.report
+    dot = _looped_dot(report)
+    block_m, block_n = dot.a_shape[-2], dot.b_shape[-1]
+    m, n, _ = dims
+    sm_count = _device(ctx, "sm_count", 132)
+    reasons = []
+    if m and block_m >= 2 * max(m, 16):
+        reasons.append(f"BLOCK_M={block_m} for M={m} pads most of every tile")
+    if n and block_n >= 2 * max(n, 16):
+        reasons.append(f"BLOCK_N={block_n} for N={n} pads most of every tile")
+    if m and n and block_m * block_n < 128 * 128 // 2 and math.ceil(m / 128) * math.ceil(n / 128) >= sm_count:
+        reasons.append(f"a {block_m}x{block_n} tile on a {m}x{n} output: 128x128 tiles would still fill every SM "
+                       "with twice the reuse per loaded byte")
+    if register_estimate(report).total > 255:
+        reasons.append(f"the {block_m}x{block_n} accumulator on {report.num_warps} warps spills")
+    limit = shared_memory_limit(ctx, report, analysis.launch.num_stages, analysis.launch.programs)
+    if limit is not None:
+        reasons.append(limit[0])
+    if analysis.launch.num_stages <= 1:
+        reasons.append("num_stages=1 leaves the K loop unpipelined")
+    if _dot_version(dot, report.num_warps) == 2 and len(dot.a_shape) == 2 and dot.a_bits <= 16 and \
+            (report.num_warps % 4 or (block_m % 64 and (m is None or m >= 64))):
+        reasons.append(f"BLOCK_M={block_m}, num_warps={report.num_warps} lower to mma.sync instead of wgmma")
+    return reasons
 
 
 # ---------------------------------------------------------------------------------- index math
