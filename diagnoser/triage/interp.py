@@ -152,6 +152,8 @@ class Atomic:
     program_varying: bool           # address depends on program id
     distinct_addresses: Optional[int]  # distinct addresses per program (concrete)
     shape: tuple[int, ...]
+    indirect: bool = False          # address depends on loaded values (a histogram, a scatter-add)
+    base: Optional[str] = None      # the pointer argument it updates
 
 
 @dataclass
@@ -1230,7 +1232,8 @@ class KernelWalker:
             distinct = 1
         key = self._record_key("atomic", node)
         if key not in self._records:
-            record = Atomic(id(node), node.lineno, op, sem, tuple(self.loop_stack), "pid" in ptr.deps, distinct, ptr.shape)
+            record = Atomic(id(node), node.lineno, op, sem, tuple(self.loop_stack), "pid" in ptr.deps, distinct, ptr.shape,
+                            "load" in ptr.deps, ptr.base)
             self._records[key] = record
             self.report.atomics.append(record)
         return V("float", ptr.shape, None, ptr.bits, deps=ptr.deps | {"load"})

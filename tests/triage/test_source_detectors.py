@@ -186,3 +186,14 @@ def test_a_stride_two_access_without_its_partner_is_strided(tmp_path):
     patterns = found(tmp_path, "complex_rotate", ("re * s + im * c, mask=mask)", "re * s + 0.0 * c, mask=mask)"),
                      ("    im = tl.load(z_ptr + 2 * i + 1, mask=mask, other=0.0)\n", "    im = re\n"))
     assert "nv.strided-inner-axis" in patterns
+
+
+# ---------------------------------------------------------------------- nv.atomic-contention
+
+def test_scatter_adds_spread_over_a_large_target_are_not_contended(tmp_path):
+    assert "nv.atomic-contention" not in found(tmp_path, "index_add_rows")
+
+
+def test_scatter_adds_onto_a_few_rows_are_contended(tmp_path):
+    problem = _cases(tmp_path, "index_add_rows", '[{"rows": 65536, "dim": 256, "targets": 16}, {"rows": 131072, "dim": 128, "targets": 64}]')
+    assert "nv.atomic-contention" in found(tmp_path, "index_add_rows", problem=problem)

@@ -591,8 +591,15 @@ def detect_launch_count(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
+# Updates per address (over one launch) from which atomics through data-dependent addresses
+# serialise: a split-K reduction adds a handful per output, a histogram thousands per bin.
+CONTENDED_UPDATES_PER_ADDRESS = 64
+
+
 def detect_atomics(ctx: TriageContext) -> list[Finding]:
-    """nv.atomic-contention: atomics in a hot loop, or every program hitting the same address."""
+    """nv.atomic-contention: atomics in a hot loop, every program hitting the same address, or
+    atomics through data-dependent addresses (histograms, scatter-adds) whose launch issues many
+    updates per address of the target: the target's size bounds the distinct addresses."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
@@ -604,6 +611,18 @@ def detect_atomics(ctx: TriageContext) -> list[Finding]:
                 detail = f"tl.{atomic.op} (sem={sem}) inside a loop: one serialised read-modify-write per iteration"
                 found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics", 0.75,
                           [source_evidence(ctx, atomic.line, detail)], case, analysis=analysis)
+            elif atomic.indirect:
+                target = analysis.launch.tensors().get(atomic.base or "") if analysis else None
+                if target is None or not target.numel or programs is None:
+                    continue
+                updates = programs * (math.prod(atomic.shape) if atomic.shape else 1)
+                per_address = updates / target.numel
+                if per_address >= CONTENDED_UPDATES_PER_ADDRESS:
+                    detail = (f"tl.{atomic.op} (sem={sem}) through loaded indices: {updates} updates from {programs} "
+                              f"programs land on the {target.numel} elements of `{atomic.base}`, about "
+                              f"{per_address:.0f} per address, serialised in L2")
+                    found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics", 0.75,
+                              [source_evidence(ctx, atomic.line, detail)], case, analysis=analysis)
             elif not atomic.program_varying and (programs is None or programs >= 64):
                 many = f"all {programs} programs" if programs else "every program"
                 detail = f"tl.{atomic.op} (sem={sem}) to an address that does not depend on the program id: {many} serialise on it"
