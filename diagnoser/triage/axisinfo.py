@@ -328,6 +328,38 @@ def blocked_layout(shape: tuple[int, ...], size_per_thread: list[int], order: li
     return tpw, wpc
 
 
+def coalesced_layout(ptr: AxisInfo, shape: tuple[int, ...], elem_bits: int, num_warps: int
+                     ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """The blocked layout Coalesce gives a load or store of this pointer tensor, as
+    (size_per_thread, threads_per_warp, warps_per_cta, order)."""
+    order = order_from_contiguity(ptr.contiguity)
+    per_thread = min(elements_per_thread(ptr, shape, elem_bits), max(math.prod(shape) // (num_warps * 32), 1))
+    size_per_thread = [1] * len(shape)
+    size_per_thread[order[0]] = per_thread
+    tpw, wpc = blocked_layout(shape, size_per_thread, order, num_warps)
+    return size_per_thread, tpw, wpc, order
+
+
+def warps_holding(layout: tuple[list[int], list[int], list[int], list[int]], shape: tuple[int, ...],
+                  dim: int, index: int) -> set[int]:
+    """The warps of a blocked layout that hold some element with coordinate `index` along `dim`
+    (all coordinates along the other dims); a layout smaller than the shape wraps around, one
+    larger replicates."""
+    spt, tpw, wpc, order = layout
+    per_dim = []
+    for d in range(len(shape)):
+        extent = spt[d] * tpw[d] * wpc[d]
+        copies = max(1, -(-extent // shape[d]))  # a layout wider than the tensor holds copies
+        coords = [index] if d == dim else range(shape[d])
+        per_dim.append({((c + k * shape[d]) // (spt[d] * tpw[d])) % wpc[d] for c in coords for k in range(copies)})
+    warps = {0}
+    stride = 1
+    for d in order:  # linear warp id: the layout's fastest dim varies fastest
+        warps = {w + stride * c for w in warps for c in per_dim[d]}
+        stride *= wpc[d]
+    return warps
+
+
 @dataclass(frozen=True)
 class AccessWidth:
     """What Coalesce and the load/store lowering will make of one pointer tensor."""

@@ -64,6 +64,8 @@ class V:
     items: tuple = ()
     op: str = ""                                # the op that produced this value (not inherited)
     dims: tuple = ()                            # per dim, the constexpr params sizing it (tl.arange ends)
+    strides: tuple = ()                         # block pointers: element stride per dim (None: unknown)
+    order: tuple = ()                           # block pointers: dims from fastest to slowest
 
     @property
     def rank(self) -> int:
@@ -102,6 +104,7 @@ class Access:
     from_dot: bool = False          # a store of a value computed by tl.dot (an accumulator tile)
     mask_constancy: Optional[int] = None  # the mask's constancy along the access's fastest dim
     end_line: Optional[int] = None  # last line of the call (the compiler may cite any line of it)
+    block_order: Optional[tuple[int, ...]] = None  # block pointers: their `order` (fastest dim first)
 
     @property
     def in_loop(self) -> bool:
@@ -180,12 +183,14 @@ class Int64Op:
 class LayoutOp:
     node_id: int
     line: int
-    op: str                         # trans | permute | reshape | view
+    op: str                         # trans | permute | reshape | view | broadcast (a loaded vector expanded)
     loops: tuple[int, ...]
     origins: frozenset
     feeds_dot: bool = False
     feeds_store: bool = False
     feeds_other: bool = False
+    vector: Optional["Access"] = None  # broadcast: the load of the vector
+    axis: Optional[int] = None         # broadcast: the tile dimension the vector runs along
 
 
 @dataclass
@@ -641,7 +646,25 @@ class KernelWalker:
                 conc = None
         inserted = [i for i, e in enumerate(elements) if isinstance(e, ast.Constant) and e.value is None]
         op = f"expand:{inserted[0]}" if len(inserted) == 1 and len(elements) == len(new_shape) else ""
+        if len(inserted) == 1 and len(shape) == 1 and len(new_shape) == 2:
+            self._note_loaded_vector_broadcast(base, node, along=1 - inserted[0])
         return replace(base, shape=tuple(new_shape), info=info, conc=conc, dims=tuple(new_dims), op=op)
+
+    def _note_loaded_vector_broadcast(self, value: V, node: ast.AST, along: int) -> None:
+        """A vector loaded in this loop iteration, expanded to meet a tile: it was loaded in its
+        own 1-D layout and must be converted to a slice of the tile's layout. RemoveLayoutConversions
+        rematerialises the load in the slice layout instead only when it is cheap (fewer elements
+        than threads: isExpensiveLoadOrStore), so otherwise the conversion stays in the loop."""
+        if not self.loop_stack or math.prod(value.shape) < 32 * self.num_warps:
+            return
+        loop = self.loop_stack[-1]
+        loads = [self._accesses.get(origin) for origin in value.origins]
+        vector = next((a for a in loads if a is not None and a.op == "load" and len(a.shape) == 1 and loop in a.loops),
+                      None)
+        if vector is not None:
+            self._layout_op("broadcast", value, node, value.shape)
+            record = self._records[self._record_key("layout", node)]
+            record.vector, record.axis = vector, along
 
     def _eval_UnaryOp(self, node: ast.UnaryOp, env: dict[str, V]) -> V:
         operand = self._eval(node.operand, env)
@@ -1019,9 +1042,14 @@ class KernelWalker:
             base = self._eval(self._kw(node, "base", 0), env)
             block_shape = self._eval(self._kw(node, "block_shape", 4), env)
             shape = tuple(block_shape.py) if block_shape.kind == "tuple" and block_shape.py is not None else ()
+            strides = self._eval(self._kw(node, "strides", 2), env)
+            order = self._eval(self._kw(node, "order", 5), env)
             args = [self._eval(a, env) for a in node.args[1:]] + [self._eval(k.value, env) for k in node.keywords]
             deps = base.deps.union(*(a.deps for a in args)) if args else base.deps
-            return V("blockptr", shape, None, base.bits, deps=deps, base=base.base, py=base.py)
+            concrete = tuple(int(i.conc) if isinstance(i.conc, (int, np.integer)) else None for i in strides.items)
+            return V("blockptr", shape, None, base.bits, deps=deps, base=base.base, py=base.py,
+                     strides=concrete if len(concrete) == len(shape) else (),
+                     order=tuple(order.py) if order.kind == "tuple" and order.py is not None else ())
         if name == "tl.advance":
             return self._eval(node.args[0], env)
         if name in ("tl.static_assert", "tl.device_print", "tl.debug_barrier", "tl.static_print", "tl.device_assert"):
@@ -1169,7 +1197,10 @@ class KernelWalker:
             self.report.tiles.append(Tile(node.lineno, out_shape, 32, "acc"))
         self._mark_layout_use(a, "feeds_dot")
         self._mark_layout_use(b, "feeds_dot")
-        deps = a.deps | b.deps | {"dot"} | (acc.deps if acc is not None else frozenset())
+        # The product is a new tensor in the MMA layout: how its operands were laid out (a tl.trans
+        # feeding the dot) says nothing about what happens where it is stored.
+        operands = frozenset(d for d in a.deps | b.deps if not d.startswith("layout"))
+        deps = operands | {"dot"} | (acc.deps if acc is not None else frozenset())
         m, n, _ = self._dot_dims(a, b)
         return V("float", out_shape, None, 32, deps=deps, dims=(m, n) if len(out_shape) == 2 else ())
 
@@ -1249,7 +1280,8 @@ class KernelWalker:
                 access = Access(node_id, node.lineno, op, ptr.base, ptr.shape, bits, mask is not None, has_other,
                                 tuple(self.loop_stack), AxisInfo.pessimistic(max(len(ptr.shape), 1)), width,
                                 ptr.deps, block_ptr=True, care_padding=care_padding,
-                                end_line=getattr(node, "end_lineno", None))
+                                end_line=getattr(node, "end_lineno", None),
+                                true_strides=ptr.strides or None, block_order=ptr.order or None)
                 self._accesses[node_id] = access
             return access
         if ptr.kind != "ptr":

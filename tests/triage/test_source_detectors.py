@@ -197,3 +197,50 @@ def test_scatter_adds_spread_over_a_large_target_are_not_contended(tmp_path):
 def test_scatter_adds_onto_a_few_rows_are_contended(tmp_path):
     problem = _cases(tmp_path, "index_add_rows", '[{"rows": 65536, "dim": 256, "targets": 16}, {"rows": 131072, "dim": 128, "targets": 64}]')
     assert "nv.atomic-contention" in found(tmp_path, "index_add_rows", problem=problem)
+
+
+# ------------------------------------------------------------------- nv.hot-layout-conversion
+
+def test_a_vector_loaded_per_iteration_and_converted_across_warps_is_hot(tmp_path):
+    assert "nv.hot-layout-conversion" in found(tmp_path, "matvec_rows")
+
+
+def test_a_vector_whose_slice_layout_stays_within_each_warp_is_not_hot(tmp_path):
+    patterns = found(tmp_path, "matvec_rows", ("BLOCK_R=64, BLOCK_C=128", "BLOCK_R=16, BLOCK_C=512"),
+                     ("triton.cdiv(rows, 64)", "triton.cdiv(rows, 16)"))
+    assert "nv.hot-layout-conversion" not in patterns
+
+
+def test_a_vector_with_fewer_elements_than_threads_is_reloaded_in_place_not_converted(tmp_path):
+    assert "nv.hot-layout-conversion" not in found(tmp_path, "matvec_rows", ("BLOCK_C=128", "BLOCK_C=64"))
+
+
+def test_a_transposed_dot_operand_does_not_make_the_product_a_transposed_store(tmp_path):
+    patterns = found(tmp_path, "gemm_rowmajor", ("acc += tl.dot(a, b)", "acc += tl.dot(tl.trans(tl.trans(a)), b)"))
+    assert "nv.hot-layout-conversion" not in patterns
+
+
+# ---------------------------------------------------------------------- nv.strided-inner-axis
+
+def test_a_transposed_load_whose_contiguous_axis_the_compiler_sees_is_coalesced(tmp_path):
+    patterns = found(tmp_path, "matvec_rows", ("w = tl.load(w_ptr + r[:, None] * cols + c[None, :], mask=(r[:, None] < rows) & (c[None, :] < cols), other=0.0)",
+                                               "w = tl.trans(tl.load(w_ptr + r[None, :] * cols + c[:, None], mask=(r[None, :] < rows) & (c[:, None] < cols), other=0.0))"))
+    assert "nv.strided-inner-axis" not in patterns
+
+
+def test_a_block_pointer_walking_a_strided_dimension_fastest_is_strided(tmp_path):
+    text = (FIXTURES / "matvec_rows" / "solution.py").read_text()
+    column_sums = text.replace(
+        "        x = tl.load(x_ptr + c, mask=c < cols, other=0.0)\n", "").replace(
+        "        w = tl.load(w_ptr + r[:, None] * cols + c[None, :], mask=(r[:, None] < rows) & (c[None, :] < cols), other=0.0)\n"
+        "        acc += tl.sum(w * x[None, :], axis=1)\n",
+        "        col = tl.make_block_ptr(w_ptr + c0, shape=(rows,), strides=(cols,), offsets=(r0,), block_shape=(BLOCK_R,), order=(0,))\n"
+        "        acc += tl.load(col, boundary_check=(0,), padding_option=\"zero\")\n").replace(
+        "    r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)\n",
+        "    r0 = tl.program_id(0) * BLOCK_R\n    r = r0 + tl.arange(0, BLOCK_R)\n")
+    solution, problem = write_pair(tmp_path / "cols", column_sums, str(FIXTURES / "matvec_rows" / "problem.py"))
+    findings = run_triage(solution, problem).findings
+    assert "nv.strided-inner-axis" in {f.pattern for f in findings}
+    transposed = column_sums.replace("shape=(rows,), strides=(cols,)", "shape=(rows,), strides=(1,)")
+    solution, problem = write_pair(tmp_path / "rows", transposed, str(FIXTURES / "matvec_rows" / "problem.py"))
+    assert "nv.strided-inner-axis" not in {f.pattern for f in run_triage(solution, problem).findings}

@@ -66,6 +66,22 @@ def access_bytes(report: KernelReport, access: Any) -> int:
     return access.numel * max(access.elem_bits // 8, 1) * _trips(report, access.loops)
 
 
+def fastest_stride(access: Any) -> Optional[int]:
+    """The real element stride along the dimension consecutive threads walk: a block pointer's
+    order[0]; for a pointer tensor the dimension Coalesce orders first (the most contiguous one
+    AxisInfo can prove, else the last), so a transposed load whose contiguity the compiler sees
+    is coalesced although its last axis is strided."""
+    strides = access.true_strides or ()
+    if not strides:
+        return None
+    if access.block_ptr:
+        dim = access.block_order[0] if access.block_order else len(strides) - 1
+    else:
+        dim = access.width.order[0] if access.width.order and access.info.contiguity[access.width.order[0]] > 1 \
+            else len(strides) - 1
+    return strides[dim] if 0 <= dim < len(strides) else None
+
+
 def interleaved_groups(report: KernelReport) -> dict[int, list]:
     """Accesses at a small stride s whose s offsets together cover contiguous runs (even/odd lanes
     of an interleaved layout, the s fields of an array of structs), by node id. Each one is
@@ -107,11 +123,21 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
         total = sum(access_bytes(report, a) for a in report.accesses) or 1
         interleaved = interleaved_groups(report)
         for access in report.accesses:
-            if access.block_ptr or not access.shape or access.op == "atomic":
+            if not access.shape or access.op == "atomic":
+                continue
+            strides = access.true_strides or ()
+            if access.block_ptr:
+                fastest = fastest_stride(access)
+                if fastest not in (None, 0, 1) and not access.dot_operand and \
+                        access_bytes(report, access) >= MIN_ACCESS_SHARE * total:
+                    detail = (f"{access.op} through a block pointer over {access.base or 'a tensor'} {list(access.shape)}: "
+                              f"its fastest dimension (order[0]) steps {fastest} elements in memory")
+                    found.add(ctx, "nv.strided-inner-axis", name, access.line,
+                              "block access walks a strided axis fastest", 0.8,
+                              [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
                 continue
             threads = THREADS_PER_WARP * report.num_warps
             full_vector = max(128 // access.elem_bits, 1)
-            strides = access.true_strides or ()
             last = strides[-1] if strides else None
             unit_axes = [d for d, s in enumerate(strides) if s == 1]
             group = interleaved.get(access.node_id)
@@ -127,6 +153,8 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                           [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
                 continue
             if last not in (0, 1) and last is not None and not access.dot_operand:
+                if fastest_stride(access) == 1:
+                    continue  # the compiler sees the contiguous axis and lays threads along it: coalesced
                 detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)}: the last block axis "
                           f"steps {last} elements in memory"
                           + (f"; axis {unit_axes[0]} is the contiguous one" if unit_axes else "; no axis is contiguous"))
@@ -425,14 +453,27 @@ def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
 
 def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
     """nv.hot-layout-conversion: transposes/permutes feeding a store, or inside a loop for
-    anything but a dot operand."""
+    anything but a dot operand; and a vector loaded every iteration (as many elements as threads
+    or more) broadcast against a tile loaded in the same loop, which is converted to a slice of
+    the tile's layout through shared memory every iteration."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
         for op in report.layout_ops:
+            in_loop = bool(_runtime_loops(report, op.loops))
+            if op.op == "broadcast":
+                loops = _runtime_loops(report, op.loops)
+                tiles = [a for a in report.accesses if a.op == "load" and len(a.shape) == 2 and not a.dot_operand
+                         and loops and loops[-1] in a.loops and a.shape[op.axis] == op.vector.shape[0]]
+                if tiles and _slice_conversion_crosses_warps(op.vector, tiles[0], op.axis, report.num_warps):
+                    detail = (f"a vector loaded every iteration is broadcast against the {list(tiles[0].shape)} tile "
+                              f"loaded on line {tiles[0].line}: each iteration converts it from its own layout to a "
+                              "slice of the tile's, through shared memory (load it in the tile's layout, or hoist it)")
+                    found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.65,
+                              [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
+                continue
             if op.op != "trans":
                 continue
-            in_loop = bool(_runtime_loops(report, op.loops))
             if op.feeds_store:
                 detail = f"tl.{op.op} result is stored: a layout conversion through shared memory before every store"
                 found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.75,
@@ -442,6 +483,17 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
                 found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.7,
                           [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
     return found.list()
+
+
+def _slice_conversion_crosses_warps(vector: Any, tile: Any, axis: int, num_warps: int) -> bool:
+    """Does converting the vector from its own coalesced layout to a slice of the tile's layout
+    move data between warps (through shared memory), rather than within each warp?"""
+    from .. import axisinfo
+
+    source = axisinfo.coalesced_layout(vector.info, vector.shape, vector.elem_bits, num_warps)
+    target = axisinfo.coalesced_layout(tile.info, tile.shape, tile.elem_bits, num_warps)
+    return any(not axisinfo.warps_holding(target, tile.shape, axis, i) <= axisinfo.warps_holding(source, vector.shape, 0, i)
+               for i in range(vector.shape[0]))
 
 
 def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
