@@ -22,12 +22,13 @@ from indexer import embedding
 from indexer.chunking import chunk
 from indexer.errors import IndexCorrupt, IndexerError, SourceError
 from indexer.passes import Registry, build_registry
-from indexer.records import identifier_words, make_record, to_node
+from indexer.records import make_record, to_node
 from indexer.sources import SourceFile, Tree, backend_of, default_sources, open_tree, scan
 from indexer.store import COLLECTION, Build, Store
+from indexer.text import dense_text, keyword_text, keyword_tokens
 
 # Bump when chunking or metadata changes meaning, so that every file is re-chunked once.
-CHUNKER_VERSION = 2
+CHUNKER_VERSION = 3
 
 # progress(label, total) -> a context manager whose value has .update(n)
 Progress = Callable[[str, int], ContextManager]
@@ -156,8 +157,18 @@ def _plan(sources: list[str] | None, previous: Build | None) -> Plan:
     )
 
 
+def _summaries(registry: Registry, tree: str) -> dict[str, str]:
+    """Pass CLI name -> its one-line summary, this tree's definitions first (pass notes name passes of other trees)."""
+    ordered = sorted(registry.passes.values(), key=lambda d: d.tree != tree)
+    summaries: dict[str, str] = {}
+    for definition in ordered:
+        summaries.setdefault(definition.cli, definition.summary)
+    return summaries
+
+
 def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[dict]:
     file_passes = ", ".join(_file_passes(f, registry))
+    summaries = _summaries(registry, f.tree)
     file_backend = backend_of(f.path, f.language, f.text)
     td_passes = {p["name"]: p for p in _td_passes(f, registry)}
     td_ops = _td_ops(f, registry)
@@ -175,8 +186,8 @@ def _records(f: SourceFile, key: str, tree: Tree, registry: Registry) -> list[di
         metadata = {
             "tree": f.tree, "path": f.path, "start": piece.start, "end": piece.end,
             "language": f.language, "symbol": piece.symbol, "kind": piece.kind, "pass": pass_name,
+            "summary": summaries.get(pass_name.split(", ")[0], ""),
             "backend": piece.backend or file_backend, "version": tree.version, "related": related,
-            "terms": identifier_words(" ".join([piece.text, piece.symbol, pass_name, related])),
         }
         records.append(make_record(f"{file_id}-{index}", piece.text, metadata))
     return records
@@ -280,21 +291,20 @@ def _write_vectors(path: Path, stale_ids: list[str], records: list[dict], spec: 
                            "rebuild with `ladder index build --rebuild`") from None
 
     nodes = [to_node(r) for r in records]
+    texts = {r["id"]: dense_text(r["metadata"], r["text"]) for r in records}
     todo = [n for n in nodes if n.metadata["embed_hash"] not in reusable]
     for node in nodes:
         if node.metadata["embed_hash"] in reusable:
             node.embedding = reusable[node.metadata["embed_hash"]]
     if todo:
-        from llama_index.core.schema import MetadataMode
-
         model = embedding.load(spec)
         # Similar lengths in a batch waste less padding.
-        todo.sort(key=lambda n: len(n.text))
+        todo.sort(key=lambda n: len(texts[n.node_id]))
         batch = 64
         with progress("embedding", len(todo)) as bar:
             for start in range(0, len(todo), batch):
                 group = todo[start:start + batch]
-                vectors = model.get_text_embedding_batch([n.get_content(MetadataMode.EMBED) for n in group])
+                vectors = model.get_text_embedding_batch([texts[n.node_id] for n in group])
                 for node, vector in zip(group, vectors):
                     node.embedding = vector
                 bar.update(len(group))
@@ -311,9 +321,11 @@ def _write_records(path: Path, records: list[dict]) -> None:
 
 
 def _write_keywords(path: Path, records: list[dict]) -> None:
-    from llama_index.retrievers.bm25 import BM25Retriever
+    """The BM25 index over `keyword_tokens`, its rows in the order of chunks.jsonl."""
+    import bm25s
 
     if not records:
         raise IndexerError("nothing was indexed: every file was skipped or empty")
-    retriever = BM25Retriever.from_defaults(nodes=[to_node(r, keywords=True) for r in records])
-    retriever.persist(str(path / "bm25"), show_progress=False)
+    keywords = bm25s.BM25()
+    keywords.index([keyword_tokens(keyword_text(r["metadata"], r["text"])) for r in records], show_progress=False)
+    keywords.save(str(path / "bm25"))

@@ -19,9 +19,10 @@ import os
 from indexer.errors import EmbeddingError
 
 DEFAULT_SPEC = "minilm"
-# The dense model reads only the start of each chunk (the metadata header, the signature and the
-# comment above it); BM25 sees all of it. all-MiniLM-L6-v2 was trained on 128-token inputs, and
-# 256 tokens makes a full build of a Triton tree take 2.6 times as long on a 2-core CPU.
+# The dense model reads only the start of each chunk's dense text (indexer.text.dense_text: a header
+# in words, the chunk's comments, then its code); BM25 sees all of it. all-MiniLM-L6-v2 was trained
+# on 128-token inputs, and 256 tokens makes a full build of a Triton tree take 2.6 times as long on
+# a 2-core CPU.
 MAX_TOKENS = int(os.environ.get("LADDER_EMBED_MAX_TOKENS", "128"))
 
 

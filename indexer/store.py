@@ -7,7 +7,7 @@
         manifest.json      trees, files (content hash -> chunk ids), embedding spec, counts
         chunks.jsonl       every chunk: id, text, metadata (the source of truth for BM25)
         chroma/            dense vectors (chromadb, persistent)
-        bm25/              keyword index (llama-index BM25Retriever, persisted)
+        bm25/              keyword index (bm25s over indexer.text.keyword_tokens, rows as in chunks.jsonl)
 
 A build writes a new directory (starting from a copy of the current one when incremental) and
 only then points CURRENT at it, so a build that dies halfway leaves the previous index untouched
@@ -27,7 +27,8 @@ from typing import Iterator
 
 from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing
 
-FORMAT = 1
+# Bump when what a build holds changes meaning (2: BM25 over keyword_tokens, rows as in chunks.jsonl).
+FORMAT = 2
 COLLECTION = "chunks"
 
 
@@ -97,6 +98,9 @@ class Store:
             raise _corrupt(self.root, f"build {build_id} is missing") from None
         except (OSError, ValueError) as error:
             raise _corrupt(self.root, f"manifest: {error}") from None
+        if isinstance(manifest, dict) and isinstance(manifest.get("format"), int) and manifest["format"] < FORMAT:
+            raise IndexCorrupt(f"index at {self.root} was built by an older version of ladder (format "
+                               f"{manifest['format']}, now {FORMAT}); rebuild it with `ladder index build --rebuild`")
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "files" not in manifest:
             raise _corrupt(self.root, "manifest of an unknown format")
         return Build(build_id, path, manifest)

@@ -1,0 +1,130 @@
+"""What each retriever reads of a chunk and of a query.
+
+Compiler code names things in compounds (`ConvertLayoutOpConversion`, `getVectorSize`,
+`ttg.convert_layout`, `ld.global.v4.b32`) while a kernel engineer asks in words ("layout
+conversion", "vector size") or pastes an op from an IR dump. Both retrievers are given both forms:
+
+- BM25 (`keyword_tokens`): every identifier counts as itself and as its words, each time it
+  occurs (`ConvertLayoutOp` -> convertlayoutop, convert, layout, op), lower-cased and stemmed,
+  English stopwords left out; dotted op names and PTX mnemonics fall apart at the dots. A chunk's
+  keyword text repeats its path, enclosing symbol, pass and related files (`keyword_text`), so a
+  match on what the code *is* weighs more than a word in passing.
+- the dense model (`dense_text`): reads only the first MAX_TOKENS word pieces of a chunk, so they
+  go to what tells most in English: the file and folder names and the enclosing symbol spelt out
+  as words, the pass the code implements with its one-line summary, then the comments of the
+  chunk, then the code. Queries get the words of their compound identifiers appended
+  (`dense_query`), so that a pasted `ttg.convert_layout` meets "convert layout".
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Words inside an identifier: HTTPServer -> HTTP Server, convert_layout -> convert layout, v4 -> v 4.
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+# How many times the header (path, symbol, pass, related files) is repeated in the keyword text.
+HEADER_WEIGHT = 3
+
+_CPP_LINE_COMMENT = re.compile(r"//+[!<]?\s?(.*)")
+_BLOCK_COMMENT = re.compile(r"/\*+(.*?)\*+/", re.S)
+_PY_LINE_COMMENT = re.compile(r"#+\s?(.*)")
+_DOCSTRING = re.compile(r'"""(.*?)"""|\'\'\'(.*?)\'\'\'', re.S)
+_PROSE = {"markdown", "yaml"}
+
+
+def words(name: str) -> str:
+    """The lower-case words of identifiers: `AtomicRMWOpConversion::matchAndRewrite` -> atomic rmw op conversion match and rewrite."""
+    return " ".join(part.lower() for identifier in _IDENTIFIER.findall(name) for part in _PART.findall(identifier))
+
+
+@lru_cache(maxsize=1)
+def _stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word)
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """BM25 tokens: each identifier whole and split into its words, stemmed, without stopwords.
+
+    `ttg.convert_layout` -> ttg, convert_layout, convert, layout; `ld.global.v4.b32` -> ld, global,
+    v4, b32; `getVectorSize` -> getvectors, get, vector, size (stemmed). Single characters and bare
+    numbers carry nothing and are dropped.
+    """
+    stopwords = _stopwords()
+    tokens = []
+    for identifier in _IDENTIFIER.findall(text):
+        whole = identifier.lower()
+        parts = _PART.findall(identifier)
+        candidates = [whole] + [p.lower() for p in parts] if len(parts) > 1 else [whole]
+        tokens.extend(_stem(t) for t in candidates if len(t) > 1 and not t.isdigit() and t not in stopwords)
+    return tokens
+
+
+def keyword_text(metadata: dict, text: str) -> str:
+    """What BM25 indexes for a chunk: its header (path, symbol, pass, related files) weighted, then its text."""
+    header = "\n".join(str(metadata[k]) for k in ("path", "symbol", "pass", "related") if metadata.get(k))
+    return (header + "\n") * HEADER_WEIGHT + text
+
+
+def comments(text: str, language: str) -> str:
+    """The comments and docstrings of a piece of code, as one line of prose."""
+    if language in ("cpp", "c", "tablegen"):
+        found = [m.group(1) for m in _CPP_LINE_COMMENT.finditer(text)] + [m.group(1) for m in _BLOCK_COMMENT.finditer(text)]
+    elif language == "python":
+        found = [m.group(1) or m.group(2) for m in _DOCSTRING.finditer(text)]
+        found += [m.group(1) for m in _PY_LINE_COMMENT.finditer(text)]
+    else:
+        return ""
+    return " ".join(" ".join(piece.split()) for piece in found if piece and piece.strip())
+
+
+def dense_text(metadata: dict, text: str) -> str:
+    """What the dense model embeds for a chunk: a header in words, the comments, then the code.
+
+        load store op to llvm (triton nvidiagpu to llvm); atomic rmw op conversion match and
+        rewrite; pass convert-triton-gpu-to-llvm: Convert TritonGPU to LLVM
+        <the chunk's comments>
+        <the chunk's code>
+
+    Markdown and catalog entries are prose already: the header, then the text as written.
+    """
+    language = metadata.get("language", "")
+    parts = metadata.get("path", "").split("/")
+    place = words(parts[-1].rsplit(".", 1)[0])
+    if len(parts) > 1:
+        place += f" ({words(parts[-2])})"
+    header = [place]
+    symbol = metadata.get("symbol", "")
+    if symbol:
+        header.append(symbol if language == "markdown" else words(symbol))
+    if metadata.get("pass"):
+        first = metadata["pass"].split(", ")[0]
+        summary = metadata.get("summary", "")
+        header.append(f"pass {first}: {summary}" if summary else f"pass {first}")
+    head = "; ".join(header)
+    if language in _PROSE:
+        return f"{head}\n{text}"
+    prose = comments(text, language)
+    return f"{head}\n{prose}\n{text}" if prose else f"{head}\n{text}"
+
+
+def dense_query(query: str) -> str:
+    """The query as the dense model reads it: with the words of its compound identifiers appended."""
+    compounds = [token for token in re.findall(r"[A-Za-z_][\w.]*", query)
+                 if "." in token.strip(".") or "_" in token or len(_PART.findall(token)) > 1]
+    spelled = [words(token) for token in dict.fromkeys(compounds)]
+    return f"{query} ({'; '.join(spelled)})" if spelled else query
