@@ -2,8 +2,8 @@
 
     python bench/index/eval.py --tree /work/src/triton-ascend
 
-1. copies the tree to a scratch folder (the original is never written) and indexes it, with the
-   catalog, through the real command line: full build (--rebuild), rebuild with nothing changed,
+1. copies the tree and the catalog (kb/) to a scratch folder (the originals are never written)
+   and indexes them through the real command line: full build (--rebuild), rebuild with nothing changed,
    rebuild after one changed file;
 2. asks every question of each question set through `indexer.search` in this process (first
    query = cold: loads the model and the index; the rest = warm) and scores recall@5 at file
@@ -39,13 +39,14 @@ QUESTION_SETS = [Path(__file__).with_name("questions.yaml"), Path(__file__).with
 CHANGED_FILE = "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp"
 
 
-def run_build(index_dir: Path, source: str, *extra: str) -> tuple[float, float, dict]:
+def run_build(index_dir: Path, sources: list[str], *extra: str) -> tuple[float, float, dict]:
     """(wall seconds, CPU seconds, report) of one `ladder index build` in a fresh process.
 
     CPU seconds are reported too because the machine may be shared: wall time then depends on
     what else runs, CPU time much less.
     """
-    command = [sys.executable, "-m", "diagnoser", "index", "build", "--source", source,
+    command = [sys.executable, "-m", "diagnoser", "index", "build",
+               *[arg for source in sources for arg in ("--source", source)],
                "--index-dir", str(index_dir), "--json", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
@@ -146,16 +147,21 @@ def main() -> None:
         copy = scratch / tree_name
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(args.tree, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
-        source = f"{tree_name}={copy}"
+        # The catalog is copied too: in the repository its version is the git commit, and a commit
+        # landing mid-run would turn the "nothing changed" rebuild into a relabelling of kb/.
+        catalog = scratch / "kb"
+        shutil.rmtree(catalog, ignore_errors=True)
+        shutil.copytree(REPO / "kb", catalog, ignore=shutil.ignore_patterns("__pycache__"))
+        sources = [f"kb={catalog}", f"{tree_name}={copy}"]
 
         load_before = os.getloadavg()[0]
-        full_s, full_cpu, full = run_build(index_dir, source, "--rebuild")
+        full_s, full_cpu, full = run_build(index_dir, sources, "--rebuild")
         load_after_full = os.getloadavg()[0]
-        same_s, same_cpu, same = run_build(index_dir, source)
+        same_s, same_cpu, same = run_build(index_dir, sources)
         changed = copy / CHANGED_FILE
         changed.chmod(0o644)
         changed.write_text(changed.read_text() + "\n// touched by the index benchmark\n")
-        one_s, one_cpu, one = run_build(index_dir, source)
+        one_s, one_cpu, one = run_build(index_dir, sources)
         answers = [(path, ask(spec["questions"], tree_name, index_dir, args.k)) for path, spec in sets]
 
     build = {
