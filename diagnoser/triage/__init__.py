@@ -5,8 +5,10 @@
 
 The pipeline is plain: read the source -> trace each case's launches on meta tensors -> walk
 every distinct launch of every kernel -> run the detectors (`DETECTORS`, an ordered mapping of
-named rules) -> merge what several rules and rungs say about the same line -> keep what clears
-`min_confidence`. Mechanical fixes for findings live in `FIXES` (id -> rewrite).
+named rules) -> drop source predictions the IR contradicts -> merge what several rules and rungs
+say about the same line -> keep what clears
+`min_confidence`. A source-level finding that rung-3 facts contradict (the compiled access is
+128-bit, no conversion goes through shared memory) is dropped with a note. Mechanical fixes for findings live in `FIXES` (id -> rewrite).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from diagnoser.evidence import Fact, Finding
 
 from .context import TriageContext, analyse_traces, static_reports
 from .detectors import DETECTORS, detectors_for
+from .detectors.ir import veto_by_ir
 from .source import SourceError, load_source, parse_module
 
 DEFAULT_MIN_CONFIDENCE = 0.5
@@ -71,6 +74,8 @@ def run_triage(solution: str | Path, problem: str | Path | None = None, facts: O
             findings.extend(detector.run(ctx))
         except Exception as error:  # one broken rule must not hide what the others found
             ctx.notes.append(f"detector {name} failed: {type(error).__name__}: {error}")
+    findings, vetoed = veto_by_ir(ctx, findings)
+    ctx.notes.extend(vetoed)
     merged = merge(findings)
     attach_fixes(merged)
     kept = [f for f in merged if f.confidence >= min_confidence]

@@ -9,6 +9,8 @@ from diagnoser.triage.context import TriageContext
 from diagnoser.triage.detectors import ir
 from diagnoser.triage.source import parse_module
 
+from .triage_helpers import LABELED as LABELED_DIR
+
 SOURCE = "import triton\nimport triton.language as tl\n"
 
 
@@ -113,3 +115,88 @@ def test_facts_as_dicts_are_accepted_by_triage(tmp_path):
     solution.write_text(SOURCE)
     item = fact("dot_lowering", kind="mma_sync", mma_version=2).to_dict()
     assert [f.pattern for f in triage(str(solution), facts=[item])] == ["nv.mma-v2-on-hopper"]
+
+
+# ------------------------------------------------- facts read with what the source walk knows
+
+def run_with(tmp_path, base: str, facts: list[Fact], *edits: tuple[str, str]):
+    from diagnoser.triage import run_triage
+
+    from .triage_helpers import FIXTURES, LABELED, write_pair
+
+    folder = FIXTURES / base if (FIXTURES / base).is_dir() else LABELED / base
+    text = (folder / "solution.py").read_text()
+    for old, new in edits:
+        assert old in text, old
+        text = text.replace(old, new)
+    solution, problem = write_pair(tmp_path / base, text, str(folder / "problem.py"))
+    return run_triage(solution, problem, facts=facts)
+
+
+def patterns_at(result, pattern: str) -> list:
+    return [f.line for f in result.findings if f.pattern == pattern]
+
+
+def test_narrow_compiled_access_to_a_broadcast_value_is_not_scalar_access(tmp_path):
+    narrow = dict(op="load", vector_bits=32, elements=1, tensor_shape=[2048], via="ld.global")
+    kernel = "channel_scale_kernel"
+    assert patterns_at(run_with(tmp_path, "channel_scale", [fact("global_access", 13, kernel, **narrow)]),
+                       "nv.scalar-access") == []
+    assert patterns_at(run_with(tmp_path, "channel_scale", [fact("global_access", 12, kernel, **narrow)]),
+                       "nv.scalar-access") == [12]
+
+
+def test_compiler_generated_int64_math_is_not_the_authors(tmp_path):
+    wide = fact("int64_index", 14, "matvec_kernel", ops=["arith.muli", "arith.addi"], per_element=True, count=4)
+    assert patterns_at(run_with(tmp_path, "matvec_rows", [wide]), "nv.int64-index") == []
+    authored = ("r = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)",
+                "r = (tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)).to(tl.int64)")
+    assert 14 in patterns_at(run_with(tmp_path, "matvec_rows", [wide], authored), "nv.int64-index")
+
+
+def test_a_tile_index_wrapped_once_per_program_is_not_hot_division(tmp_path):
+    wrap = ("offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)", "offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M")
+    line = next(i for i, text in enumerate((LABELED_DIR / "c02" / "solution.py").read_text().splitlines(), 1)
+                if wrap[0] in text)
+    once = fact("divrem_in_loop", line, "matmul_kernel", op="remsi", per_element=True, power_of_two=False, in_loop=False)
+    assert patterns_at(run_with(tmp_path, "c02", [once], wrap), "nv.index-div-mod") == []
+    looped = fact("divrem_in_loop", line, "matmul_kernel", op="remsi", per_element=True, power_of_two=False, in_loop=True)
+    assert patterns_at(run_with(tmp_path, "c02", [looped], wrap), "nv.index-div-mod") == [line]
+
+
+def test_an_integer_mask_compare_is_not_a_where_condition(tmp_path):
+    compare = dict(dtype="i32", predicate="slt", count=1)
+    result = run_with(tmp_path, "a02", [fact("int_compare", 12, "norm_kernel", **compare)])
+    assert [f for f in result.findings if f.pattern == "npu.where-condition-dtype" and f.rung == 3] == []
+    result = run_with(tmp_path, "a02", [fact("int_compare", 14, "norm_kernel", **compare)])
+    assert any(f.rung == 3 for f in result.findings if f.pattern == "npu.where-condition-dtype")
+
+
+def test_a_unified_buffer_estimate_at_the_limit_only_corroborates():
+    marginal = fact("ub_usage", bytes=98308, limit=196608, multibuffer_factor=2, fits=False)
+    clear = fact("ub_usage", bytes=131072, limit=196608, multibuffer_factor=2, fits=False)
+    assert [f.confidence for f in ir.detect_ir_ascend(ctx(marginal, target="ascend"))] == [0.45]
+    assert [f.confidence for f in ir.detect_ir_ascend(ctx(clear, target="ascend"))] == [0.9]
+
+
+# ------------------------------------------------------------------ source findings vetoed
+
+def test_a_strided_suspicion_the_ir_shows_vectorised_is_dropped_with_a_note(tmp_path):
+    single = (("re * s + im * c, mask=mask)", "re * s + 0.0 * c, mask=mask)"),
+              ("    im = tl.load(z_ptr + 2 * i + 1, mask=mask, other=0.0)\n", "    im = re\n"))
+    wide = fact("global_access", 13, "rotate_kernel", op="load", vector_bits=128, elements=4, tensor_shape=[1024],
+                via="ld.global")
+    result = run_with(tmp_path, "complex_rotate", [wide], *single)
+    assert 13 not in patterns_at(result, "nv.strided-inner-axis")
+    assert any("nv.strided-inner-axis at line 13" in note and "dropped" in note for note in result.notes)
+    narrow = fact("global_access", 13, "rotate_kernel", op="load", vector_bits=32, elements=1, tensor_shape=[1024],
+                  via="ld.global")
+    assert 13 in patterns_at(run_with(tmp_path, "complex_rotate", [narrow], *single), "nv.strided-inner-axis")
+
+
+def test_a_conversion_suspicion_the_ir_does_not_show_in_the_loop_is_dropped(tmp_path):
+    compiled = fact("resources", None, "matvec_kernel", num_warps=4)
+    cold = fact("convert_layout", 16, "matvec_kernel", src="slice", dst="blocked", in_loop=False, through_shared=True)
+    assert patterns_at(run_with(tmp_path, "matvec_rows", [compiled, cold]), "nv.hot-layout-conversion") == []
+    hot = fact("convert_layout", 13, "matvec_kernel", src="blocked", dst="slice", in_loop=True, through_shared=True)
+    assert patterns_at(run_with(tmp_path, "matvec_rows", [compiled, hot]), "nv.hot-layout-conversion")

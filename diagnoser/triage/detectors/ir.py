@@ -65,23 +65,30 @@ def _num_warps(ctx: TriageContext, label: str) -> int:
     return 4
 
 
-def _strided_lines(ctx: TriageContext, kernel: str) -> set[int]:
-    """Lines the source walk knows to be strided (their narrow accesses are nv.strided-inner-axis)."""
-    lines = set()
-    for analysis in ctx.analyses:
-        if analysis.kernel.name != kernel:
-            continue
-        for access in analysis.report.accesses:
-            last = access.true_strides[-1] if access.true_strides else None
-            if last not in (None, 0, 1):
-                lines.update(range(access.line, (access.end_line or access.line) + 1))
-    return lines
+def _source_reports(ctx: TriageContext, kernel: str) -> list:
+    """The source walks of a kernel, one per analysed launch (empty without cases)."""
+    return [a.report for a in ctx.analyses if a.kernel.name == kernel]
+
+
+def _covers(item: object, line: int | None) -> bool:
+    end = getattr(item, "end_line", None) or item.line
+    return line is not None and item.line <= line <= end
+
+
+def _no_vector_to_gain(ctx: TriageContext, kernel: str, line: int | None) -> bool:
+    """The source walk knows the accesses on this line and none would gain from being wider: strided
+    (nv.strided-inner-axis), a gather or broadcast, or too small a share of the bytes."""
+    from .source import worth_vectorising
+
+    verdicts = [worth_vectorising(report, access) for report in _source_reports(ctx, kernel)
+                for access in report.accesses if _covers(access, line)]
+    return bool(verdicts) and not any(verdicts)
 
 
 def detect_ir_access(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions
     although each thread holds enough elements for a wider vector (one element per thread is
-    nv.tiny-block), on an access the source does not show to be strided (nv.strided-inner-axis)."""
+    nv.tiny-block), on an access the source walk does not show to have no vector to gain."""
     found = IRFindings(ctx)
     for fact in _facts(ctx, "global_access"):
         value = fact.value
@@ -92,7 +99,7 @@ def detect_ir_access(ctx: TriageContext) -> list[Finding]:
         elements = max(value.get("elements") or 1, 1)
         element_bits = max(bits // elements, 8)
         cap = min(_numel(shape) // (32 * _num_warps(ctx, fact.kernel)), 128 // element_bits)
-        if cap <= 1 or fact.line in _strided_lines(ctx, kernel_name(fact.kernel)):
+        if cap <= 1 or _no_vector_to_gain(ctx, kernel_name(fact.kernel), fact.line):
             continue
         if elements < cap and bits <= 32:
             _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9,
@@ -190,19 +197,35 @@ def detect_ir_reductions(ctx: TriageContext) -> list[Finding]:
 
 
 def detect_ir_index(ctx: TriageContext) -> list[Finding]:
-    """nv.index-div-mod and nv.int64-index from the integer ops the kernel compiled to."""
+    """nv.index-div-mod and nv.int64-index from the integer ops the kernel compiled to.
+
+    Where the source walk knows the kernel, it says which of them are the author's: a division
+    outside any loop counts only where it is per-element work on the bulk of the elements (not a
+    tile's row indices, computed once per program), and 64-bit arithmetic only on lines where the
+    author's own index expressions are 64-bit (not what the compiler generates to lower block
+    pointers or tensor descriptors)."""
+    from .source import hot_divmods
+
     found = IRFindings(ctx)
     for fact in _facts(ctx, "divrem_in_loop"):
         value = fact.value
-        if value.get("per_element") and not value.get("power_of_two"):
-            _add(found, ctx, "nv.index-div-mod", fact, "integer division in per-element index math", 0.8,
-                 f"per-element {value.get('op')} on {value.get('dtype')}"
-                 + (" inside a loop" if value.get("in_loop") else ""))
+        if not value.get("per_element") or value.get("power_of_two"):
+            continue
+        reports = _source_reports(ctx, kernel_name(fact.kernel))
+        if not value.get("in_loop") and reports and \
+                not any(d.line == fact.line for report in reports for d in hot_divmods(report)):
+            continue
+        _add(found, ctx, "nv.index-div-mod", fact, "integer division in per-element index math", 0.8,
+             f"per-element {value.get('op')} on {value.get('dtype')}" + (" inside a loop" if value.get("in_loop") else ""))
     for fact in _facts(ctx, "int64_index"):
         value = fact.value
-        if value.get("per_element") and (value.get("count") or 0) >= 2:
-            _add(found, ctx, "nv.int64-index", fact, "64-bit index math where 32 bits suffice", 0.6,
-                 f"{value.get('count')} 64-bit per-element integer ops ({', '.join(value.get('ops') or [])})")
+        if not value.get("per_element") or (value.get("count") or 0) < 2:
+            continue
+        reports = _source_reports(ctx, kernel_name(fact.kernel))
+        if reports and not any(op.per_element and op.line == fact.line for report in reports for op in report.int64_ops):
+            continue
+        _add(found, ctx, "nv.int64-index", fact, "64-bit index math where 32 bits suffice", 0.6,
+             f"{value.get('count')} 64-bit per-element integer ops ({', '.join(value.get('ops') or [])})")
     return found.list()
 
 
@@ -251,13 +274,82 @@ def detect_ir_ascend(ctx: TriageContext) -> list[Finding]:
         _add(found, ctx, "npu.int64-scalar-fallback", fact, "int64 arithmetic falls back to scalar", 0.9,
              f"{fact.value.get('count')} int64 vector {fact.value.get('op')} op(s)")
     for fact in _facts(ctx, "int_compare"):
+        reports = _source_reports(ctx, kernel_name(fact.kernel))
+        if reports and not any(w.line == fact.line for report in reports for w in report.wheres):
+            continue  # a mask or loop bound, not the condition of a tl.where
         _add(found, ctx, "npu.where-condition-dtype", fact, "integer comparison on the vector unit", 0.6,
              f"{fact.value.get('dtype')} vector compare ({fact.value.get('predicate')}) runs as scalar code")
     for fact in _facts(ctx, "ub_usage"):
         if fact.value.get("fits") is False:
-            _add(found, ctx, "npu.ub-overflow", fact, "working set exceeds the unified buffer", 0.9,
+            # Every buffer of the IR counted live at once is an upper bound (the compiler reuses
+            # some): an estimate within 10% of the limit only corroborates the source rung.
+            need = (fact.value.get("bytes") or 0) * (fact.value.get("multibuffer_factor") or 1)
+            limit = fact.value.get("limit") or 0
+            _add(found, ctx, "npu.ub-overflow", fact, "working set exceeds the unified buffer",
+                 0.9 if not limit or need > 1.1 * limit else 0.45,
                  f"{fact.value.get('bytes')} bytes x{fact.value.get('multibuffer_factor')} against {fact.value.get('limit')}")
     for fact in _facts(ctx, "unaligned_tail"):
         _add(found, ctx, "npu.unaligned-tail-axis", fact, "tail axis not aligned", 0.9,
              f"tail axis {fact.value.get('tail_bytes')} bytes padded to {fact.value.get('padded_bytes')}")
     return found.list()
+
+
+# ------------------------------------------------------------------------------ IR vetoes
+# A source-level finding predicts what the compiler will do; where rung-3 facts show what it did
+# and that contradicts the prediction, the facts win. Each veto returns why, or None.
+
+def _compiled(ctx: TriageContext, kernel: str) -> list[Fact]:
+    return [fact for fact in ctx.facts if kernel_name(fact.kernel) == kernel and isinstance(fact.value, dict)]
+
+
+def _line_range(finding: Finding) -> tuple[int, int]:
+    ends = [e.get("end_line") for e in finding.evidence if e.get("type") == "source" and e.get("end_line")]
+    return finding.line, max([finding.line, *ends])
+
+
+def _veto_narrow_access(ctx: TriageContext, finding: Finding) -> str | None:
+    """nv.scalar-access / nv.strided-inner-axis: every instruction the access became is 64 bits
+    or wider, so it is vectorised and (being vectorised) contiguous along the threads."""
+    first, last = _line_range(finding)
+    widths = [fact.value.get("vector_bits") for fact in _compiled(ctx, finding.kernel or "")
+              if fact.kind == "global_access" and fact.line is not None and first <= fact.line <= last
+              and fact.value.get("via") in (None, "ld.global", "st.global") and fact.value.get("vector_bits")]
+    if widths and min(widths) >= 64:
+        return f"the compiled accesses on line {first} move {min(widths)} bits or more per instruction"
+    return None
+
+
+def _veto_layout_conversion(ctx: TriageContext, finding: Finding) -> str | None:
+    """nv.hot-layout-conversion: the compiled kernel has no conversion through shared memory (in
+    a loop, for a finding about a loop)."""
+    facts = _compiled(ctx, finding.kernel or "")
+    if not facts:
+        return None
+    in_loop = any(e.get("in_loop") for e in finding.evidence if e.get("type") == "source")
+    converts = [fact for fact in facts if fact.kind == "convert_layout" and fact.value.get("through_shared")
+                and (fact.value.get("in_loop") or not in_loop)]
+    if not converts:
+        return "the compiled kernel converts no layout through shared memory" + (" inside a loop" if in_loop else "")
+    return None
+
+
+IR_VETOES = {
+    "nv.scalar-access": _veto_narrow_access,
+    "nv.strided-inner-axis": _veto_narrow_access,
+    "nv.hot-layout-conversion": _veto_layout_conversion,
+}
+
+
+def veto_by_ir(ctx: TriageContext, findings: list[Finding]) -> tuple[list[Finding], list[str]]:
+    """The findings the facts do not contradict, and a note for each one they do."""
+    if not ctx.facts:
+        return findings, []
+    kept, notes = [], []
+    for finding in findings:
+        veto = IR_VETOES.get(finding.pattern or "")
+        why = veto(ctx, finding) if veto is not None and finding.rung == 1 and finding.line is not None else None
+        if why is None:
+            kept.append(finding)
+        else:
+            notes.append(f"{finding.pattern} at line {finding.line} ({finding.kernel}) dropped: {why}")
+    return kept, notes

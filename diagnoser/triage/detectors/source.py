@@ -470,7 +470,7 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
                               f"loaded on line {tiles[0].line}: each iteration converts it from its own layout to a "
                               "slice of the tile's, through shared memory (load it in the tile's layout, or hoist it)")
                     found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.65,
-                              [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
+                              [{**source_evidence(ctx, op.line, detail), "in_loop": True}], case, analysis=analysis)
                 continue
             if op.op != "trans":
                 continue
@@ -481,7 +481,7 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
             elif in_loop and op.feeds_other and not op.feeds_dot:
                 detail = f"tl.{op.op} inside a loop feeds element-wise work: a shared-memory round trip per iteration"
                 found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.7,
-                          [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
+                          [{**source_evidence(ctx, op.line, detail), "in_loop": True}], case, analysis=analysis)
     return found.list()
 
 
@@ -912,6 +912,34 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
 
 # ---------------------------------------------------------------------------------- index math
 
+def hot_divmods(report: KernelReport) -> list:
+    """Per-element // and % by a divisor that is not a power of two, in a runtime loop or over
+    the bulk of the elements (a per-row index vector of a 2-D tile is computed once per program)."""
+    bulk = max((a.numel for a in report.accesses), default=0)
+    hot = []
+    for divmod_ in report.divmods:
+        if not divmod_.per_element or is_power_of_two(divmod_.divisor_const):
+            continue
+        size = math.prod(divmod_.shape) if divmod_.shape else 1
+        if _runtime_loops(report, divmod_.loops) or size * 4 >= bulk:
+            hot.append(divmod_)
+    return hot
+
+
+def worth_vectorising(report: KernelReport, access: Any) -> bool:
+    """Could a wider form of this access speed the kernel up? It carries a real share of the
+    program's bytes, and its real addresses are contiguous along the threads (or it is one of an
+    interleaved set); unknown addresses (through loaded indices) get the benefit of the doubt."""
+    total = sum(access_bytes(report, a) for a in report.accesses) or 1
+    group = interleaved_groups(report).get(access.node_id)
+    moved = sum(access_bytes(report, a) for a in group) if group else access_bytes(report, access)
+    if moved < MIN_ACCESS_SHARE * total:
+        return False
+    if group or (access.true_strides is None and access.true_vec is None):
+        return True
+    return fastest_stride(access) == 1 or (access.true_vec or 1) > 1
+
+
 def detect_index_math(ctx: TriageContext) -> list[Finding]:
     """nv.index-div-mod (per-element // and % by a value the compiler cannot strength-reduce,
     on the bulk of the elements or in a loop) and nv.int64-index (64-bit per-element index math where 32 bits provably suffice, or 32-bit
@@ -919,13 +947,7 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
     found = Findings()
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
-        bulk = max((a.numel for a in report.accesses), default=0)
-        for divmod_ in report.divmods:
-            if not divmod_.per_element or is_power_of_two(divmod_.divisor_const):
-                continue
-            size = math.prod(divmod_.shape) if divmod_.shape else 1
-            if not _runtime_loops(report, divmod_.loops) and size * 4 < bulk:
-                continue  # a per-row index vector of a 2-D tile: computed once per program, cheap
+        for divmod_ in hot_divmods(report):
             what = "a runtime value" if divmod_.divisor_const is None else f"{divmod_.divisor_const} (not a power of two)"
             detail = f"per-element `{divmod_.op}` by {what}: tens of instructions per element in the index math"
             found.add(ctx, "nv.index-div-mod", name, divmod_.line, "integer division in per-element index math", 0.7,
