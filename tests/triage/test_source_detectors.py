@@ -244,3 +244,14 @@ def test_a_block_pointer_walking_a_strided_dimension_fastest_is_strided(tmp_path
     transposed = column_sums.replace("shape=(rows,), strides=(cols,)", "shape=(rows,), strides=(1,)")
     solution, problem = write_pair(tmp_path / "rows", transposed, str(FIXTURES / "matvec_rows" / "problem.py"))
     assert "nv.strided-inner-axis" not in {f.pattern for f in run_triage(solution, problem).findings}
+
+
+# --------------------------------------------------------------- nv.redundant-global-traffic
+
+def test_a_tensor_read_again_by_a_second_kernel_is_redundant_traffic(tmp_path):
+    assert "nv.redundant-global-traffic" in found(tmp_path, "row_center")
+
+
+def test_rows_too_long_to_keep_on_chip_may_be_read_by_two_kernels(tmp_path):
+    problem = _cases(tmp_path, "row_center", '[{"rows": 1024, "dim": 65536}, {"rows": 512, "dim": 131072}]')
+    assert "nv.redundant-global-traffic" not in found(tmp_path, "row_center", problem=problem)

@@ -752,7 +752,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
 def detect_redundant_traffic(ctx: TriageContext) -> list[Finding]:
     """nv.redundant-global-traffic: the same addresses loaded by several passes of one program
     when the data would fit on chip (or in three or more passes, where an online algorithm
-    needs two)."""
+    needs two), or the same tensor read again by a later kernel of the forward."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
@@ -782,7 +782,50 @@ def detect_redundant_traffic(ctx: TriageContext) -> list[Finding]:
                                                           "; an online (single-read) formulation needs fewer passes"))
             found.add(ctx, "nv.redundant-global-traffic", name, passes[1].line, "the same data read more than once",
                       0.8 if analysis else 0.6, [source_evidence(ctx, passes[1].line, detail)], case, analysis=analysis)
+    _reread_across_kernels(ctx, found)
     return found.list()
+
+
+def _reread_across_kernels(ctx: TriageContext, found: Findings) -> None:
+    """A tensor read by one kernel and again, unchanged, by a later kernel of the same forward,
+    both memory-bound (no dot loop), when the first kernel's share of it per program fits on chip
+    (a fused kernel would read it once) and it is a real share of the forward's traffic."""
+    reports = {(a.case_index, a.launch.group): a for a in ctx.analyses if a.launch.primary}
+    for trace in ctx.traces:
+        launches = [(launch, reports.get((trace.index, launch.group))) for launch in trace.launches if launch.primary]
+        launches = [(launch, a) for launch, a in launches if a is not None]
+        total = sum(arg.numel * arg.elem_size for launch, _ in launches for arg in launch.tensors().values()) or 1
+        first_reader: dict[int, tuple] = {}
+        for launch, analysis in launches:
+            report = analysis.report
+            tensors = launch.tensors()
+            memory_bound = not any(_runtime_loops(report, d.loops) for d in report.dots)
+            for param in _read_params(report):
+                arg = tensors.get(param)
+                if arg is None or arg.storage is None:
+                    continue
+                earlier = first_reader.get(arg.storage)
+                size = arg.numel * arg.elem_size
+                if earlier is None:
+                    first_reader[arg.storage] = (launch, analysis, param) if memory_bound else None
+                    continue
+                if not memory_bound or size < max(1 << 20, MIN_ACCESS_SHARE * total):
+                    continue
+                first, first_analysis, first_param = earlier
+                loads = [a for a in first_analysis.report.accesses if a.op == "load" and a.base == first_param]
+                per_program = sum(_program_extent(first_analysis.report, a) * a.elem_bits // 8 for a in loads)
+                if not loads or per_program > 64 * 1024:
+                    continue
+                detail = (f"{launch.kernel} reads `{param}` ({size / 2**20:.0f} MiB) again after {first.kernel} read it in "
+                          f"the same forward; {first.kernel}'s programs hold {per_program / 1024:.0f} KiB of it each, "
+                          "so one fused kernel could read it once")
+                found.add(ctx, "nv.redundant-global-traffic", launch.kernel, launch.line,
+                          "the same data read more than once", 0.7, [source_evidence(ctx, launch.line, detail)],
+                          trace.case)
+            for param in _written_params(report):
+                arg = tensors.get(param)
+                if arg is not None:
+                    first_reader.pop(arg.storage, None)  # new data: a later read is no re-read
 
 
 def _overlaps(a: Any, b: Any) -> bool:
