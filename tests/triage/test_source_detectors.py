@@ -255,3 +255,18 @@ def test_a_tensor_read_again_by_a_second_kernel_is_redundant_traffic(tmp_path):
 def test_rows_too_long_to_keep_on_chip_may_be_read_by_two_kernels(tmp_path):
     problem = _cases(tmp_path, "row_center", '[{"rows": 1024, "dim": 65536}, {"rows": 512, "dim": 131072}]')
     assert "nv.redundant-global-traffic" not in found(tmp_path, "row_center", problem=problem)
+
+
+def test_a_fixed_gemm_config_the_compiled_kernel_shows_spilling_is_a_hardcoded_config(tmp_path):
+    from diagnoser.evidence import Fact
+
+    edits = (("triton.cdiv(M, 64), triton.cdiv(N, 64)", "triton.cdiv(M, 128), triton.cdiv(N, 128)"),
+             ("BLOCK_M=64, BLOCK_N=64", "BLOCK_M=128, BLOCK_N=128"))
+    folder = FIXTURES / "gemm_rowmajor"
+    text = (folder / "solution.py").read_text()
+    for old, new in edits:
+        text = text.replace(old, new)
+    solution, problem = write_pair(tmp_path / "g", text, str(folder / "problem.py"))
+    spill = Fact("matmul_kernel", "spill", {"spill_stores_bytes": 512, "spill_loads_bytes": 512}, line=22)
+    assert "nv.hardcoded-config" not in {f.pattern for f in run_triage(solution, problem).findings}
+    assert "nv.hardcoded-config" in {f.pattern for f in run_triage(solution, problem, facts=[spill]).findings}

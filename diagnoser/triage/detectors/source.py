@@ -880,6 +880,7 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
         for analysis in gemms:
             for why in _config_misfits(ctx, analysis, dims[analysis.case_index]):
                 misfits.append((analysis, why))
+        misfits += [(gemms[0], why) for why in _compiled_misfits(ctx, name)]
         if not misfits:
             continue
         config, num_warps, num_stages = next(iter(configs))
@@ -923,6 +924,25 @@ def _materially_different(dims: list[tuple[Optional[int], ...]]) -> bool:
 
 def _shape_text(dims: tuple[Optional[int], ...]) -> str:
     return "x".join("?" if d is None else str(d) for d in dims)
+
+
+def _compiled_misfits(ctx: TriageContext, kernel: str) -> list[str]:
+    """What rung-3 facts, when given, show the fixed config doing badly in some compiled case:
+    spills, mma.sync, an unpipelined K loop, shared memory limiting residency."""
+    reasons = []
+    for fact in ctx.facts:
+        value = fact.value if isinstance(fact.value, dict) else {}
+        if fact.kernel.split("[", 1)[0].split("#", 1)[0] != kernel:
+            continue
+        if fact.kind == "spill" and (value.get("spill_stores_bytes") or 0) + (value.get("spill_loads_bytes") or 0) >= 64:
+            reasons.append("the compiled kernel spills registers")
+        elif fact.kind == "dot_lowering" and value.get("kind") == "mma_sync":
+            reasons.append("the compiled dot uses mma.sync")
+        elif fact.kind == "pipelining" and value.get("feeds_dot") and not value.get("pipelined"):
+            reasons.append("the compiled K loop is not pipelined")
+        elif fact.kind == "occupancy" and value.get("limiter") == "shared_memory" and (value.get("warps_per_sm") or 0) < 8:
+            reasons.append("shared memory limits the compiled kernel to few resident warps")
+    return list(dict.fromkeys(reasons))
 
 
 def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -> list[str]:
