@@ -8,8 +8,9 @@
 2. asks every question of each question set through `indexer.search` in this process (first
    query = cold: loads the model and the index; the rest = warm) and scores recall@5 at file
    level, over the whole index and restricted to the tree. The sets are bench/index/questions.yaml
-   (the development set) and questions-heldout.yaml (written before the retrieval changes that
-   were measured on it, to show whether they generalise); --questions picks others;
+   (the development set), questions-heldout.yaml (written before the retrieval changes that were
+   measured on it, to show whether they generalise) and questions-unseen.yaml (written after the
+   retrieval settings were chosen, never tuned on); --questions picks others;
 3. prints a summary table per set and writes the details to bench/results/: index-<tree>.json for
    questions.yaml, index-<name>.json for questions-<name>.yaml, each with the build numbers.
 """
@@ -34,7 +35,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-QUESTION_SETS = [Path(__file__).with_name("questions.yaml"), Path(__file__).with_name("questions-heldout.yaml")]
+QUESTION_SETS = [Path(__file__).with_name(name) for name in
+                 ("questions.yaml", "questions-heldout.yaml", "questions-unseen.yaml")]
 # The file edited for the one-changed-file rebuild.
 CHANGED_FILE = "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp"
 
@@ -117,7 +119,8 @@ def main() -> None:
     parser.add_argument("--tree", required=True, help="compiler source tree (read only)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--questions", type=Path, action="append",
-                        help="question set (repeatable; default: questions.yaml and questions-heldout.yaml)")
+                        help="question set (repeatable; default: questions.yaml, questions-heldout.yaml, "
+                             "questions-unseen.yaml)")
     parser.add_argument("--out-dir", type=Path, default=REPO / "bench" / "results",
                         help="where the result files go (default bench/results)")
     parser.add_argument("--workdir", help="keep the tree copy and the index here (default: a temporary folder)")
