@@ -2,11 +2,13 @@
 values traced on the CPU, and failures that say why instead of losing the case silently."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from diagnoser.triage import run_triage
 from diagnoser.triage import trace as trace_module
 from diagnoser.triage.trace import trace_cases
+from runner.ascend_ir import ascend_python
 from runner.capture import device_stand_in, hardware_table
 
 from .triage_helpers import LABELED, fixture, write_pair
@@ -128,3 +130,14 @@ def test_storages_of_freed_temporaries_are_not_mistaken_for_later_tensors(tmp_pa
     for trace in trace_cases(solution, problem):
         written = [storage for op in trace.torch_ops for storage in op.writes]
         assert len(written) == len(set(written)) == 64
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(ascend_python() is None, reason="no Triton-Ascend environment")
+def test_the_ascend_ir_capture_answers_core_count_queries(tmp_path):
+    from runner import ascend_ir
+
+    solution, problem = write_pair(tmp_path / "k", CORE_COUNT_SOLUTION, str(LABELED / "a01" / "problem.py"))
+    kernels = ascend_ir.capture(solution, problem, case_index=1)
+    assert [launch["grid"] for kernel in kernels for launch in kernel.launches] == [[40, 1, 1]]
+    assert all("ttadapter" in kernel.stages for kernel in kernels)
