@@ -326,9 +326,10 @@ class _StandInDriver:
     device: its properties (core counts for persistent and core-count grids), the current device
     and the compile target, answered from the target's hardware table."""
 
-    def __init__(self, target: Any, properties: dict[str, Any], interface: Any) -> None:
+    def __init__(self, target: Any, properties: dict[str, Any], interface: Any, torch_device: Any) -> None:
         self.target = target
         self.interface = interface
+        self.torch_device = torch_device
         self.utils = types.SimpleNamespace(
             get_device_properties=lambda *args, **kwargs: dict(properties),
             get_aicore_num=lambda: properties.get("num_aicore"),
@@ -351,6 +352,13 @@ class _StandInDriver:
 
     def get_device_interface(self) -> Any:
         return self.interface
+
+    def get_active_torch_device(self) -> Any:
+        return self.torch_device
+
+    @staticmethod
+    def get_current_stream(device: Any = None) -> int:
+        return 0
 
 
 @contextlib.contextmanager
@@ -389,7 +397,7 @@ def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
                 get_device_name=lambda *a, **k: table.get("name", chip),
                 get_device_properties=lambda *a, **k: device_props)
             patch(torch, "npu", interface)
-        gpu_target = GPUTarget("npu", chip, 0)
+        gpu_target, torch_device = GPUTarget("npu", chip, 0), "npu:0"  # torch has no "npu" device type
     else:
         capability = int(str(target).split(":")[1]) if ":" in str(target) else 90
         sms, smem = table.get("sm_count", 132), table.get("shared_memory_per_block", 232448)
@@ -406,8 +414,8 @@ def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
                             "get_device_capability": lambda *a, **k: (device_props.major, device_props.minor),
                             "get_device_name": lambda *a, **k: device_props.name}.items():
             patch(torch.cuda, name, value)
-        gpu_target = GPUTarget("cuda", capability, warp)
-    driver.set_active(_StandInDriver(gpu_target, properties, interface))
+        gpu_target, torch_device = GPUTarget("cuda", capability, warp), torch.device("cuda", 0)
+    driver.set_active(_StandInDriver(gpu_target, properties, interface, torch_device))
     try:
         yield table
     finally:

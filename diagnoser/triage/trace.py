@@ -346,11 +346,11 @@ def trace_cases(solution_path: str, problem_path: Optional[str], target: str = "
     case whose forward needs real values is traced on the CPU instead (`CaseTrace.note` says so).
 
     Device queries (core counts, properties) are answered for `target` (`nvidia` or `ascend`)."""
-    from runner.capture import torch_npu_stand_in
+    from runner.capture import device_stand_in, torch_npu_stand_in
     from runner.problem import ProblemError, load_problem, load_solution
 
-    try:
-        with torch_npu_stand_in():
+    try:  # module-level device queries (DEVICE = driver.active.get_active_torch_device()) too
+        with torch_npu_stand_in(), device_stand_in(DEVICE_TARGETS.get(target, target)):
             problem = load_problem(problem_path)
             model_new = load_solution(solution_path)
     except ProblemError as error:

@@ -141,3 +141,13 @@ def test_the_ascend_ir_capture_answers_core_count_queries(tmp_path):
     kernels = ascend_ir.capture(solution, problem, case_index=1)
     assert [launch["grid"] for kernel in kernels for launch in kernel.launches] == [[40, 1, 1]]
     assert all("ttadapter" in kernel.stages for kernel in kernels)
+
+
+def test_module_level_device_queries_are_answered_while_the_solution_loads(tmp_path):
+    source = SM_COUNT_SOLUTION.replace(
+        "from triton.runtime import driver\n",
+        "from triton.runtime import driver\n\nDEVICE = driver.active.get_active_torch_device()\n").replace(
+        "y = torch.empty_like(x)", "y = torch.empty(x.shape, device=DEVICE, dtype=x.dtype)")
+    solution, problem = write_pair(tmp_path / "k", source, fixture("elementwise")[1])
+    traces = trace_cases(solution, problem, target="nvidia")
+    assert [t.error for t in traces] == [None] * len(traces) and all(t.launches for t in traces)
