@@ -276,7 +276,8 @@ class LaunchInterceptor:
 def torch_npu_stand_in() -> Iterator[None]:
     """`import torch_npu` in an Ascend solution, run on a machine without it: an empty module stands
     in, and `Tensor.npu()` keeps a tensor where it is, since such runs only record what the forward
-    launches (tensors stay on the CPU or the meta device)."""
+    launches (tensors stay on the CPU or the meta device). `torch_npu.npu` is `torch.npu`, which
+    `device_stand_in` provides while a forward runs."""
     import importlib.util
     import types
 
@@ -285,7 +286,15 @@ def torch_npu_stand_in() -> Iterator[None]:
     if "torch_npu" in sys.modules or importlib.util.find_spec("torch_npu") is not None:
         yield
         return
-    sys.modules["torch_npu"] = types.ModuleType("torch_npu")
+    module = types.ModuleType("torch_npu")
+
+    def forward_npu(name: str) -> Any:
+        if name == "npu" and hasattr(torch, "npu"):
+            return torch.npu
+        raise AttributeError(f"module 'torch_npu' has no attribute {name!r}")
+
+    module.__getattr__ = forward_npu  # type: ignore[method-assign]
+    sys.modules["torch_npu"] = module
     torch.Tensor.npu = lambda self, *args, **kwargs: self
     try:
         yield

@@ -85,6 +85,14 @@ def test_ascend_core_count_queries_are_answered_from_the_hardware_table(tmp_path
     assert {t.launches[0].grid for t in traces} == {(40, 1, 1)}
 
 
+def test_torch_npu_device_queries_are_answered_too(tmp_path):
+    source = CORE_COUNT_SOLUTION.replace(
+        'driver.active.utils.get_device_properties(torch.npu.current_device())["num_vectorcore"]',
+        'torch_npu.npu.get_device_properties(torch_npu.npu.current_device()).vector_core_num')
+    solution, problem = write_pair(tmp_path / "k", source, str(LABELED / "a01" / "problem.py"))
+    assert {t.launches[0].grid for t in trace_cases(solution, problem, target="ascend")} == {(40, 1, 1)}
+
+
 def test_nvidia_sm_count_queries_are_answered_for_an_h200(tmp_path):
     solution, problem = write_pair(tmp_path / "k", SM_COUNT_SOLUTION, fixture("elementwise")[1])
     traces = trace_cases(solution, problem, target="nvidia")
