@@ -22,8 +22,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, fresh_compiles, jsonable, nvidia_record,
-                            run_target, source_position)
+from runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, device_stand_in, fresh_compiles,
+                            jsonable, nvidia_record, run_target, source_position)
 
 DEFAULT_TARGET = "sm90"
 
@@ -161,6 +161,7 @@ def capture(solution_path: str | Path, problem_path: str | Path | None = None, c
         from runner import ascend_ir
 
         return ascend_ir.capture(solution_path, problem_path, case_index, target=target, argv=argv)
-    with AotCapture(parse_target(target)) as session, cpu_stand_in():
+    parsed = parse_target(target)
+    with AotCapture(parsed) as session, device_stand_in(f"cuda:{parsed.arch}"), cpu_stand_in():
         run_target(solution_path, problem_path, case_index, device="cpu", on_case=session.set_case, argv=argv)
     return session.kernels()

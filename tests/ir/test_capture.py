@@ -173,6 +173,17 @@ def test_a_script_that_launches_kernels_is_captured(tmp_path):
     assert kernel.file == str(script.resolve()) and kernel.line == 6
 
 
+def test_a_forward_that_sizes_its_grid_from_the_device_is_captured_with_the_target_s_sm_count(tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(SOLUTION.split("class ModelNew")[0] + textwrap.dedent('''
+        sms = torch.cuda.get_device_properties(0).multi_processor_count
+        x = torch.randn(4096, device="cuda")
+        scale_kernel[(sms,)](x, torch.empty_like(x), 4096, BLOCK=1024)
+    '''))
+    (kernel,) = capture(script)
+    assert kernel.launches == [{"case": None, "grid": [132, 1, 1]}]
+
+
 def test_a_solution_without_a_problem_is_a_clear_error(tmp_path):
     from runner.problem import ProblemError
 
