@@ -29,8 +29,25 @@ def test_nested_counter_groups_are_flattened():
     assert flatten({"launch": {"waves_per_sm": 0.5}, "time_ns": 3}) == {"launch.waves_per_sm": 0.5, "time_ns": 3}
 
 
-def test_under_one_wave_is_a_small_grid():
-    assert [f.pattern for f in run({"launch": {"waves_per_sm": 0.4}})] == ["nv.small-grid"]
+def test_fewer_programs_than_sms_is_a_small_grid():
+    assert [f.pattern for f in run({"launch": {"grid_size": 64, "waves_per_sm": 0.03}})] == ["nv.small-grid"]
+
+
+def test_one_partial_wave_that_gives_every_sm_programs_is_not_a_small_grid():
+    assert run({"launch": {"grid_size": 2048, "waves_per_sm": 0.48}}) == []
+
+
+def test_a_light_last_wave_is_a_small_grid():
+    findings = run({"launch": {"grid_size": 4400, "waves_per_sm": 1.04}})
+    assert [f.pattern for f in findings] == ["nv.small-grid"] and "48%" in findings[0].title
+
+
+def test_many_full_waves_are_not_a_small_grid():
+    assert run({"launch": {"grid_size": 40000, "waves_per_sm": 9.5}}) == []
+
+
+def test_255_registers_without_local_memory_are_not_a_spill():
+    assert run({"launch": {"registers_per_thread": 255, "grid_size": 4096}}) == []
 
 
 def test_shared_memory_as_the_occupancy_limit_is_reported():
@@ -45,7 +62,7 @@ def test_launch_class_from_rung_two_is_launch_bound():
 
 
 def test_metrics_keyed_by_kernel_name_are_attributed_to_that_kernel():
-    findings = run({"k": {"launch": {"waves_per_sm": 0.2}}})
+    findings = run({"k": {"launch": {"grid_size": 16, "waves_per_sm": 0.2}}})
     assert findings[0].kernel == "k" and findings[0].rung == 2
 
 

@@ -7,9 +7,11 @@ here and the Nsight Compute metric it comes from; absent metrics simply leave th
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Optional
 
 from diagnoser.evidence import Finding
+from runner.capture import hardware_table
 
 from ..context import TriageContext
 from .common import Findings, metric_evidence
@@ -27,7 +29,6 @@ PROFILE_METRICS: dict[str, str] = {
     "occupancy.limit_warps": "launch__occupancy_limit_warps",
     "launch.waves_per_sm": "launch__waves_per_multiprocessor",
     "launch.grid_size": "launch__grid_size",
-    "launch.registers_per_thread": "launch__registers_per_thread",
     "stalls.barrier": "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio",
     "stalls.lg_throttle": "smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio",
 }
@@ -65,10 +66,9 @@ def detect_profile(ctx: TriageContext) -> list[Finding]:
         if not metrics:
             continue
         line = None
-        waves = _num(metrics, "launch.waves_per_sm")
-        if waves is not None and waves < 1:
-            found.add(ctx, "nv.small-grid", kernel, line, "too few programs to fill the GPU", 0.8,
-                      [metric_evidence("launch.waves_per_sm", waves)])
+        small_grid = _small_grid(metrics)
+        if small_grid is not None:
+            found.add(ctx, "nv.small-grid", kernel, line, *small_grid)
         limit_smem = _num(metrics, "occupancy.limit_shared_mem")
         limits = [v for v in (_num(metrics, "occupancy.limit_registers"), _num(metrics, "occupancy.limit_warps"))
                   if v is not None]
@@ -86,12 +86,30 @@ def detect_profile(ctx: TriageContext) -> list[Finding]:
             if metrics.get("roofline_class") is not None:
                 evidence.append(metric_evidence("roofline_class", metrics["roofline_class"]))
             found.add(ctx, "nv.launch-bound", kernel, line, "launch overhead dominates", 0.75, evidence)
-        registers = _num(metrics, "launch.registers_per_thread")
-        if registers is not None and registers >= 255:
-            found.add(ctx, "nv.register-spill", kernel, line, "registers spill to local memory", 0.55,
-                      [metric_evidence("launch.registers_per_thread", registers)])
         barrier = _num(metrics, "stalls.barrier")
         if barrier is not None and barrier >= 1.0:
             found.add(ctx, "nv.loop-carried-reduction", kernel, line, "warps wait at barriers", 0.45,
                       [metric_evidence("stalls.barrier", barrier, "warps/issue")])
     return found.list()
+
+
+def _small_grid(metrics: dict[str, Any]) -> Optional[tuple]:
+    """(title, confidence, evidence) when the grid leaves SMs idle, else None.
+
+    Under one wave is not by itself a small grid: 2048 programs on 132 SMs are one partial wave
+    (ncu's waves count fills every SM to its residency limit) yet give each SM 15 programs. Idle SMs
+    come from fewer programs than SMs, or from a last wave so light that a quarter or more of the
+    SM-time of the launch is spent waiting for it.
+    """
+    grid = _num(metrics, "launch.grid_size")
+    waves = _num(metrics, "launch.waves_per_sm")
+    sm_count = hardware_table("cuda").get("sm_count", 132)
+    if grid is not None and grid < sm_count:
+        return ("too few programs to fill the GPU", 0.8,
+                [metric_evidence("launch.grid_size", grid, "programs"), metric_evidence("sm_count", sm_count)])
+    if waves is not None and waves > 1 and waves < 4:
+        idle = 1 - waves / math.ceil(waves)
+        if idle >= 0.25:
+            return (f"a light last wave leaves {idle:.0%} of the SM-time idle", 0.6,
+                    [metric_evidence("launch.waves_per_sm", waves)])
+    return None
