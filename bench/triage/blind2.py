@@ -1,7 +1,7 @@
 """Precision and recall of triage on the second blind set (tests/triage/blind2), per catalog id and
 overall, on the CPU: the source rung, and the source rung plus rung-3 facts compiled ahead of time.
 
-    PYTHONPATH=. python3 bench/triage/blind2.py [--no-ir] [--out bench/results/triage-blind2.json]
+    PYTHONPATH=. python3 bench/triage/blind2.py [--no-ir] [--facts-cache DIR] [--out bench/results/triage-blind2.json]
 
 The set was written and labeled without reading the detectors, the catalog entries or the other
 labeled sets, and committed before this script first ran, so it measures how triage generalises to
@@ -28,11 +28,12 @@ from labeled import evaluate, table  # noqa: E402  (bench/triage/labeled.py: the
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-ir", action="store_true", help="score the source rung only")
+    parser.add_argument("--facts-cache", type=Path, help="keep rung-3 facts per kernel in this folder (labeled.py)")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "triage-blind2.json"))
     args = parser.parse_args()
     reports = {"source": evaluate(BLIND2, with_ir=False)}
     if not args.no_ir:
-        reports["source+ir"] = evaluate(BLIND2, with_ir=True)
+        reports["source+ir"] = evaluate(BLIND2, with_ir=True, facts_cache=args.facts_cache)
     for label, report in reports.items():
         print(f"== {label} ({report['kernels']} kernels)")
         for name, row in report["per_kernel"].items():

@@ -1,15 +1,21 @@
 """Precision and recall of triage on the labeled kernels (tests/triage/labeled), per catalog id and
 overall, on the CPU: the source rung always, plus rung-3 facts compiled ahead of time with `--ir`.
 
-    PYTHONPATH=. python3 bench/triage/labeled.py [--ir] [--out bench/results/triage-labeled.json]
+    PYTHONPATH=. python3 bench/triage/labeled.py [--ir] [--facts-cache DIR] [--out bench/results/triage-labeled.json]
 
 A kernel counts once per id: an id is a true positive when triage reports it for that kernel (at
 the default confidence threshold) and the labels list it, a false positive when the labels do not,
 a false negative when the labels list it and triage does not.
+
+Compiling every kernel ahead of time is most of an `--ir` run. `--facts-cache DIR` keeps each
+kernel's rung-3 facts in DIR, keyed by the solution and problem text, the installed triton and the
+rung-3 sources (`diagnoser/ir`, `runner`), so re-scoring after a triage change recompiles nothing
+while anything that could change the facts still does.
 """
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -26,7 +32,7 @@ def load_labels(folder: Path = LABELED) -> dict[str, set[str]]:
     return {name: set(ids or []) for name, ids in yaml.safe_load((folder / "labels.yaml").read_text()).items()}
 
 
-def evaluate(folder: Path = LABELED, with_ir: bool = False) -> dict:
+def evaluate(folder: Path = LABELED, with_ir: bool = False, facts_cache: Path | None = None) -> dict:
     from diagnoser.triage import run_triage
 
     labels = load_labels(folder)
@@ -34,7 +40,7 @@ def evaluate(folder: Path = LABELED, with_ir: bool = False) -> dict:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: {"tp": 0, "fp": 0, "fn": 0})
     for name, expected in sorted(labels.items()):
         solution, problem = folder / name / "solution.py", folder / name / "problem.py"
-        facts = _facts(solution, problem) if with_ir else None
+        facts = _cached_facts(solution, problem, facts_cache) if with_ir else None
         started = time.perf_counter()
         result = run_triage(str(solution), str(problem), facts=facts)
         found = {f.pattern for f in result.findings if f.pattern}
@@ -58,6 +64,31 @@ def _scores(c: dict[str, int]) -> dict[str, float | None]:
     recall = c["tp"] / (c["tp"] + c["fn"]) if c["tp"] + c["fn"] else None
     return {"precision": None if precision is None else round(precision, 3),
             "recall": None if recall is None else round(recall, 3)}
+
+
+def _cached_facts(solution: Path, problem: Path, cache: Path | None) -> list:
+    if cache is None:
+        return _facts(solution, problem)
+    from diagnoser.evidence import Fact
+
+    entry = Path(cache) / f"{solution.parent.name}-{_facts_key(solution, problem)}.json"
+    if entry.is_file():
+        return [Fact.from_dict(item) for item in json.loads(entry.read_text())]
+    facts = _facts(solution, problem)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    entry.write_text(json.dumps([f.to_dict() for f in facts]))
+    return facts
+
+
+def _facts_key(solution: Path, problem: Path) -> str:
+    """What the facts depend on: the two files, the triton version and the rung-3 code."""
+    import triton
+
+    digest = hashlib.sha256(solution.read_bytes() + problem.read_bytes() + triton.__version__.encode())
+    for folder in (ROOT / "diagnoser" / "ir", ROOT / "runner"):
+        for path in sorted(folder.rglob("*.py")):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def _facts(solution: Path, problem: Path) -> list:
@@ -89,11 +120,12 @@ def _fmt(value: float | None) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ir", action="store_true", help="add rung-3 facts compiled ahead of time")
+    parser.add_argument("--facts-cache", type=Path, help="keep rung-3 facts per kernel in this folder")
     parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "triage-labeled.json"))
     args = parser.parse_args()
     reports = {"source": evaluate(with_ir=False)}
     if args.ir:
-        reports["source+ir"] = evaluate(with_ir=True)
+        reports["source+ir"] = evaluate(with_ir=True, facts_cache=args.facts_cache)
     for label, report in reports.items():
         print(f"== {label} ({report['kernels']} kernels)")
         for name, row in report["per_kernel"].items():
