@@ -25,7 +25,7 @@ from typing import Callable
 from diagnoser import ladder
 
 NCU_RETRIES = 3
-NCU_CHUNK = 8  # jobs per ncu process
+NCU_CHUNK = 6  # jobs per ncu process
 NCU_MIN_S = 30.0  # no ncu run is started with less time than this left
 NCU_TIMEOUT_S = 300.0
 FINISH_S = 90.0  # what the climbs after rung 2 need for a whole suite, kept free of the ncu run
@@ -100,8 +100,9 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
     ceilings = nvidia.ceilings_for(device, None)
     counters = {"available": False, "why": "ncu not used (--no-ncu)", "cases": {}, "errors": {}}
     if use_ncu:
-        order = list(records)
-        jobs = [{"solution": items[i].solution, "problem": items[i].problem} for i in order]
+        deciding = {i: deciding_case(record, ceilings) for i, record in records.items()}
+        order = [i for i in records if deciding[i] is not None]
+        jobs = [{"solution": items[i].solution, "problem": items[i].problem, "cases": [deciding[i]]} for i in order]
         kernels = sorted({k for i in order for k in nvidia.launched_kernels(records[i])})
         timeout = NCU_TIMEOUT_S if deadline is None else min(NCU_TIMEOUT_S, deadline - time.monotonic() - FINISH_S)
         progress(f"Nsight Compute over {len(jobs)} kernels (at most {timeout:.0f} s)")
@@ -110,6 +111,9 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
             counters["why"] = f"ncu skipped: {timeout:.0f} s left before the deadline"
         counters["cases"] = {(order[j], case): v for (j, case), v in counters["cases"].items()}
         counters["errors"] = {(order[j], case): v for (j, case), v in counters["errors"].items()}
+        for i in records:
+            if deciding[i] is None:
+                counters["errors"][(i, "all")] = "not profiled: every case runs at its roofline floor"
     for index, record in records.items():
         try:
             measured[index] = nvidia.assemble(record, ceilings, counters, job=index)
@@ -118,12 +122,34 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
     return measured
 
 
+def deciding_case(record: dict, ceilings: dict) -> int | None:
+    """The case whose counters decide a batched diagnosis: the furthest below its roofline floor.
+
+    Under ncu most of a job's time goes to building each case and warming it up (compiling,
+    autotuning) while every API call is intercepted, so a whole suite with every case does not fit
+    in one run. The ladder's verdict hangs on the cases below `gap.AT_ROOFLINE`, the worst of which
+    names the class to explain; `ladder diagnose` of a single kernel still profiles every case.
+    None when every case already runs at the roofline (nothing for counters to explain).
+    """
+    from diagnoser.gap import AT_ROOFLINE
+    from diagnoser.profile import nvidia
+
+    none = {"available": False, "why": "", "cases": {}, "errors": {}}
+    try:
+        cases = nvidia.assemble(record, ceilings, none)["cases"]
+    except RuntimeError:
+        return None
+    below = [c for c in cases if c.get("efficiency") is not None and c["efficiency"] < AT_ROOFLINE]
+    return min(below, key=lambda c: c["efficiency"])["case"] if below else None
+
+
 def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
     """ncu over all jobs, `NCU_CHUNK` jobs per ncu process, within `timeout` seconds in all.
 
     ncu prints its table only when the profiled process ends, so a run cut off by the clock loses
-    everything it measured: chunks bound that loss, and chunks that no longer fit are skipped with
-    a reason. Inside a chunk, if the profiled process dies, the job it was in is dropped (recorded
+    everything it measured: chunks bound that loss (a chunk that runs past its share is recorded as
+    not profiled and the next chunk still runs), and chunks that no longer fit are skipped with a
+    reason. Inside a chunk, if the profiled process dies, the job it was in is dropped (recorded
     as an error) and the jobs after it are profiled again, up to `NCU_RETRIES` runs.
     """
     from diagnoser.profile import ncu
@@ -140,6 +166,11 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
             remaining = len(pending) + sum(len(c) for c in chunks[number + 1:])
             share = min(left, max(2 * NCU_MIN_S, 2 * left * len(pending) / remaining))  # a hang costs one chunk
             got = ncu.profile_jobs([jobs[i] for i in pending], kernels, share)
+            if got.get("timed_out"):  # ncu works but this chunk is too slow for its share: move on
+                for i in pending:
+                    merged["errors"][(i, "all")] = f"not profiled: {got['why']}"
+                pending = []
+                break
             merged["why"] = merged["why"] or got["why"]
             merged["available"] = merged["available"] or got["available"]
             for key in ("cases", "errors"):

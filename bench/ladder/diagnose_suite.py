@@ -4,9 +4,10 @@ On the GPU machine (rungs 1-3: no chromadb/llama-index there, so rung 4 records 
 
     PYTHONPATH=. python3 bench/ladder/diagnose_suite.py
 
-  1. times one full `ladder diagnose` of a suite kernel on its own (cold caches), for the budget;
+  1. times one full `ladder diagnose` of a suite kernel on its own (cold caches), for the budget
+     (`--no-solo` skips it);
   2. diagnoses all suite kernels with `diagnoser.batch.diagnose_many` (runner timing, measured
-     ceilings, one Nsight Compute run over all kernels, rung 3 through the JIT);
+     ceilings, Nsight Compute over each kernel's deciding case in chunks, rung 3 through the JIT);
   3. writes $OUT/diagnose-suite-states.json (every climb, resumable), $OUT/diagnose-suite.json
      (one row per kernel, rung counts, timings) and $OUT/diagnose-suite.md (the table), and prints
      the table.
@@ -85,16 +86,17 @@ def write(where: Path, stem: str, items: list[batch.Item], states: list[dict], m
     return text
 
 
-def on_gpu(out: Path, only: list[str] | None) -> None:
+def on_gpu(out: Path, only: list[str] | None, with_solo: bool = True) -> None:
     started = time.monotonic()
     deadline = started + BUDGET_S
     meta: dict = {"machine": os.uname().nodename, "started": time.strftime("%Y-%m-%dT%H:%M:%S")}
     print("measuring the device's ceilings ...", flush=True)
     meta["ceilings"] = ceilings()
     print(json.dumps(meta["ceilings"]), flush=True)
-    print("timing one full diagnose on its own ...", flush=True)
-    meta["solo"] = solo(out, "1-4")
-    print(json.dumps(meta["solo"]), flush=True)
+    if with_solo:
+        print("timing one full diagnose on its own ...", flush=True)
+        meta["solo"] = solo(out, "1-4")
+        print(json.dumps(meta["solo"]), flush=True)
     items = suite_items(only)
     batch_started = time.monotonic()
     states = batch.diagnose_many(items, backend="cuda", deadline=deadline,
@@ -142,11 +144,12 @@ def main() -> None:
     parser.add_argument("--results", type=Path, default=REPO / "bench" / "results",
                         help="where --resume writes (default bench/results)")
     parser.add_argument("--only", action="append", help="only this suite operator (repeatable; for a smoke test)")
+    parser.add_argument("--no-solo", action="store_true", help="skip step 1 (leaves its time to Nsight Compute)")
     args = parser.parse_args()
     if args.resume:
         resume(args.resume, args.results)
     else:
-        on_gpu(Path(os.environ.get("OUT") or REPO / "out"), args.only)
+        on_gpu(Path(os.environ.get("OUT") or REPO / "out"), args.only, with_solo=not args.no_solo)
 
 
 if __name__ == "__main__":

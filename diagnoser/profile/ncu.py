@@ -234,7 +234,8 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
     """Profile the driver's jobs under ncu; counters per launch, mapped back to (job, case).
 
     Returns {"available": bool, "why": one line, "cases": {(job, case): [counters per launch]},
-    "errors": {(job, case): one line}, "started": [jobs the driver began, in order]}. Never raises
+    "errors": {(job, case): one line}, "started": [jobs the driver began, in order]}, plus
+    "timed_out": True when ncu ran past `timeout` (its table, printed at the end, is lost). Never raises
     for a missing or failing ncu: the ladder then says so and uses what events and the IR give.
     """
     executable = find_ncu()
@@ -245,8 +246,10 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
         jobs_path.write_text(json.dumps(jobs))
         program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)]
         output, returncode = _run(command(executable, program, kernels), timeout)
-        if output is None:
-            return _unavailable(f"ncu did not finish within {timeout:.0f} s")
+        if output is None:  # slow, not broken: the caller may still profile other jobs
+            started = [entry["job"] for entry in read_log(log_path) if entry.get("case") == "start"]
+            return {**_unavailable(f"ncu did not finish within {timeout:.0f} s"), "timed_out": True,
+                    "started": started}
         rows = parse_raw_csv(output)
         if not rows and unknown_metric(output):
             log_path.unlink(missing_ok=True)

@@ -102,3 +102,51 @@ def test_jobs_are_profiled_in_chunks_of_separate_ncu_runs(tmp_path, monkeypatch)
     assert runs == [2, 2, 1]
     # the sample holds one add_kernel row per run: the first job of each chunk gets it
     assert {job for (job, _case), launches in got["cases"].items() if launches} == {0, 2, 4}
+
+
+SLOW_NCU = """#!{python}
+import json, sys, time
+jobs, log = json.load(open(sys.argv[-2])), sys.argv[-1]
+with open(log, "a") as out:
+    for number, job in enumerate(jobs):
+        out.write(json.dumps({{"job": number, "case": "start"}}) + "\\n")
+        out.flush()
+        if job["solution"] == "slow.py":
+            time.sleep(60)
+        out.write(json.dumps({{"job": number, "case": 0, "launches": ["add_kernel"]}}) + "\\n")
+print(open({sample!r}).read())
+"""
+
+
+def test_a_chunk_that_runs_past_its_share_is_not_profiled_and_later_chunks_still_are(tmp_path, monkeypatch):
+    script = tmp_path / "ncu"
+    script.write_text(SLOW_NCU.format(python=sys.executable, sample=str(SAMPLE)))
+    script.chmod(0o755)
+    monkeypatch.setenv("NCU", str(script))
+    monkeypatch.setattr(batch, "NCU_CHUNK", 1)
+    monkeypatch.setattr(batch, "NCU_MIN_S", 1.0)
+    jobs = [{"solution": name, "problem": "p.py"} for name in ("slow.py", "ok.py", "ok2.py")]
+    got = batch.profile_all(jobs, ["add_kernel"], timeout=12)  # the first chunk's share: 8 s
+    assert got["available"]
+    assert set(got["cases"]) == {(1, 0), (2, 0)}
+    assert got["errors"][(0, "all")].startswith("not profiled: ncu did not finish within")
+
+
+def _record(efficiencies_floor_ms: list[tuple[float, float]]) -> dict:
+    """A bench record whose cases take `measured` ms against a memory floor of `floor` ms."""
+    bandwidth = 1e12
+    cases = [{"case": i, "time_ms": {"median": measured, "iqr": 0.0}, "bytes": floor / 1e3 * bandwidth, "flops": 0.0,
+              "launches": 1, "correct": True} for i, (measured, floor) in enumerate(efficiencies_floor_ms)]
+    return {"device": "test", "ok": True, "rejected": None, "cases": cases}
+
+
+CEILINGS = {"bandwidth": 1e12, "flops": {"fp32": 1e14}}
+
+
+def test_the_deciding_case_is_the_one_furthest_below_its_floor():
+    record = _record([(1.0, 0.5), (1.0, 0.2), (1.0, 0.9)])
+    assert batch.deciding_case(record, CEILINGS) == 1
+
+
+def test_a_kernel_at_its_roofline_in_every_case_has_no_case_to_profile():
+    assert batch.deciding_case(_record([(1.0, 0.9), (1.0, 0.85)]), CEILINGS) is None
