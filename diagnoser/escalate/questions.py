@@ -114,8 +114,9 @@ def _occupancy(v, f, hopper):
         return ("occupancy limited by shared memory per program allocation num_stages buffers", describe,
                 ("allocate-shared-memory",), ("Allocation", "sharedMem", "numStages", "shared memory"))
     if limiter.startswith("register"):
-        return ("occupancy limited by registers per thread maxnreg num_warps ptxas register allocation", describe,
-                ("ptxas",), ("maxnreg", "registers", "num_warps", "n_regs"))
+        # ptxas allocates registers; Triton's part is the maxnreg option it hands to ptxas (make_cubin).
+        return ("ptxas make_cubin maxnreg maxrregcount registers per thread occupancy", describe,
+                (), ("maxrregcount", "maxnreg", "ptxas", "n_regs"))
     return (f"occupancy limited by {limiter} num_warps num_ctas threads per block", describe,
             (), ("num_warps", "numWarps", "threadsPerWarp"))
 
