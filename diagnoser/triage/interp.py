@@ -143,6 +143,8 @@ class Reduction:
     cross_warp: bool
     from_dot: bool = False
     outer_product: bool = False     # reduces a broadcast product: a matmul done on CUDA cores
+    used_in_loop: bool = False      # its value reaches a store, dot or atomic inside its own loop
+    pairwise: bool = False          # reduces f(a[:, None, :], b[None, :, :]) over the shared axis
 
 
 @dataclass
@@ -177,6 +179,9 @@ class Int64Op:
     per_element: bool
     loops: tuple[int, ...]
     text: str
+    kind: str = "arith"             # arith | cast | compare
+    on_data: bool = False           # computed from loaded values (not only program ids and aranges)
+    feeds_address: bool = False     # reaches a pointer offset: index math, not data math
 
 
 @dataclass
@@ -219,6 +224,7 @@ class Loop:
     depth: int
     has_dot: bool = False
     loads: int = 0
+    grid_stride: bool = False       # its bounds or step depend on the program id: programs share out work
 
 
 @dataclass
@@ -315,6 +321,8 @@ class KernelWalker:
         self._accesses: dict[int, Access] = {}
         self._records: dict[tuple[str, int], Any] = {}
         self._concrete_offsets: dict[int, list[tuple[Any, Any, int]]] = {}
+        self._int64_by_tag: dict[str, Int64Op] = {}
+        self._reductions_by_tag: dict[str, Reduction] = {}
 
     # ------------------------------------------------------------------ entry
     def run(self) -> KernelReport:
@@ -436,8 +444,10 @@ class KernelWalker:
         if bounds is not None and all(isinstance(b.conc, (int, np.integer)) for b in bounds):
             start, stop, step = (int(b.conc) for b in bounds)
             trip = len(range(start, stop, step)) if step else None
-        self.report.loops.setdefault(loop_id, Loop(loop_id, stmt.lineno, kind, num_stages, trip,
-                                                   len(self.loop_stack)))
+        loop = self.report.loops.setdefault(loop_id, Loop(loop_id, stmt.lineno, kind, num_stages, trip,
+                                                          len(self.loop_stack)))
+        if bounds is not None and any({"pid", "num_programs"} & b.deps for b in bounds):
+            loop.grid_stride = True
         if bounds is None:
             iv = V("int", (), AxisInfo.scalar(1), 32, deps=frozenset({"loop"}))
             second = iv
@@ -523,8 +533,16 @@ class KernelWalker:
             self._exec_body(stmt.body if test.py else stmt.orelse, env)
             return
         then_env, else_env = dict(env), dict(env)
-        self._exec_body(stmt.body, then_env)
-        self._exec_body(stmt.orelse, else_env)
+        then_returned = self._exec_branch(stmt.body, then_env)
+        else_returned = self._exec_branch(stmt.orelse, else_env)
+        if then_returned and else_returned:
+            raise _Return(V("none"))
+        if then_returned or else_returned:
+            # An early exit on a runtime condition (`if target == ignore: store; return`): the
+            # kernel goes on along the other branch.
+            env.clear()
+            env.update(else_env if then_returned else then_env)
+            return
         concrete_branch = None
         if isinstance(test.conc, (bool, int, np.integer, np.bool_)) and not test.is_tensor:
             concrete_branch = then_env if test.conc else else_env
@@ -539,6 +557,18 @@ class KernelWalker:
                 merged = _join_values(a, b)
                 conc = concrete_branch[name].conc if concrete_branch is not None and name in concrete_branch else None
                 env[name] = replace(merged, conc=conc)
+
+    def _exec_branch(self, body: list[ast.stmt], env: dict[str, V]) -> bool:
+        """Run one branch of a runtime `if`; True when it returns from the kernel itself (an
+        inlined helper's return carries its value, so it is left to propagate)."""
+        if self.call_depth:
+            self._exec_body(body, env)
+            return False
+        try:
+            self._exec_body(body, env)
+        except _Return:
+            return True
+        return False
 
     # ------------------------------------------------------------ expressions
     def _eval(self, node: Optional[ast.expr], env: dict[str, V]) -> V:
@@ -699,7 +729,7 @@ class KernelWalker:
         result = None
         for op, comparator in zip(node.ops, node.comparators):
             right = self._eval(comparator, env)
-            current = self._compare(op, left, right)
+            current = self._compare(op, left, right, node)
             result = current if result is None else self._logical("and", result, current)
             left = right
         return result or UNKNOWN
@@ -807,7 +837,12 @@ class KernelWalker:
                     record = OuterProduct(id(node), getattr(node, "lineno", 0), shape, tuple(self.loop_stack))
                     self._records[key] = record
                     self.report.outer_products.append(record)
-            return V("float", shape, None, 32, deps=a.deps | b.deps, origins=a.origins | b.origins, op=produced,
+            deps = a.deps | b.deps
+            if isinstance(op, (ast.Sub, ast.Add)) and len(shape) == 3 and _is_outer_product(a.shape, b.shape):
+                # a[:, None, :] - b[None, :, :]: every pair of rows meets along the axes both span; a
+                # sum over such an axis (of squares: a distance) is a matrix product in disguise
+                deps = deps | {f"pairwise:{axis}" for axis, (x, y) in enumerate(zip(a.shape, b.shape)) if x > 1 and y > 1}
+            return V("float", shape, None, 32, deps=deps, origins=a.origins | b.origins, op=produced,
                      dims=merge_dims(shape, a, b))
         if name in ("and", "or", "xor") and (a.kind == "bool" or b.kind == "bool"):
             return self._logical(name, a, b)
@@ -823,7 +858,7 @@ class KernelWalker:
                 off = self._arith("sub", self._python_value(0), off, node)
             info = ax.binary("addptr", _info_for(ptr, shape), _info_for(off, shape), shape, max(ptr.bits // 8, 1))
             conc = _np_binary("add", ptr.conc, off.conc)
-            self._note_int64(node, off, shape)
+            off = self._note_int64(node, off, shape)
             return V("ptr", shape, info, ptr.bits, conc, py=ptr.py, deps=ptr.deps | off.deps, base=ptr.base,
                      origins=ptr.origins | off.origins, dims=merge_dims(shape, ptr, off))
         info = ax.binary(name, _info_for(a, shape), _info_for(b, shape), shape)
@@ -832,7 +867,7 @@ class KernelWalker:
         result = V("int", shape, info, bits, conc, deps=a.deps | b.deps, origins=a.origins | b.origins,
                    dims=merge_dims(shape, a, b))
         if bits == 64:
-            self._note_int64(node, result, shape)
+            result = self._note_int64(node, result, shape)
         return result
 
     def _logical(self, name: str, a: V, b: V) -> V:
@@ -842,7 +877,7 @@ class KernelWalker:
         return V("bool", shape, info, 1, conc, deps=a.deps | b.deps | {"cmp_int"} & (a.deps | b.deps),
                  origins=a.origins | b.origins, dims=merge_dims(shape, a, b))
 
-    def _compare(self, op: ast.cmpop, a: V, b: V) -> V:
+    def _compare(self, op: ast.cmpop, a: V, b: V, node: Optional[ast.AST] = None) -> V:
         if a.py is not None and b.py is not None and not a.is_tensor and not b.is_tensor:
             try:
                 return self._python_value(_CMPOPS[type(op)](a.py, b.py))
@@ -859,19 +894,25 @@ class KernelWalker:
                 conc = None
         deps = a.deps | b.deps | ({"cmp_int"} if int_compare and shape else set())
         self._note_bounds(a, b)
-        return V("bool", shape, info, 1, conc, deps=frozenset(deps), origins=a.origins | b.origins,
-                 dims=merge_dims(shape, a, b))
+        result = V("bool", shape, info, 1, conc, deps=frozenset(deps), origins=a.origins | b.origins,
+                   dims=merge_dims(shape, a, b))
+        if node is not None and int_compare and shape and 64 in (a.bits, b.bits):
+            result = self._note_int64(node, result, shape, "compare")
+        return result
 
-    def _note_int64(self, node: ast.AST, value: V, shape: tuple[int, ...]) -> None:
-        if value.kind != "int" or value.bits != 64:
-            return
+    def _note_int64(self, node: ast.AST, value: V, shape: tuple[int, ...], kind: str = "arith") -> V:
+        """Record 64-bit integer work and tag the value, so that an access it reaches marks it as
+        index math (`_access`)."""
+        if value.kind not in ("int", "bool") or (value.kind == "int" and value.bits != 64):
+            return value
         key = self._record_key("int64", node)
-        if key in self._records:
-            return
-        record = Int64Op(id(node), getattr(node, "lineno", 0), bool(shape), tuple(self.loop_stack),
-                         self.module.segment(node)[:120])
-        self._records[key] = record
-        self.report.int64_ops.append(record)
+        if key not in self._records:
+            record = Int64Op(id(node), getattr(node, "lineno", 0), bool(shape), tuple(self.loop_stack),
+                             self.module.segment(node)[:120], kind, "load" in value.deps)
+            self._records[key] = record
+            self.report.int64_ops.append(record)
+            self._int64_by_tag[f"i64:{id(node)}"] = record
+        return replace(value, deps=value.deps | {f"i64:{id(node)}"})
 
     def _record_divmod(self, node: ast.AST, op: str, a: V, b: V) -> None:
         key = self._record_key("divmod", node)
@@ -931,7 +972,7 @@ class KernelWalker:
             result = V("int", value.shape, value.info or AxisInfo.pessimistic(max(value.rank, 1)), bits, value.conc,
                        deps=value.deps, origins=value.origins, dims=value.dims)
             if bits == 64:
-                self._note_int64(node, result, value.shape)
+                result = self._note_int64(node, result, value.shape, "cast")
             return result
         return V("int", value.shape, AxisInfo.pessimistic(max(value.rank, 1)), bits, deps=value.deps, origins=value.origins)
 
@@ -1123,15 +1164,18 @@ class KernelWalker:
             return self._combined_dot(value, node)
         if key not in self._records:
             record = Reduction(id(node), node.lineno, op, axis, shape, tuple(self.loop_stack), cross_warp,
-                               from_dot="dot" in value.deps, outer_product=value.op.startswith("outer"))
+                               from_dot="dot" in value.deps, outer_product=value.op.startswith("outer"),
+                               pairwise=op == "sum" and f"pairwise:{axis}" in value.deps)
             self._mark_layout_use(value, "feeds_other")
             self._records[key] = record
             self.report.reductions.append(record)
+            self._reductions_by_tag[f"reduce:{id(node)}"] = record
         kind = "int" if op in ("argmax", "argmin") else value.kind
         dims = _dims_for(value, shape)
         out_dims = dims if op in SCANS else (() if axis is None else dims[:axis] + dims[axis + 1:])
         return V(kind, out_shape, AxisInfo.pessimistic(max(len(out_shape), 1)) if kind == "int" else None,
-                 32 if kind == "int" else value.bits, deps=value.deps | {"reduce"}, origins=value.origins,
+                 32 if kind == "int" else value.bits, deps=value.deps | {"reduce", f"reduce:{id(node)}"},
+                 origins=value.origins,
                  dims=out_dims)
 
     def _combined_dot(self, product: V, node: ast.Call) -> V:
@@ -1197,12 +1241,23 @@ class KernelWalker:
             self.report.tiles.append(Tile(node.lineno, out_shape, 32, "acc"))
         self._mark_layout_use(a, "feeds_dot")
         self._mark_layout_use(b, "feeds_dot")
+        self._mark_reductions_used(a)
+        self._mark_reductions_used(b)
         # The product is a new tensor in the MMA layout: how its operands were laid out (a tl.trans
         # feeding the dot) says nothing about what happens where it is stored.
         operands = frozenset(d for d in a.deps | b.deps if not d.startswith("layout"))
         deps = operands | {"dot"} | (acc.deps if acc is not None else frozenset())
         m, n, _ = self._dot_dims(a, b)
         return V("float", out_shape, None, 32, deps=deps, dims=(m, n) if len(out_shape) == 2 else ())
+
+    def _mark_reductions_used(self, value: V) -> None:
+        """A reduction whose value a store, dot or atomic consumes within the reduction's own loop
+        (directly or through state carried to the next iteration) is needed every iteration: an
+        online softmax's row max feeding the P @ V dot, a scan's running carry."""
+        for tag in value.deps:
+            record = self._reductions_by_tag.get(tag)
+            if record is not None and record.loops and record.loops[-1] in self.loop_stack:
+                record.used_in_loop = True
 
     def _dot_dims(self, a: V, b: V) -> tuple[frozenset, frozenset, frozenset]:
         a_dims, b_dims = _dims_for(a, a.shape), _dims_for(b, b.shape)
@@ -1240,6 +1295,7 @@ class KernelWalker:
         access = self._access(node, "store", ptr, mask, False, None)
         if access is not None:
             access.from_dot = access.from_dot or "dot" in value.deps
+        self._mark_reductions_used(value)
         self._mark_layout_use(value, "feeds_store")
         return V("none")
 
@@ -1250,7 +1306,7 @@ class KernelWalker:
             self._eval(self._kw(node, "cmp", 1), env)
             self._eval(self._kw(node, "val", 2), env)
         else:
-            self._eval(self._kw(node, "val", 1), env)
+            self._mark_reductions_used(self._eval(self._kw(node, "val", 1), env))
             mask_node = self._kw(node, "mask", 2)
             mask = self._eval(mask_node, env) if mask_node is not None else None
         sem_node = self._kw(node, "sem")
@@ -1286,6 +1342,9 @@ class KernelWalker:
             return access
         if ptr.kind != "ptr":
             return None
+        for tag in ptr.deps:
+            if tag in self._int64_by_tag:
+                self._int64_by_tag[tag].feeds_address = True
         shape = ptr.shape
         info = ptr.info or AxisInfo.pessimistic(max(len(shape), 1))
         mask_info = _info_for(mask, shape) if mask is not None and mask.info is not None and shape else None

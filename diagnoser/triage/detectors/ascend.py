@@ -5,13 +5,13 @@ copies, and no copy/compute overlap without a tiling loop."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional
 
 from diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .common import Findings, source_evidence
-from .source import _reports, _runtime_loops
+from .source import MIN_ACCESS_SHARE, _reports, _runtime_loops, access_bytes
 
 
 def _device(ctx: TriageContext, key: str, default: Any) -> Any:
@@ -20,7 +20,9 @@ def _device(ctx: TriageContext, key: str, default: Any) -> Any:
 
 def detect_npu_grid(ctx: TriageContext) -> list[Finding]:
     """npu.grid-exceeds-cores: grids past the 65535 coreDim limit or far beyond the core count
-    with no loop inside the kernel to take up the work."""
+    whose programs do not share out the work in a grid-stride loop. A loop inside each program
+    over its own block (columns of a row, a list of sequences) does not help: the programs still
+    run in rounds of the core count."""
     found = Findings()
     limit = _device(ctx, "max_grid", 65535)
     for analysis in ctx.analyses:
@@ -32,8 +34,8 @@ def detect_npu_grid(ctx: TriageContext) -> list[Finding]:
             detail = f"{programs} programs exceed the coreDim limit of {limit}: the launch is rejected"
             found.add(ctx, "npu.grid-exceeds-cores", analysis.kernel.name, line, "grid larger than the NPU's cores",
                       0.95, [source_evidence(ctx, line, detail)], analysis=analysis)
-        elif programs > 4 * cores and not any(_runtime_loops(report, a.loops) for a in report.accesses):
-            detail = (f"{programs} programs for {cores} cores, each doing one block: programs are scheduled in "
+        elif programs > 4 * cores and not any(loop.grid_stride for loop in report.loops.values()):
+            detail = (f"{programs} programs for {cores} cores, each doing its own block: programs are scheduled in "
                       f"{math.ceil(programs / cores)} rounds")
             found.add(ctx, "npu.grid-exceeds-cores", analysis.kernel.name, line, "grid larger than the NPU's cores",
                       0.75, [source_evidence(ctx, line, detail)], analysis=analysis)
@@ -62,31 +64,64 @@ def detect_npu_ub(ctx: TriageContext) -> list[Finding]:
 
 def detect_npu_alignment(ctx: TriageContext) -> list[Finding]:
     """npu.unaligned-tail-axis: a block whose last axis is not 32-byte (vector) or 512-byte
-    (cube) aligned gets padded."""
+    (cube) aligned gets padded; so does a contiguous block whose rows lie a distance apart in
+    memory that is not 32-byte aligned (a [T, 60] fp32 tile padded to a 64-wide block still
+    copies 240-byte rows)."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
-        need = _device(ctx, "cube_tail_alignment_bytes", 512) if report.dots else _device(ctx, "vector_tail_alignment_bytes", 32)
+        vector_need = _device(ctx, "vector_tail_alignment_bytes", 32)
+        need = _device(ctx, "cube_tail_alignment_bytes", 512) if report.dots else vector_need
         for access in report.accesses:
             if len(access.shape) < 2:
                 continue
-            tail = access.shape[-1] * max(access.elem_bits // 8, 1)
+            size = max(access.elem_bits // 8, 1)
+            tail = access.shape[-1] * size
+            strides = access.true_strides or ()
+            row = strides[-2] * size if len(strides) >= 2 and strides[-1] == 1 and strides[-2] else None
             if tail % need:
                 detail = f"block {list(access.shape)}: tail axis of {tail} bytes is padded to a multiple of {need}"
-                found.add(ctx, "npu.unaligned-tail-axis", name, access.line, "tail axis not aligned", 0.75,
-                          [source_evidence(ctx, access.line, detail)], analysis=analysis)
+            elif row is not None and row % vector_need:
+                detail = (f"block {list(access.shape)}: its rows lie {row} bytes apart in memory (not a multiple of "
+                          f"{vector_need}), so every row copied starts unaligned and gets padded")
+            else:
+                continue
+            found.add(ctx, "npu.unaligned-tail-axis", name, access.line, "tail axis not aligned", 0.75,
+                      [source_evidence(ctx, access.line, detail)], analysis=analysis)
     return found.list()
 
 
 def detect_npu_int64(ctx: TriageContext) -> list[Finding]:
-    """npu.int64-scalar-fallback: vector int64 arithmetic, which A2/A3 vector units lack."""
+    """npu.int64-scalar-fallback: vector int64 arithmetic or compares, which A2/A3 vector units lack,
+    on int64 data (loaded ids, labels, values derived from them).
+
+    int64 math on program ids and tl.arange alone is not counted: offsets affine in them are
+    folded into the pointer by the structured-pointer analysis, and masks over them into the
+    copy's bounds."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         for op in report.int64_ops:
-            if op.per_element:
+            if op.per_element and op.on_data:
                 detail = f"int64 vector arithmetic (`{op.text}`) is expanded to scalar code on the vector unit"
                 found.add(ctx, "npu.int64-scalar-fallback", name, op.line, "int64 arithmetic falls back to scalar",
                           0.75, [source_evidence(ctx, op.line, detail)], analysis=analysis)
     return found.list()
+
+
+def discrete_reason(report: Any, access: Any) -> Optional[str]:
+    """Why TritonToUnstructure lowers this access to a scalar loop, or None: addresses through
+    loaded values, a negative step along an axis, or per-element // and % in the offsets. A
+    positive constant stride stays a structured (strided) copy."""
+    if not access.shape or access.block_ptr:
+        return None
+    strides = access.true_strides or ()
+    if "load" in access.deps:
+        return "its addresses come from loaded values (an indirect gather)"
+    negative = [s for s in strides if s is not None and s < 0]
+    if negative:
+        return f"an axis steps {negative[0]} elements (a negative stride)"
+    if any(d.per_element and d.line <= access.line for d in report.divmods):
+        return "its offsets go through per-element // or %"
+    return None
 
 
 def detect_npu_discrete(ctx: TriageContext) -> list[Finding]:
@@ -96,16 +131,8 @@ def detect_npu_discrete(ctx: TriageContext) -> list[Finding]:
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
         for access in report.accesses:
-            if not access.shape or access.block_ptr:
-                continue
-            last = access.true_strides[-1] if access.true_strides else None
-            if "load" in access.deps:
-                why = "its addresses come from loaded values (an indirect gather)"
-            elif last not in (None, 0, 1):
-                why = f"its last axis steps {last} elements"
-            elif any(d.per_element and d.line <= access.line for d in report.divmods):
-                why = "its offsets go through per-element // or %"
-            else:
+            why = discrete_reason(report, access)
+            if why is None:
                 continue
             detail = f"{access.op} of {access.base or 'a tensor'}: {why}; it lowers to a scalar loop"
             found.add(ctx, "npu.discrete-access", name, access.line, "discrete access lowered to scalar loops", 0.7,
@@ -114,11 +141,16 @@ def detect_npu_discrete(ctx: TriageContext) -> list[Finding]:
 
 
 def detect_npu_masked_fill(ctx: TriageContext) -> list[Finding]:
-    """npu.masked-load-fill: a masked load is a vector fill of the whole buffer, then the copy."""
+    """npu.masked-load-fill: a masked load is a vector fill of the whole buffer, then the copy.
+
+    Not for a load carrying a negligible share of the program's bytes (a handful of ids, a
+    per-row scalar): its fill costs nothing measurable."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
+        total = sum(access_bytes(report, a) for a in report.accesses) or 1
         for access in report.accesses:
-            if access.op == "load" and access.masked and access.care_padding is not False:
+            if access.op == "load" and access.masked and access.care_padding is not False \
+                    and access_bytes(report, access) >= MIN_ACCESS_SHARE * total:
                 detail = ("masked tl.load: the buffer is first filled with `other` on the vector unit, then MTE2 "
                           "copies into it (care_padding=False removes the fill when padding is unused)")
                 found.add(ctx, "npu.masked-load-fill", name, access.line, "masked load fills before copying", 0.7,

@@ -186,9 +186,14 @@ def detect_ir_occupancy(ctx: TriageContext) -> list[Finding]:
 
 
 def detect_ir_reductions(ctx: TriageContext) -> list[Finding]:
-    """nv.loop-carried-reduction: a cross-warp reduction inside a loop."""
+    """nv.loop-carried-reduction: a cross-warp reduction inside a loop, unless the source walk
+    shows every reduction on its line to be consumed within the iteration (see the source rule)."""
     found = IRFindings(ctx)
     for fact in _facts(ctx, "reduction_in_loop"):
+        reductions = [r for report in _source_reports(ctx, kernel_name(fact.kernel))
+                      for r in report.reductions if _covers(r, fact.line)]
+        if reductions and all(r.used_in_loop for r in reductions):
+            continue
         if fact.value.get("cross_warp"):
             _add(found, ctx, "nv.loop-carried-reduction", fact, "cross-warp reduction every iteration", 0.85,
                  f"tt.reduce ({fact.value.get('op')}) over an axis spread across "
@@ -204,7 +209,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
     tile's row indices, computed once per program), and 64-bit arithmetic only on lines where the
     author's own index expressions are 64-bit (not what the compiler generates to lower block
     pointers or tensor descriptors)."""
-    from .source import hot_divmods
+    from .source import hot_divmods, index_int64_ops
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "divrem_in_loop"):
@@ -222,7 +227,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
         if not value.get("per_element") or (value.get("count") or 0) < 2:
             continue
         reports = _source_reports(ctx, kernel_name(fact.kernel))
-        if reports and not any(op.per_element and op.line == fact.line for report in reports for op in report.int64_ops):
+        if reports and not any(op.line == fact.line for report in reports for op in index_int64_ops(report)):
             continue
         _add(found, ctx, "nv.int64-index", fact, "64-bit index math where 32 bits suffice", 0.6,
              f"{value.get('count')} 64-bit per-element integer ops ({', '.join(value.get('ops') or [])})")

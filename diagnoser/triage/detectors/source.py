@@ -203,9 +203,21 @@ def _per_program_bytes(report: KernelReport) -> int:
     return sum(access_bytes(report, access) for access in report.accesses)
 
 
+# Bytes in flight per SM that cover HBM latency on an H200 (Little's law: 4.8 TB/s x ~700 ns
+# over 132 SMs); programs that together keep less than this in flight leave bandwidth unused.
+IN_FLIGHT_PER_SM = 24 * 1024
+MAX_PROGRAMS_PER_SM = 32
+MAX_WARPS_PER_SM = 64
+
+
 def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
     """nv.tiny-block (too little work per program) and nv.oversized-block (a whole row or tile
-    held in registers by one program)."""
+    held in registers by one program).
+
+    Tiny: under a vector per thread, and the programs an SM can hold together keep too few bytes
+    in flight to cover HBM latency; or a dot program whose whole work is a small tile. Not when the
+    bulk access is strided (then the width is the stride's doing: nv.strided-inner-axis), nor for
+    a dot inside a loop (each program's work is the whole loop)."""
     found = Findings()
     sm_count = _device(ctx, "sm_count", 132)
     for name, report, analysis in _reports(ctx):
@@ -221,17 +233,22 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
         per_thread = max([biggest.numel] + [sum(a.numel for a in g) for g in interleaved.values()]) / threads
         program_bytes = _per_program_bytes(report)
         has_dot = bool(report.dots)
+        resident = min(MAX_PROGRAMS_PER_SM, MAX_WARPS_PER_SM // max(report.num_warps, 1))
+        in_flight = resident * sum(a.numel * max(a.elem_bits // 8, 1) for a in tiles if a.op == "load")
+        strided = fastest_stride(biggest) not in (None, 0, 1) and "load" not in biggest.deps \
+            and biggest.node_id not in interleaved
         if not has_dot and per_thread < max(128 // biggest.elem_bits, 1) and program_bytes < 8192 \
-                and programs > 2 * sm_count:
+                and programs > 2 * sm_count and in_flight < IN_FLIGHT_PER_SM and not strided:
             detail = (f"{programs} programs of {report.num_warps} warps each touch {program_bytes} bytes; the largest "
-                      f"block {list(biggest.shape)} gives {per_thread:g} element(s) per thread")
+                      f"block {list(biggest.shape)} gives {per_thread:g} element(s) per thread, and the {resident} "
+                      f"programs an SM holds keep {in_flight} bytes of loads in flight")
             found.add(ctx, "nv.tiny-block", name, biggest.line, "too little work per program", 0.8,
                       [source_evidence(ctx, biggest.line, detail)], analysis=analysis)
         if has_dot:
             dot = report.dots[0]
             m = dot.a_shape[-2] if len(dot.a_shape) >= 2 else 0
             n = dot.b_shape[-1] if dot.b_shape else 0
-            if m and n and m * n <= 32 * 32 and programs > 2 * sm_count:
+            if m and n and m * n <= 32 * 32 and programs > 2 * sm_count and _program_flops(report) < 2 * 64 ** 3:
                 detail = f"{programs} programs each compute a {m}x{n} output tile"
                 found.add(ctx, "nv.tiny-block", name, dot.line, "too little work per program", 0.7,
                           [source_evidence(ctx, dot.line, detail)], analysis=analysis)
@@ -312,6 +329,16 @@ def _dot_version(dot: Any, num_warps: int) -> int:
     return 3
 
 
+def masked_rows(analysis: Optional[LaunchAnalysis], dot: Any) -> Optional[int]:
+    """The rows a dot really has in this launch: the size argument its M tile is masked against
+    (`offs_m < n_rows`), or None where the source does not say."""
+    if analysis is None:
+        return None
+    sizes = analysis.launch.int_args()
+    rows = [sizes[size] for tile, size in analysis.report.bounds if tile in dot.m_params and size in sizes]
+    return max(rows) if rows else None
+
+
 def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
     """nv.mma-v2-on-hopper (wgmma conditions not met) and nv.no-tensor-core (ieee fp32 dots, or
     matrix products written as broadcast-multiply + sum / outer products in a loop)."""
@@ -328,6 +355,9 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                 found.add(ctx, "nv.no-tensor-core", name, dot.line, "matrix product on CUDA cores", 0.85,
                           [source_evidence(ctx, dot.line, detail)], case, analysis=analysis)
             elif version == 2:
+                rows = masked_rows(analysis, dot)
+                if rows is not None and rows < 64 and dot.a_shape[-2] < 64 and num_warps % 4 == 0:
+                    continue  # M itself is below wgmma's 64 rows: mma.sync is the right instruction
                 m = dot.a_shape[-2]
                 n = dot.b_shape[-1]
                 reasons = []
@@ -347,8 +377,11 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                 found.add(ctx, "nv.mma-v2-on-hopper", name, dot.line, "tl.dot uses mma.sync instead of wgmma", 0.85,
                           [source_evidence(ctx, dot.line, detail)], case, analysis=analysis)
         for reduction in report.reductions:
-            if reduction.outer_product and len(reduction.in_shape) == 3 and min(reduction.in_shape) >= 8:
-                detail = (f"tl.{reduction.op} over axis {reduction.axis} of a broadcast product "
+            if (reduction.outer_product or reduction.pairwise) and len(reduction.in_shape) == 3 \
+                    and min(reduction.in_shape) >= 8:
+                what = ("a broadcast product" if reduction.outer_product else
+                        "a function of broadcast differences (a pairwise distance: |a|^2 + |b|^2 - 2 a.b is a tl.dot)")
+                detail = (f"tl.{reduction.op} over axis {reduction.axis} of {what} "
                           f"{list(reduction.in_shape)}: a matmul on CUDA cores")
                 found.add(ctx, "nv.no-tensor-core", name, reduction.line, "matrix product on CUDA cores", 0.85,
                           [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
@@ -498,13 +531,19 @@ def _slice_conversion_crosses_warps(vector: Any, tile: Any, axis: int, num_warps
 
 def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
     """nv.loop-carried-reduction: a reduction across warps inside a loop (shared memory and a
-    barrier every iteration) where accumulating a vector and reducing once would do."""
+    barrier every iteration) where accumulating a vector and reducing once would do.
+
+    Only where the reduced value merely accumulates into state read after the loop (a running
+    sum, an online max/sum pair kept per lane). A reduction whose value a store, dot or atomic of
+    the same loop consumes (an attention row max feeding P @ V, a scan's chunk carry) is needed
+    every iteration: no formulation reduces it once."""
     found = Findings()
     for name, report, analysis in _reports(ctx):
         case = analysis.case if analysis else None
         for reduction in report.reductions:
             loops = _runtime_loops(report, reduction.loops)
-            if not loops or not reduction.cross_warp or reduction.outer_product or reduction.op in SCANS:
+            if not loops or not reduction.cross_warp or reduction.outer_product or reduction.op in SCANS \
+                    or reduction.used_in_loop:
                 continue
             trips = [report.loops[i].trip_count for i in loops if report.loops[i].trip_count]
             if trips and max(trips) < 2:
@@ -605,6 +644,25 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
+# What one launch costs the host (Triton's launcher plus the driver), and the H200 peaks the work
+# is timed against: dense fp16 tensor-core math, HBM bandwidth.
+LAUNCH_SECONDS = 4e-6
+PEAK_FLOPS = 700e12
+
+
+def _forward_seconds(ctx: TriageContext, trace: Any, launches: list) -> float:
+    """A lower bound on the forward's device time: each launch at the slower of its bandwidth and
+    tensor-core time, torch ops at bandwidth over the largest tensor they touch."""
+    reports = {(a.case_index, a.launch.index): a.report for a in ctx.analyses}
+    seconds = 0.0
+    for launch in launches:
+        moved = sum(a.numel * a.elem_size for a in launch.tensors().values())
+        report = reports.get((trace.index, launch.index))
+        flops = _program_flops(report) * launch.programs if report is not None else 0.0
+        seconds += max(moved / HBM_BYTES_PER_SECOND, flops / PEAK_FLOPS)
+    return seconds + sum(2 * op.numel * 4 / HBM_BYTES_PER_SECOND for op in trace.torch_ops)
+
+
 def detect_launch_count(ctx: TriageContext) -> list[Finding]:
     """nv.launch-bound: launches in a Python loop, or several launches per forward that each do
     too little to hide the launch overhead."""
@@ -635,9 +693,11 @@ def detect_launch_count(ctx: TriageContext) -> list[Finding]:
                       "a few microseconds of launch overhead each")
             found.add(ctx, "nv.launch-bound", launches[0].kernel, line, "launch overhead dominates", 0.7,
                       [source_evidence(ctx, line, detail)], trace.case)
-        elif total >= 6:
+        elif total >= 6 and total * LAUNCH_SECONDS >= 0.5 * _forward_seconds(ctx, trace, launches):
             line = launches[0].line
-            detail = f"{len(launches)} Triton launches and {len(compute_ops)} torch ops per forward"
+            detail = (f"{len(launches)} Triton launches and {len(compute_ops)} torch ops per forward: about "
+                      f"{total * LAUNCH_SECONDS * 1e6:.0f} us of launch overhead against "
+                      f"{_forward_seconds(ctx, trace, launches) * 1e6:.0f} us of work")
             found.add(ctx, "nv.launch-bound", launches[0].kernel, line, "launch overhead dominates", 0.6,
                       [source_evidence(ctx, line, detail)], trace.case)
     return found.list()
@@ -646,6 +706,10 @@ def detect_launch_count(ctx: TriageContext) -> list[Finding]:
 # Updates per address (over one launch) from which atomics through data-dependent addresses
 # serialise: a split-K reduction adds a handful per output, a histogram thousands per bin.
 CONTENDED_UPDATES_PER_ADDRESS = 64
+# Atomics on one address serialise in L2 at roughly one per nanosecond; HBM streams ~4 bytes per
+# picosecond. Same-address atomics matter once their serial time is a real share of the launch's.
+SECONDS_PER_SERIAL_ATOMIC = 1e-9
+HBM_BYTES_PER_SECOND = 4.0e12
 
 
 def detect_atomics(ctx: TriageContext) -> list[Finding]:
@@ -678,6 +742,12 @@ def detect_atomics(ctx: TriageContext) -> list[Finding]:
             elif not atomic.program_varying and (programs is None or programs >= 64):
                 many = f"all {programs} programs" if programs else "every program"
                 detail = f"tl.{atomic.op} (sem={sem}) to an address that does not depend on the program id: {many} serialise on it"
+                if analysis is not None:
+                    serial = programs * SECONDS_PER_SERIAL_ATOMIC
+                    streaming = _launch_bytes(analysis) / HBM_BYTES_PER_SECOND
+                    if serial < MIN_ACCESS_SHARE * streaming:
+                        continue  # a few updates per program against a long stream: no measurable wait
+                    detail += f" (about {serial * 1e6:.1f} us serialised against {streaming * 1e6:.1f} us of streaming)"
                 found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics",
                           0.8 if programs else 0.6, [source_evidence(ctx, atomic.line, detail)], case, analysis=analysis)
     return found.list()
@@ -698,52 +768,77 @@ DATA_MOVEMENT = {"zeros", "zeros_like", "zero_", "fill_", "full", "full_like", "
                  "__setitem__", "index_put_", "index_copy_", "cat", "stack"}
 
 
+def _forward_bytes(launches: Iterable[Any]) -> int:
+    """Bytes the forward's kernels touch: the sum of their tensor arguments."""
+    return sum(arg.numel * arg.elem_size for launch in launches for arg in launch.tensors().values())
+
+
+def _real_share(size: int, total: int) -> bool:
+    """An intermediate worth a finding: a real share of the forward's traffic and past 1 MiB (a
+    per-row statistic, a scalar loss or a routing table costs nothing measurable to re-read)."""
+    return size >= max(1 << 20, MIN_ACCESS_SHARE * total)
+
+
 def detect_unfused(ctx: TriageContext) -> list[Finding]:
-    """nv.unfused-epilogue: torch ops on a kernel's output (or feeding its input), or a kernel
-    reading an intermediate another kernel of the same forward just wrote."""
+    """nv.unfused-epilogue: elementwise or reduction work done by a separate launch (or torch op)
+    over data another kernel of the same forward just wrote to global memory, which the producer
+    could have applied before its store: the intermediate makes an HBM round trip.
+
+    The consumer is a Triton kernel without a K loop (a chain of GEMMs is no epilogue) or a torch op
+    that computes (copies and fills are not work to fuse); the intermediate is a real share of the
+    forward's traffic. That the intermediate is also returned does not matter: fused, the producer
+    still writes it once and the consumer's re-read disappears. A torch op that prepares a kernel's
+    input the same way could be fused into the kernel's loads."""
     found = Findings()
     reports = {(a.case_index, a.launch.index): a.report for a in ctx.analyses}
     by_kernel = {a.kernel.name: a.report for a in ctx.analyses}
     for trace in ctx.traces:
-        written: dict[int, Any] = {}
+        written: dict[int, tuple[Any, int]] = {}
         primaries = [launch for launch in trace.launches if launch.primary]
+        total = _forward_bytes(primaries)
         for launch in primaries:
             report = reports.get((trace.index, launch.index)) or by_kernel.get(launch.kernel)
             if report is None:
                 continue
             tensors = launch.tensors()
-            # A consumer that is itself a GEMM is a chain of matmuls, not an epilogue to fuse.
             epilogue_like = not any(_runtime_loops(report, d.loops) for d in report.dots)
             for param in (_read_params(report) if epilogue_like else ()):
                 arg = tensors.get(param)
                 if arg is None or arg.storage not in written:
                     continue
-                producer = written[arg.storage]
-                if arg.storage in trace.output_storages:
-                    continue
-                detail = (f"{launch.kernel} reads `{param}`, which {producer.kernel} wrote earlier in the same forward: "
-                          "an HBM round trip of an intermediate that could stay on chip")
+                producer, size = written[arg.storage]
+                if producer.line == launch.line or not _real_share(size, total):
+                    continue  # one kernel launched in a loop accumulating into its own output
+                detail = (f"{launch.kernel} reads `{param}` ({size / 2**20:.0f} MiB), which {producer.kernel} wrote "
+                          "earlier in the same forward: an HBM round trip the producer could avoid by applying "
+                          "this work before its store")
                 found.add(ctx, "nv.unfused-epilogue", launch.kernel, launch.line, "work split across kernels", 0.8,
                           [source_evidence(ctx, launch.line, detail)], trace.case)
             for param in _written_params(report):
                 arg = tensors.get(param)
                 if arg is not None and arg.storage is not None:
-                    written[arg.storage] = launch
+                    written[arg.storage] = (launch, arg.numel * arg.elem_size)
         for op in trace.torch_ops:
             if op.name in DATA_MOVEMENT:
                 continue
-            after = [w for s, w in written.items() if s in op.reads]
+            after = [(s, w) for s, w in written.items() if s in op.reads and w[0].index < op.index]
             if after:
-                detail = f"torch `{op.name}` runs on the output of {after[-1].kernel} after the kernel: a separate pass over HBM"
-                found.add(ctx, "nv.unfused-epilogue", after[-1].kernel, op.line, "work split across kernels", 0.75,
-                          [source_evidence(ctx, op.line, detail)], trace.case)
+                _, (producer, size) = after[-1]
+                if _real_share(size, total):
+                    detail = (f"torch `{op.name}` runs on the output of {producer.kernel} ({size / 2**20:.0f} MiB) after "
+                              "the kernel: a separate pass over HBM the kernel's epilogue could do")
+                    found.add(ctx, "nv.unfused-epilogue", producer.kernel, op.line, "work split across kernels", 0.75,
+                              [source_evidence(ctx, op.line, detail)], trace.case)
             elif op.index < len(trace.launches) and trace.launches[op.index].primary:
                 consumer = trace.launches[op.index]
                 report = reports.get((trace.index, consumer.index))
-                reads = {consumer.tensors()[p].storage for p in (_read_params(report) if report else set())
-                         if p in consumer.tensors()}
-                if set(op.writes) & reads:
-                    detail = f"torch `{op.name}` prepares the input of {consumer.kernel}: fuse it into the kernel's loads"
+                args = consumer.tensors()
+                prepared = [args[p] for p in (_read_params(report) if report else set())
+                            if p in args and args[p].storage in op.writes]
+                size = max((a.numel * a.elem_size for a in prepared), default=0)
+                if prepared and _real_share(size, total):
+                    detail = (f"torch `{op.name}` prepares the input of {consumer.kernel} ({size / 2**20:.0f} MiB): "
+                              "fuse it into the kernel's loads")
                     found.add(ctx, "nv.unfused-epilogue", consumer.kernel, op.line, "work split across kernels", 0.7,
                               [source_evidence(ctx, op.line, detail)], trace.case)
     return found.list()
@@ -951,6 +1046,8 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
     dot = _looped_dot(report)
     block_m, block_n = dot.a_shape[-2], dot.b_shape[-1]
     m, n, _ = dims
+    rows = masked_rows(analysis, dot)
+    m = rows if rows is not None and (m is None or rows < m) else m
     sm_count = _device(ctx, "sm_count", 132)
     reasons = []
     if m and block_m >= 2 * max(m, 16):
@@ -1003,6 +1100,12 @@ def worth_vectorising(report: KernelReport, access: Any) -> bool:
     return fastest_stride(access) == 1 or (access.true_vec or 1) > 1
 
 
+def index_int64_ops(report: KernelReport) -> list:
+    """Per-element 64-bit integer ops that reach a pointer offset: index math. A 64-bit value
+    that is data (an int64 id compared, an argmin cast for an int64 output) is no index cost."""
+    return [op for op in report.int64_ops if op.per_element and op.feeds_address]
+
+
 def detect_index_math(ctx: TriageContext) -> list[Finding]:
     """nv.index-div-mod (per-element // and % by a value the compiler cannot strength-reduce,
     on the bulk of the elements or in a loop) and nv.int64-index (64-bit per-element index math where 32 bits provably suffice, or 32-bit
@@ -1016,7 +1119,7 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
             found.add(ctx, "nv.index-div-mod", name, divmod_.line, "integer division in per-element index math", 0.7,
                       [source_evidence(ctx, divmod_.line, detail)], case, analysis=analysis)
         largest = max((a.numel for a in analysis.launch.tensors().values()), default=0) if analysis else None
-        per_element = [op for op in report.int64_ops if op.per_element]
+        per_element = index_int64_ops(report)
         if per_element and (largest is None or largest < 2 ** 31):
             op = per_element[0]
             explicit = any("int64" in o.text for o in report.int64_ops)
