@@ -105,6 +105,7 @@ class Access:
     mask_constancy: Optional[int] = None  # the mask's constancy along the access's fastest dim
     end_line: Optional[int] = None  # last line of the call (the compiler may cite any line of it)
     block_order: Optional[tuple[int, ...]] = None  # block pointers: their `order` (fastest dim first)
+    dims: tuple = ()                # per dim, the tile constexprs sizing it (see V.dims)
 
     @property
     def in_loop(self) -> bool:
@@ -1353,7 +1354,7 @@ class KernelWalker:
         if access is None:
             access = Access(node_id, node.lineno, op, ptr.base, shape, bits, mask is not None, has_other,
                             tuple(self.loop_stack), info, width, ptr.deps, care_padding=care_padding,
-                            end_line=getattr(node, "end_lineno", None))
+                            end_line=getattr(node, "end_lineno", None), dims=_dims_for(ptr, shape))
             self._accesses[node_id] = access
         else:
             # A later pass of a loop body: keep the joined (fixpoint) abstract state.

@@ -194,3 +194,109 @@ def test_rows_an_aligned_distance_apart_are_not(tmp_path):
 def test_a_masked_load_of_a_few_ids_next_to_big_rows_needs_no_fill_finding(tmp_path):
     findings = found(tmp_path, "blind2/npu_embedding").get("npu.masked-load-fill", [])
     assert all(f.line != 12 for f in findings)  # line 12: the [BLOCK_T] ids load
+
+
+# ----------------------------------------------------------------- IR facts read with the source
+
+def fact(fact_kind: str, line: int, kernel: str, **value) -> dict:
+    return {"kernel": kernel, "kind": fact_kind, "value": value, "file": "solution.py", "line": line,
+            "stage": "ttgir", "excerpt": "..."}
+
+
+def with_facts(base: str, *facts: dict) -> dict[str, list]:
+    folder = HERE / base
+    result: dict[str, list] = {}
+    for finding in run_triage(str(folder / "solution.py"), str(folder / "problem.py"), facts=list(facts)).findings:
+        result.setdefault(finding.pattern, []).append(finding)
+    return result
+
+
+ACC_TO_BLOCKED = dict(src="mma", dst="blocked", in_loop=True, through_shared=True, shape=[128, 128])
+
+
+def test_the_accumulator_conversion_for_a_persistent_gemms_store_is_an_epilogue(tmp_path):
+    findings = with_facts("blind2/persistent_gemm_fp16", fact("convert_layout", 57, "_matmul_persistent", **ACC_TO_BLOCKED))
+    assert "nv.hot-layout-conversion" not in findings
+
+
+def test_a_conversion_through_shared_memory_elsewhere_in_the_loop_is_hot(tmp_path):
+    findings = with_facts("blind2/persistent_gemm_fp16", fact("convert_layout", 51, "_matmul_persistent",
+                                                             **{**ACC_TO_BLOCKED, "src": "blocked", "dst": "dot_op"}))
+    assert "nv.hot-layout-conversion" in findings
+
+
+PARTLY_PIPELINED = dict(requested_stages=3, async_copies=1, sync_loads=2, pipelined=True, feeds_dot=True)
+SYNC_LOAD = dict(op="load", vector_bits=128, elements=8, via="ld.global", in_loop=True, tensor_shape=[64, 128])
+
+
+def test_a_dot_operand_left_synchronous_in_a_pipelined_loop_is_unpipelined(tmp_path):
+    kernel = "_linear_silu_persistent"
+    findings = with_facts("blind2/persistent_linear_silu", fact("pipelining", 27, kernel, **PARTLY_PIPELINED),
+                          fact("global_access", 42, kernel, **SYNC_LOAD))
+    assert "nv.unpipelined-loop" in findings
+
+
+def test_a_synchronous_bias_load_in_a_pipelined_loop_is_not(tmp_path):
+    kernel = "_linear_silu_persistent"
+    findings = with_facts("blind2/persistent_linear_silu", fact("pipelining", 27, kernel, **PARTLY_PIPELINED),
+                          fact("global_access", 45, kernel, **{**SYNC_LOAD, "tensor_shape": [128]}))
+    assert "nv.unpipelined-loop" not in findings
+
+
+def test_compiled_mma_sync_on_fewer_than_64_rows_is_not_reported(tmp_path):
+    findings = with_facts("blind2/moe_decode_experts",
+                          fact("dot_lowering", 22, "_expert_matmul_kernel", kind="mma_sync", mma_version=2))
+    assert "nv.mma-v2-on-hopper" not in findings and "nv.hardcoded-config" not in findings
+
+
+def test_compiled_mma_sync_on_thousands_of_rows_is(tmp_path):
+    findings = with_facts("blind2/moe_gemm_sorted", fact("dot_lowering", 27, "_fused_moe_kernel", kind="mma_sync", mma_version=2))
+    assert "nv.mma-v2-on-hopper" in findings
+
+
+def test_a_compiled_cross_warp_reduction_feeding_a_scan_carry_is_not_loop_carried(tmp_path):
+    findings = with_facts("blind2/cumsum_time", fact("reduction_in_loop", 21, "_cumsum_kernel", op="add", cross_warp=True,
+                                                     warps_along_axis=4))
+    assert "nv.loop-carried-reduction" not in findings
+
+
+def test_a_compiled_cross_warp_reduction_accumulated_for_after_the_loop_is(tmp_path):
+    findings = with_facts("blind2/grad_global_norm", fact("reduction_in_loop", 15, "_sq_norm_kernel", op="add",
+                                                          cross_warp=True, warps_along_axis=8))
+    assert "nv.loop-carried-reduction" in findings
+
+
+# --------------------------------------------------------------------------- nv.scalar-access
+
+RELU = "../../kernels/level1/19_relu"
+
+
+def test_a_mask_on_a_size_that_is_no_multiple_of_the_vector_claims_no_hint(tmp_path):
+    folder = HERE / RELU
+    findings = run_triage(str(folder / "solution.py"), str(folder / "problem.py"), min_confidence=0).findings
+    scalar = [f for f in findings if f.pattern == "nv.scalar-access"]
+    assert scalar and all(f.confidence < 0.5 for f in scalar)
+    assert all("not a multiple of 4" in f.evidence[0]["detail"] and "hint would" not in f.evidence[0]["detail"]
+               for f in scalar)
+
+
+def test_a_mask_on_sizes_that_are_multiples_of_the_vector_is_a_missing_hint(tmp_path):
+    findings = found(tmp_path, RELU, cases='[{"batch_size": 1000, "dim": 100003}, {"batch_size": 4096, "dim": 65536}]')
+    assert "hint would" in findings["nv.scalar-access"][0].evidence[0]["detail"]
+
+
+# -------------------------------------------------------------------- nv.gemm-no-grouped-order
+
+def test_a_plain_tile_order_re_streaming_a_weight_larger_than_l2_needs_grouping(tmp_path):
+    assert "nv.gemm-no-grouped-order" in found(tmp_path, "blind2/oproj_residual")
+
+
+def test_a_plain_tile_order_whose_re_streamed_weight_fits_in_l2_does_not(tmp_path):
+    cases = '[{"tokens": 32768, "in_features": 2048, "out_features": 2048}]'
+    assert "nv.gemm-no-grouped-order" not in found(tmp_path, "blind2/oproj_residual", cases=cases)
+
+
+# --------------------------------------------------------------------------- nv.hardcoded-config
+
+def test_a_fixed_tile_that_leaves_sms_idle_on_some_shape_is_a_hardcoded_config(tmp_path):
+    assert "nv.hardcoded-config" in found(tmp_path, "blind2/weight_grad_gemm")

@@ -88,7 +88,10 @@ def _no_vector_to_gain(ctx: TriageContext, kernel: str, line: int | None) -> boo
 def detect_ir_access(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions
     although each thread holds enough elements for a wider vector (one element per thread is
-    nv.tiny-block), on an access the source walk does not show to have no vector to gain."""
+    nv.tiny-block), on an access the source walk does not show to have no vector to gain, nor
+    to be masked in some case against a size that is not a multiple of the vector."""
+    from .source import genuine_tail
+
     found = IRFindings(ctx)
     for fact in _facts(ctx, "global_access"):
         value = fact.value
@@ -101,6 +104,8 @@ def detect_ir_access(ctx: TriageContext) -> list[Finding]:
         cap = min(_numel(shape) // (32 * _num_warps(ctx, fact.kernel)), 128 // element_bits)
         if cap <= 1 or _no_vector_to_gain(ctx, kernel_name(fact.kernel), fact.line):
             continue
+        if genuine_tail(ctx, kernel_name(fact.kernel), fact.line):
+            continue  # the mask cuts a vector in some case: the source rung's padding finding says so
         if elements < cap and bits <= 32:
             _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9,
                  f"{value.get('op')} of {shape} {value.get('dtype')} compiles to {bits}-bit instructions")
@@ -129,11 +134,23 @@ def detect_ir_spill(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
+def _gemm_epilogue(ctx: TriageContext, kernel: str, line: int | None, value: dict) -> bool:
+    """A conversion of the accumulator (MMA layout) for the store of a dot's result: once per
+    output tile, as in every GEMM epilogue; a persistent kernel's tile loop does not make it hot."""
+    if not str(value.get("src") or "").startswith("mma"):
+        return False
+    return any(a.op == "store" and a.from_dot and _covers(a, line)
+               for report in _source_reports(ctx, kernel) for a in report.accesses)
+
+
 def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
-    """nv.hot-layout-conversion: a convert_layout through shared memory inside a loop."""
+    """nv.hot-layout-conversion: a convert_layout through shared memory inside a loop, other than
+    the accumulator's conversion for its store (a GEMM epilogue, once per tile)."""
     found = IRFindings(ctx)
     for fact in _facts(ctx, "convert_layout"):
         value = fact.value
+        if _gemm_epilogue(ctx, kernel_name(fact.kernel), fact.line, value):
+            continue
         if value.get("in_loop") and value.get("through_shared"):
             _add(found, ctx, "nv.hot-layout-conversion", fact, "layout conversion on a hot path", 0.85,
                  f"ttg.convert_layout {value.get('src')} -> {value.get('dst')} of {value.get('shape')} "
@@ -143,9 +160,13 @@ def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
     """nv.mma-v2-on-hopper (mma.sync on sm_90) and nv.no-tensor-core (a dot lowered to FMA)."""
+    from .source import rows_below_wgmma
+
     found = IRFindings(ctx)
     for fact in _facts(ctx, "dot_lowering"):
         kind = fact.value.get("kind")
+        if kind == "mma_sync" and rows_below_wgmma(ctx, kernel_name(fact.kernel)):
+            continue  # fewer than 64 rows in every launch: mma.sync is the right instruction
         if kind == "mma_sync":
             _add(found, ctx, "nv.mma-v2-on-hopper", fact, "tl.dot uses mma.sync instead of wgmma", 0.95,
                  f"tt.dot lowered to MMA v{fact.value.get('mma_version')} (mma.sync/HMMA), not wgmma")
@@ -156,14 +177,30 @@ def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
 
 
 def detect_ir_pipelining(ctx: TriageContext) -> list[Finding]:
-    """nv.unpipelined-loop: a loop feeding a dot whose loads stayed synchronous."""
+    """nv.unpipelined-loop: a loop feeding a dot whose loads stayed synchronous, or a pipelined
+    one in which a dot operand (by the source walk) is still loaded with ld.global every
+    iteration: that operand's latency is exposed each K step."""
     found = IRFindings(ctx)
+    pipelined = set()
     for fact in _facts(ctx, "pipelining"):
         value = fact.value
         if value.get("feeds_dot") and not value.get("pipelined"):
             _add(found, ctx, "nv.unpipelined-loop", fact, "dot loop without async copies", 0.9,
                  f"loop feeding tt.dot has {value.get('sync_loads')} synchronous loads and no cp.async/TMA "
                  f"(num_stages={value.get('requested_stages')})")
+        elif value.get("feeds_dot") and value.get("sync_loads"):
+            pipelined.add(fact.kernel)
+    for fact in _facts(ctx, "global_access"):
+        value = fact.value
+        if fact.kernel not in pipelined or value.get("op") != "load" or value.get("via") != "ld.global" \
+                or not value.get("in_loop"):
+            continue
+        operands = [a for report in _source_reports(ctx, kernel_name(fact.kernel)) for a in report.accesses
+                    if a.op == "load" and a.dot_operand and a.loops and _covers(a, fact.line)]
+        if operands:
+            _add(found, ctx, "nv.unpipelined-loop", fact, "dot loop without async copies", 0.8,
+                 f"the K loop is pipelined, but this dot operand ({value.get('tensor_shape')} {value.get('dtype')}) "
+                 "is still loaded with ld.global every iteration, not cp.async/TMA")
     return found.list()
 
 

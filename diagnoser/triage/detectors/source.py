@@ -115,8 +115,14 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
 
     Only accesses that carry a real share of the program's bytes count; an access whose real
     addresses are not contiguous (a gather, a broadcast) is neither pattern; interleaved accesses
-    that together cover contiguous runs are nv.scalar-access."""
+    that together cover contiguous runs are nv.scalar-access.
+
+    A hint is only claimed where it is true in every case: where the mask alone limits the width
+    and some case's size is not a multiple of the vector, the finding is padding (or peeling the
+    last block), at low confidence."""
     found = Findings()
+    pending: list[tuple] = []
+    tails: dict[tuple[str, int], list] = {}
     for name, report, analysis in _reports(ctx):
         if analysis is None:
             continue  # alignment depends on the arguments: only judged with real cases
@@ -173,6 +179,11 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
             possible = min(access.true_vec or 1, cap)
             if predicted >= cap or (predicted >= possible and access.width.vector_bits > 32):
                 continue
+            limit = "mask" if access.masked and access.width.per_thread < _unmasked_width(access) else "address"
+            tail = masked_tail(analysis, access, min(full_vector, cap)) if limit == "mask" else None
+            if tail is not None:
+                tails.setdefault((name, access.line), []).append((analysis, access, tail))
+                continue
             if predicted >= possible:
                 if last != 1:
                     continue  # not contiguous in fact (a gather, a broadcast): no vector to be had
@@ -183,12 +194,55 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
                 why = (f"the compiler cannot prove what is true here: runs of {possible} contiguous, aligned "
                        "elements (a tl.multiple_of / tl.max_contiguous / tl.max_constancy hint would)")
                 confidence = 0.85
-            limit = "mask" if access.masked and access.width.per_thread < _unmasked_width(access) else "address"
             detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} moves {access.width.vector_bits} "
                       f"bits per thread per instruction (limited by the {limit}); {why}")
-            found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", confidence,
-                      [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
+            pending.append((name, access, analysis, detail, confidence))
+    for name, access, analysis, detail, confidence in pending:
+        if (name, access.line) in tails:
+            continue  # some case has a genuine tail: no hint is true for every case (below)
+        found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", confidence,
+                  [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
+    for (name, line), items in tails.items():
+        for analysis, access, (size, value, vector) in items:
+            detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} is masked against {size}={value}, "
+                      f"not a multiple of {vector}: no hint is true for this case, so the compiler keeps "
+                      f"{access.width.vector_bits}-bit accesses; padding the tensors to a multiple of {vector} elements "
+                      "(or loading full blocks unmasked and masking only the last) would let it vectorise")
+            found.add(ctx, "nv.scalar-access", name, line, "global accesses not vectorized", 0.45,
+                      [source_evidence(ctx, line, detail, access.end_line)], analysis=analysis)
     return found.list()
+
+
+def masked_tail(analysis: Optional[LaunchAnalysis], access: Any, vector: int) -> Optional[tuple[str, int, int]]:
+    """(size argument, its value, vector) when the access's fastest dimension is masked against a
+    size that, in this launch, is not a multiple of the vector width: the mask then genuinely cuts
+    a vector, and no hint is true. None when every such size is a multiple (a hint would be true)."""
+    if analysis is None or vector <= 1 or not access.dims:
+        return None
+    fastest = access.width.order[0] if access.width.order else len(access.dims) - 1
+    params = access.dims[fastest] if 0 <= fastest < len(access.dims) else frozenset()
+    sizes = analysis.launch.int_args()
+    for tile, size in sorted(analysis.report.bounds):
+        if tile in params and size in sizes and sizes[size] % vector:
+            return size, sizes[size], vector
+    return None
+
+
+def genuine_tail(ctx: TriageContext, kernel: str, line: Optional[int]) -> bool:
+    """Some analysed case masks the access on this line against a size that is not a multiple
+    of the vector width its addresses would allow (see `masked_tail`)."""
+    for analysis in ctx.analyses:
+        if analysis.kernel.name != kernel:
+            continue
+        threads = THREADS_PER_WARP * analysis.report.num_warps
+        for access in analysis.report.accesses:
+            end = access.end_line or access.line
+            if line is None or not access.line <= line <= end or not access.masked:
+                continue
+            cap = max(min(max(128 // access.elem_bits, 1), access.numel // threads), 1)
+            if masked_tail(analysis, access, cap) is not None:
+                return True
+    return False
 
 
 def _unmasked_width(access: Any) -> int:
@@ -337,6 +391,14 @@ def masked_rows(analysis: Optional[LaunchAnalysis], dot: Any) -> Optional[int]:
     sizes = analysis.launch.int_args()
     rows = [sizes[size] for tile, size in analysis.report.bounds if tile in dot.m_params and size in sizes]
     return max(rows) if rows else None
+
+
+def rows_below_wgmma(ctx: TriageContext, kernel: str) -> bool:
+    """Every analysed launch of the kernel masks its dots to fewer than 64 rows: mma.sync is then
+    the right instruction (wgmma's 64-row minimum would only pad)."""
+    analyses = [a for a in ctx.analyses if a.kernel.name == kernel and a.report.dots]
+    rows = [masked_rows(a, d) for a in analyses for d in a.report.dots]
+    return bool(rows) and all(r is not None and r < 64 for r in rows)
 
 
 def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
@@ -559,7 +621,9 @@ def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
 # ---------------------------------------------------------------------------- grids, launches
 
 def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
-    """nv.gemm-no-grouped-order: a tiled GEMM whose programs walk output tiles row by row."""
+    """nv.gemm-no-grouped-order: a tiled GEMM whose programs walk output tiles row by row, on
+    more programs than SMs, with at least 4 tiles each way, where the operand each wave walks
+    again does not fit in L2 (when it does, grouping saves no HBM traffic)."""
     found = Findings()
     sm_count = _device(ctx, "sm_count", 132)
     for name, report, analysis in _reports(ctx):
@@ -583,10 +647,17 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
             programs = analysis.launch.programs
             if programs <= sm_count or (tiles_m is not None and (tiles_m < 4 or tiles_n < 4)):
                 continue
+            restreamed = _restreamed_operand(analysis, dot)
+            l2 = _device(ctx, "l2_bytes", L2_BYTES)
+            if restreamed is not None and restreamed[1] <= l2:
+                continue  # the operand every wave walks again stays in L2: grouping saves nothing
             walk = ("2-D grid: program_id(0) and program_id(1) pick the tile"
                     if grid[1] > 1 else "1-D grid split with // and % into row-major tiles")
-            detail = (f"{programs} output tiles ({tiles_m} x {tiles_n}) visited in row-major order ({walk}); "
-                      "consecutive programs share no A rows, so B is re-read from HBM across waves")
+            name_, size = restreamed if restreamed is not None else ("B", None)
+            detail = (f"{programs} output tiles ({tiles_m} x {tiles_n}) visited in plain order ({walk}); each wave "
+                      f"walks all of {name_} again" + (f" ({size / 2**20:.0f} MiB, more than the "
+                                                        f"{l2 / 2**20:.0f} MiB L2)" if size else "")
+                      + ", re-reading it from HBM")
             found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.75,
                       [source_evidence(ctx, dot.line, detail)], analysis=analysis)
         elif {"pid0", "pid1"} <= set(store.deps) or "pid" in store.deps:
@@ -594,6 +665,24 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
             found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.55,
                       [source_evidence(ctx, dot.line, detail)])
     return found.list()
+
+
+L2_BYTES = 50 * 2 ** 20
+
+
+def _restreamed_operand(analysis: LaunchAnalysis, dot: Any) -> Optional[tuple[str, int]]:
+    """("A" or "B", its bytes): the operand a plain program order walks again in every wave.
+    Programs along the fastest grid axis share the other operand's tile; with N fastest (the
+    usual pid_m = pid // num_pid_n, or program_id(0) indexing N) all of B (K x N) is streamed once
+    per row of tiles, with M fastest all of A. None where the GEMM's size is unknown."""
+    m, n, k = _gemm_dims(analysis)
+    if not (m and n and k):
+        return None
+    a_loads = [a for a in analysis.report.accesses if a.node_id in dot.a_origins]
+    m_fastest = analysis.launch.grid[1] > 1 and any("pid0" in a.deps for a in a_loads)
+    if m_fastest:
+        return "A", m * k * dot.a_bits // 8
+    return "B", k * n * dot.b_bits // 8
 
 
 def _launch_bytes(analysis: LaunchAnalysis) -> int:
@@ -774,9 +863,9 @@ def _forward_bytes(launches: Iterable[Any]) -> int:
 
 
 def _real_share(size: int, total: int) -> bool:
-    """An intermediate worth a finding: a real share of the forward's traffic and past 1 MiB (a
-    per-row statistic, a scalar loss or a routing table costs nothing measurable to re-read)."""
-    return size >= max(1 << 20, MIN_ACCESS_SHARE * total)
+    """An intermediate worth a finding: a real share of the forward's traffic (a per-row
+    statistic, a scalar loss or a routing table beside the real data costs nothing measurable)."""
+    return size >= MIN_ACCESS_SHARE * total
 
 
 def detect_unfused(ctx: TriageContext) -> list[Finding]:
@@ -809,7 +898,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
                 producer, size = written[arg.storage]
                 if producer.line == launch.line or not _real_share(size, total):
                     continue  # one kernel launched in a loop accumulating into its own output
-                detail = (f"{launch.kernel} reads `{param}` ({size / 2**20:.0f} MiB), which {producer.kernel} wrote "
+                detail = (f"{launch.kernel} reads `{param}` ({size / 2**20:.1f} MiB), which {producer.kernel} wrote "
                           "earlier in the same forward: an HBM round trip the producer could avoid by applying "
                           "this work before its store")
                 found.add(ctx, "nv.unfused-epilogue", launch.kernel, launch.line, "work split across kernels", 0.8,
@@ -1031,7 +1120,7 @@ def _compiled_misfits(ctx: TriageContext, kernel: str) -> list[str]:
             continue
         if fact.kind == "spill" and (value.get("spill_stores_bytes") or 0) + (value.get("spill_loads_bytes") or 0) >= 64:
             reasons.append("the compiled kernel spills registers")
-        elif fact.kind == "dot_lowering" and value.get("kind") == "mma_sync":
+        elif fact.kind == "dot_lowering" and value.get("kind") == "mma_sync" and not rows_below_wgmma(ctx, kernel):
             reasons.append("the compiled dot uses mma.sync")
         elif fact.kind == "pipelining" and value.get("feeds_dot") and not value.get("pipelined"):
             reasons.append("the compiled K loop is not pipelined")
@@ -1057,6 +1146,10 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
     if m and n and block_m * block_n < 128 * 128 // 2 and math.ceil(m / 128) * math.ceil(n / 128) >= sm_count:
         reasons.append(f"a {block_m}x{block_n} tile on a {m}x{n} output: 128x128 tiles would still fill every SM "
                        "with twice the reuse per loaded byte")
+    programs = analysis.launch.programs
+    if programs < sm_count and _program_flops(report) * programs >= 1e9:
+        reasons.append(f"{block_m}x{block_n} tiles give {programs} programs for {sm_count} SMs on this shape: "
+                       "smaller tiles or split-K would fill the GPU")
     if register_estimate(report).total > 255:
         reasons.append(f"the {block_m}x{block_n} accumulator on {report.num_warps} warps spills")
     limit = shared_memory_limit(ctx, report, analysis.launch.num_stages, analysis.launch.programs)
