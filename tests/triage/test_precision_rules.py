@@ -300,3 +300,7 @@ def test_a_plain_tile_order_whose_re_streamed_weight_fits_in_l2_does_not(tmp_pat
 
 def test_a_fixed_tile_that_leaves_sms_idle_on_some_shape_is_a_hardcoded_config(tmp_path):
     assert "nv.hardcoded-config" in found(tmp_path, "blind2/weight_grad_gemm")
+
+
+def test_a_small_intermediate_whose_consumer_re_reads_the_producers_input_is_unfused(tmp_path):
+    assert "nv.unfused-epilogue" in found(tmp_path, "heldout/l2_normalize")

@@ -623,7 +623,8 @@ def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
 def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
     """nv.gemm-no-grouped-order: a tiled GEMM whose programs walk output tiles row by row, on
     more programs than SMs, with at least 4 tiles each way, where the operand each wave walks
-    again does not fit in L2 (when it does, grouping saves no HBM traffic)."""
+    again does not fit in half the L2 (the other operand streams through it too, and an H100/H200
+    L2 is two partitions); when it fits, grouping saves no HBM traffic."""
     found = Findings()
     sm_count = _device(ctx, "sm_count", 132)
     for name, report, analysis in _reports(ctx):
@@ -649,13 +650,13 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
                 continue
             restreamed = _restreamed_operand(analysis, dot)
             l2 = _device(ctx, "l2_bytes", L2_BYTES)
-            if restreamed is not None and restreamed[1] <= l2:
+            if restreamed is not None and restreamed[1] <= l2 / 2:
                 continue  # the operand every wave walks again stays in L2: grouping saves nothing
             walk = ("2-D grid: program_id(0) and program_id(1) pick the tile"
                     if grid[1] > 1 else "1-D grid split with // and % into row-major tiles")
             name_, size = restreamed if restreamed is not None else ("B", None)
             detail = (f"{programs} output tiles ({tiles_m} x {tiles_n}) visited in plain order ({walk}); each wave "
-                      f"walks all of {name_} again" + (f" ({size / 2**20:.0f} MiB, more than the "
+                      f"walks all of {name_} again" + (f" ({size / 2**20:.0f} MiB, more than half the "
                                                         f"{l2 / 2**20:.0f} MiB L2)" if size else "")
                       + ", re-reading it from HBM")
             found.add(ctx, "nv.gemm-no-grouped-order", name, dot.line, "GEMM tiles in plain row-major order", 0.75,
@@ -883,6 +884,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
     by_kernel = {a.kernel.name: a.report for a in ctx.analyses}
     for trace in ctx.traces:
         written: dict[int, tuple[Any, int]] = {}
+        read_by: dict[int, set] = {}
         primaries = [launch for launch in trace.launches if launch.primary]
         total = _forward_bytes(primaries)
         for launch in primaries:
@@ -896,13 +898,20 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
                 if arg is None or arg.storage not in written:
                     continue
                 producer, size = written[arg.storage]
-                if producer.line == launch.line or not _real_share(size, total):
+                if producer.line == launch.line:
                     continue  # one kernel launched in a loop accumulating into its own output
+                # Fused, the consumer's re-reads of what the producer already read go too.
+                shared = sum(a.numel * a.elem_size for p, a in tensors.items()
+                             if p in _read_params(report) and a.storage in read_by.get(id(producer), set()))
+                if not _real_share(size + shared, total):
+                    continue
                 detail = (f"{launch.kernel} reads `{param}` ({size / 2**20:.1f} MiB), which {producer.kernel} wrote "
-                          "earlier in the same forward: an HBM round trip the producer could avoid by applying "
-                          "this work before its store")
+                          "earlier in the same forward" + (f", and re-reads {shared / 2**20:.1f} MiB of its inputs"
+                                                           if shared else "")
+                          + ": an HBM round trip the producer could avoid by applying this work before its store")
                 found.add(ctx, "nv.unfused-epilogue", launch.kernel, launch.line, "work split across kernels", 0.8,
                           [source_evidence(ctx, launch.line, detail)], trace.case)
+            read_by[id(launch)] = {tensors[p].storage for p in _read_params(report) if p in tensors}
             for param in _written_params(report):
                 arg = tensors.get(param)
                 if arg is not None and arg.storage is not None:
