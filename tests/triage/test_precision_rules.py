@@ -304,3 +304,10 @@ def test_a_fixed_tile_that_leaves_sms_idle_on_some_shape_is_a_hardcoded_config(t
 
 def test_a_small_intermediate_whose_consumer_re_reads_the_producers_input_is_unfused(tmp_path):
     assert "nv.unfused-epilogue" in found(tmp_path, "heldout/l2_normalize")
+
+
+def test_a_hint_true_in_one_case_and_false_in_another_is_reported_as_padding(tmp_path):
+    findings = found(tmp_path, "../../kernels/level1/01_square_matmul")["nv.scalar-access"]
+    detail = findings[0].evidence[0]["detail"]
+    assert findings[0].confidence < 0.85 and "No hint is true in every case" in detail
+    assert "N=4999" in detail and "N=3000" in detail

@@ -18,7 +18,7 @@ from diagnoser.evidence import Finding
 
 from ..context import LaunchAnalysis, TriageContext
 from ..interp import SCANS, KernelReport
-from .common import Findings, is_power_of_two, source_evidence
+from .common import Findings, case_label, is_power_of_two, source_evidence
 
 THREADS_PER_WARP = 32
 
@@ -121,8 +121,7 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
     and some case's size is not a multiple of the vector, the finding is padding (or peeling the
     last block), at low confidence."""
     found = Findings()
-    pending: list[tuple] = []
-    tails: dict[tuple[str, int], list] = {}
+    verdicts: dict[tuple[str, int], list] = {}
     for name, report, analysis in _reports(ctx):
         if analysis is None:
             continue  # alignment depends on the arguments: only judged with real cases
@@ -182,35 +181,52 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
             limit = "mask" if access.masked and access.width.per_thread < _unmasked_width(access) else "address"
             tail = masked_tail(analysis, access, min(full_vector, cap)) if limit == "mask" else None
             if tail is not None:
-                tails.setdefault((name, access.line), []).append((analysis, access, tail))
-                continue
-            if predicted >= possible:
+                size, value, vector = tail
+                verdict = ("tail", f"the mask cuts at {size}={value}, not a multiple of {vector}")
+            elif predicted >= possible:
                 if last != 1:
                     continue  # not contiguous in fact (a gather, a broadcast): no vector to be had
-                why = ("the real addresses are not 16-byte aligned or not contiguous in runs of "
-                       f"{full_vector} for this case (sizes/strides not multiples of {full_vector})")
-                confidence = 0.65
+                verdict = ("misaligned", f"the real addresses are not 16-byte aligned or not contiguous in runs of "
+                                         f"{full_vector} (sizes/strides not multiples of {full_vector})")
             else:
-                why = (f"the compiler cannot prove what is true here: runs of {possible} contiguous, aligned "
-                       "elements (a tl.multiple_of / tl.max_contiguous / tl.max_constancy hint would)")
-                confidence = 0.85
-            detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} moves {access.width.vector_bits} "
-                      f"bits per thread per instruction (limited by the {limit}); {why}")
-            pending.append((name, access, analysis, detail, confidence))
-    for name, access, analysis, detail, confidence in pending:
-        if (name, access.line) in tails:
-            continue  # some case has a genuine tail: no hint is true for every case (below)
-        found.add(ctx, "nv.scalar-access", name, access.line, "global accesses not vectorized", confidence,
-                  [source_evidence(ctx, access.line, detail, access.end_line)], analysis=analysis)
-    for (name, line), items in tails.items():
-        for analysis, access, (size, value, vector) in items:
-            detail = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} is masked against {size}={value}, "
-                      f"not a multiple of {vector}: no hint is true for this case, so the compiler keeps "
-                      f"{access.width.vector_bits}-bit accesses; padding the tensors to a multiple of {vector} elements "
-                      "(or loading full blocks unmasked and masking only the last) would let it vectorise")
-            found.add(ctx, "nv.scalar-access", name, line, "global accesses not vectorized", 0.45,
-                      [source_evidence(ctx, line, detail, access.end_line)], analysis=analysis)
+                verdict = ("hint", f"runs of {possible} contiguous, aligned elements are true but the compiler "
+                                   "cannot prove them")
+            verdicts.setdefault((name, access.line), []).append((analysis, access, limit, *verdict))
+    for (name, line), items in verdicts.items():
+        _report_scalar_access(ctx, found, name, line, items)
     return found.list()
+
+
+def _report_scalar_access(ctx: TriageContext, found: Findings, name: str, line: int, items: list) -> None:
+    """One nv.scalar-access finding for an access line over every case that showed it. A hint is
+    claimed only where it is true in every case; where some case's data is misaligned, or its
+    mask cuts a vector, a hint would assert something false there: the fix is padding (or a
+    per-case specialisation), at lower confidence."""
+    by_kind: dict[str, list] = defaultdict(list)
+    for analysis, access, limit, kind, why in items:
+        by_kind[kind].append((analysis, access, limit, why))
+    _, access, limit, _ = items[0][:4]
+    head = (f"{access.op} of {access.base or 'a tensor'} {list(access.shape)} moves {access.width.vector_bits} bits "
+            f"per thread per instruction (limited by the {limit})")
+    if set(by_kind) == {"hint"}:
+        detail = (f"{head}; {by_kind['hint'][0][3]} (a tl.multiple_of / tl.max_contiguous / tl.max_constancy hint "
+                  "would be true in every case)")
+        confidence = 0.85
+    else:
+        parts = [f"{why} for {_case_list(entries)}" for kind in ("misaligned", "tail", "hint")
+                 for entries in [by_kind.get(kind)] if entries for why in [entries[0][3]]]
+        detail = (f"{head}; " + "; ".join(parts) + ". No hint is true in every case: padding the tensors to "
+                  "16-byte multiples (or loading full blocks unmasked and masking only the last, or specialising "
+                  "per case with a heuristic constexpr) would let the compiler vectorise")
+        confidence = 0.65 if "misaligned" in by_kind else 0.45
+    for analysis, access, _, _, _ in items:
+        found.add(ctx, "nv.scalar-access", name, line, "global accesses not vectorized", confidence,
+                  [source_evidence(ctx, line, detail, access.end_line)], analysis=analysis)
+
+
+def _case_list(entries: list) -> str:
+    labels = list(dict.fromkeys(case_label(analysis.case) for analysis, *_ in entries))
+    return "case " + "; ".join(labels) if len(labels) == 1 else "cases " + "; ".join(labels)
 
 
 def masked_tail(analysis: Optional[LaunchAnalysis], access: Any, vector: int) -> Optional[tuple[str, int, int]]:
