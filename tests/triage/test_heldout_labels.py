@@ -1,6 +1,6 @@
 """The held-out triage set (tests/triage/heldout) is well formed and every solution is correct.
 
-Its score is a report (bench/triage/heldout.py), not a test: these tests only keep the set usable,
+Its score is a report (bench/triage/score_set.py heldout), not a test: these tests only keep the set usable,
 so a folder without a label, an id the catalog does not know, or a solution that no longer matches
 its reference fails here instead of silently skewing the precision/recall numbers.
 """
