@@ -77,9 +77,12 @@ def _covers(item: object, line: int | None) -> bool:
 
 def _no_vector_to_gain(ctx: TriageContext, kernel: str, line: int | None) -> bool:
     """The source walk knows the accesses on this line and none would gain from being wider: strided
-    (nv.strided-inner-axis), a gather or broadcast, or too small a share of the bytes."""
-    from .source import worth_vectorising
+    (nv.strided-inner-axis), a gather or broadcast, too small a share of the bytes, or in a
+    kernel whose every launch is too small for access width to matter."""
+    from .source import latency_bound, worth_vectorising
 
+    if latency_bound(ctx, kernel):
+        return True
     verdicts = [worth_vectorising(report, access) for report in _source_reports(ctx, kernel)
                 for access in report.accesses if _covers(access, line)]
     return bool(verdicts) and not any(verdicts)
@@ -224,12 +227,15 @@ def detect_ir_occupancy(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_reductions(ctx: TriageContext) -> list[Finding]:
     """nv.loop-carried-reduction: a cross-warp reduction inside a loop, unless the source walk
-    shows every reduction on its line to be consumed within the iteration (see the source rule)."""
+    shows every reduction on its line to be consumed within the iteration (see the source rule),
+    or to reduce a tl.dot result of the iteration: that tile is in the MMA layout, whose warps
+    split the reduced axis only when the dot's tiling does (mma.sync on a BLOCK_M below 64), so
+    the fix is the dot's tile (nv.mma-v2-on-hopper, the config), not a reduction moved out."""
     found = IRFindings(ctx)
     for fact in _facts(ctx, "reduction_in_loop"):
         reductions = [r for report in _source_reports(ctx, kernel_name(fact.kernel))
                       for r in report.reductions if _covers(r, fact.line)]
-        if reductions and all(r.used_in_loop for r in reductions):
+        if reductions and all(r.used_in_loop or r.from_dot for r in reductions):
             continue
         if fact.value.get("cross_warp"):
             _add(found, ctx, "nv.loop-carried-reduction", fact, "cross-warp reduction every iteration", 0.85,
