@@ -146,6 +146,7 @@ class Reduction:
     outer_product: bool = False     # reduces a broadcast product: a matmul done on CUDA cores
     used_in_loop: bool = False      # its value reaches a store, dot or atomic inside its own loop
     pairwise: bool = False          # reduces f(a[:, None, :], b[None, :, :]) over the shared axis
+    shared_matvec: bool = False     # sums W * v[None, :] with W the same for every program: a GEMV per program
 
 
 @dataclass
@@ -838,6 +839,8 @@ class KernelWalker:
                     record = OuterProduct(id(node), getattr(node, "lineno", 0), shape, tuple(self.loop_stack))
                     self._records[key] = record
                     self.report.outer_products.append(record)
+            elif isinstance(op, ast.Mult) and _shared_matvec_axis(a, b) is not None:
+                produced = f"matvec:{_shared_matvec_axis(a, b)}"
             deps = a.deps | b.deps
             if isinstance(op, (ast.Sub, ast.Add)) and len(shape) == 3 and _is_outer_product(a.shape, b.shape):
                 # a[:, None, :] - b[None, :, :]: every pair of rows meets along the axes both span; a
@@ -1166,7 +1169,8 @@ class KernelWalker:
         if key not in self._records:
             record = Reduction(id(node), node.lineno, op, axis, shape, tuple(self.loop_stack), cross_warp,
                                from_dot="dot" in value.deps, outer_product=value.op.startswith("outer"),
-                               pairwise=op == "sum" and f"pairwise:{axis}" in value.deps)
+                               pairwise=op == "sum" and f"pairwise:{axis}" in value.deps,
+                               shared_matvec=op == "sum" and value.op == f"matvec:{axis}")
             self._mark_layout_use(value, "feeds_other")
             self._records[key] = record
             self.report.reductions.append(record)
@@ -1448,6 +1452,22 @@ def _dims_for(v: V, shape: tuple[int, ...]) -> tuple:
 def merge_dims(shape: tuple[int, ...], *values: V) -> tuple:
     aligned = [_dims_for(v, shape) for v in values]
     return tuple(frozenset().union(*(a[i] for a in aligned)) for i in range(len(shape)))
+
+
+def _shared_matvec_axis(a: V, b: V) -> Optional[int]:
+    """The axis a vector spans when one operand is a loaded 2-D matrix whose address does not
+    depend on the program id and the other that vector broadcast along the matrix's other axis
+    (W * v[None, :]): summed over that axis, every program multiplies the same matrix by its own
+    vector, which together is a matrix product (W @ V) done as GEMVs on CUDA cores."""
+    for matrix, vector in ((a, b), (b, a)):
+        if len(matrix.shape) != 2 or len(vector.shape) != 2 or min(matrix.shape) <= 1:
+            continue
+        if "load" not in matrix.deps or "pid" in matrix.deps:
+            continue
+        spans = [d for d, (m, v) in enumerate(zip(matrix.shape, vector.shape)) if v == m]
+        if len(spans) == 1 and vector.shape[1 - spans[0]] == 1:
+            return spans[0]
+    return None
 
 
 def _is_outer_product(a: tuple[int, ...], b: tuple[int, ...]) -> bool:

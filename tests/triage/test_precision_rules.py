@@ -311,3 +311,96 @@ def test_a_hint_true_in_one_case_and_false_in_another_is_reported_as_padding(tmp
     detail = findings[0].evidence[0]["detail"]
     assert findings[0].confidence < 0.85 and "No hint is true in every case" in detail
     assert "N=4999" in detail and "N=3000" in detail
+
+
+# ------------------------------------------------------------ small GEMMs on a few SMs (blind3)
+
+def test_a_long_k_loop_on_a_tenth_of_the_sms_is_a_small_grid_and_a_fixed_tile(tmp_path):
+    findings = found(tmp_path, "blind3/projection_head")
+    assert "nv.small-grid" in findings and "nv.hardcoded-config" in findings
+
+
+def test_a_short_k_loop_on_a_few_sms_is_neither(tmp_path):
+    cases = ('[{"batch": 128, "features": 128, "embed_dim": 768}, {"batch": 256, "features": 64, "embed_dim": 1024},'
+             ' {"batch": 64, "features": 128, "embed_dim": 512}]')
+    findings = found(tmp_path, "blind3/projection_head", cases=cases)
+    assert "nv.small-grid" not in findings and "nv.hardcoded-config" not in findings
+
+
+def test_a_small_grid_from_one_launch_per_expert_is_no_fixed_tile_finding(tmp_path):
+    assert "nv.hardcoded-config" not in found(tmp_path, "heldout/moe_expert_proj")
+
+
+def test_k_sizes_2x_apart_count_as_different_shapes_after_rounding_to_tiles(tmp_path):
+    assert "nv.hardcoded-config" in found(tmp_path, "blind3/whisper_cross_attention")
+
+
+def test_k_sizes_a_third_apart_do_not(tmp_path):
+    cases = ('[{"batch": 32, "heads": 20, "q_len": 448, "kv_len": 1500},'
+             ' {"batch": 8, "heads": 20, "q_len": 448, "kv_len": 2000}]')
+    assert "nv.hardcoded-config" not in found(tmp_path, "blind3/whisper_cross_attention", cases=cases)
+
+
+# ----------------------------------------------------------------------- nv.smem-limits-occupancy
+
+def test_six_stages_that_leave_one_program_per_sm_where_registers_allow_two_limit_occupancy(tmp_path):
+    findings = found(tmp_path, "blind3/vit_mlp_fc1_gelu")
+    assert "nv.smem-limits-occupancy" in findings and "nv.hardcoded-config" in findings
+
+
+def test_four_stages_at_one_program_per_sm_do_not(tmp_path):
+    findings = found(tmp_path, "blind3/vit_mlp_fc1_gelu", ("num_stages=6", "num_stages=4"))
+    assert "nv.smem-limits-occupancy" not in findings
+
+
+# ------------------------------------------------------------------- nv.redundant-global-traffic
+
+def test_one_launch_site_in_a_loop_reading_its_own_piece_is_no_re_read(tmp_path):
+    assert "nv.redundant-global-traffic" not in found(tmp_path, "blind3/packed_mean_pool")
+
+
+# --------------------------------------------------------------------------- nv.scalar-access
+
+def test_a_launch_moving_a_few_kilobytes_has_no_access_width_to_fix(tmp_path):
+    assert "nv.scalar-access" not in found(tmp_path, "blind3/sum_squares_persistent")
+
+
+def test_the_same_masked_load_over_a_large_buffer_is_still_reported(tmp_path):
+    edits = (("partial_ptr + offs, mask=offs < count", "partial_ptr + offs, mask=offs < count + 1"),
+             ("BLOCK=triton.next_power_of_2(programs))", "BLOCK=triton.next_power_of_2(programs) * 1024)"),
+             ("partials = torch.empty(programs,", "partials = torch.empty(programs * 1024,"))
+    assert "nv.scalar-access" in found(tmp_path, "blind3/sum_squares_persistent", *edits)
+
+
+# ------------------------------------------------------------------------- nv.no-tensor-core
+
+def test_every_program_multiplying_one_shared_matrix_by_its_vector_is_a_matmul_on_cuda_cores(tmp_path):
+    assert "nv.no-tensor-core" in found(tmp_path, "blind3/rnn_tanh_sequence")
+
+
+def test_a_matrix_of_its_own_per_program_is_not(tmp_path):
+    edit = ("w = tl.load(w_ptr + i[:, None] * H + j[None, :])", "w = tl.load(w_ptr + b * H * H + i[:, None] * H + j[None, :])")
+    assert "nv.no-tensor-core" not in found(tmp_path, "blind3/rnn_tanh_sequence", edit)
+
+
+# ------------------------------------------------------------ nv.loop-carried-reduction (IR)
+
+def _reduction_fact(folder: Path, kernel: str, line: int):
+    from diagnoser.evidence import Fact
+
+    return Fact(kernel=kernel, kind="reduction_in_loop", file=str(folder / "solution.py"), line=line, stage="ttgir",
+                value={"op": "addf", "cross_warp": True, "warps_along_axis": 4, "axis": 1})
+
+
+def test_a_compiled_cross_warp_sum_of_a_dot_result_is_the_dots_tiling_not_a_loop_carried_reduction():
+    folder = HERE / "blind3" / "whisper_cross_attention"
+    result = run_triage(str(folder / "solution.py"), str(folder / "problem.py"),
+                        facts=[_reduction_fact(folder, "cross_attn_fwd", 32)], detectors=["ir_reductions"])
+    assert "nv.loop-carried-reduction" not in {f.pattern for f in result.findings}
+
+
+def test_a_compiled_cross_warp_sum_of_loaded_data_is():
+    folder = HERE / "blind3" / "cosine_similarity_rows"
+    result = run_triage(str(folder / "solution.py"), str(folder / "problem.py"),
+                        facts=[_reduction_fact(folder, "cosine_rows_kernel", 18)], detectors=["ir_reductions"])
+    assert "nv.loop-carried-reduction" in {f.pattern for f in result.findings}

@@ -109,6 +109,18 @@ def interleaved_groups(report: KernelReport) -> dict[int, list]:
     return groups
 
 
+# A launch that moves less than this finishes within HBM latency plus launch overhead (1 MiB is
+# a quarter of a microsecond of bandwidth): the width of its accesses does not change its time.
+LATENCY_BOUND_BYTES = 1 << 20
+
+
+def latency_bound(ctx: TriageContext, kernel: str) -> bool:
+    """Every analysed launch of the kernel moves under LATENCY_BOUND_BYTES (a final reduction of
+    a few hundred partials, a scalar fix-up)."""
+    launches = [a for a in ctx.analyses if a.kernel.name == kernel]
+    return bool(launches) and all(_launch_bytes(a) < LATENCY_BOUND_BYTES for a in launches)
+
+
 def detect_access_width(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access and nv.strided-inner-axis from each access's predicted vector width
     (AxisInfo + Coalesce mirror) against the width the case's real addresses allow.
@@ -125,6 +137,8 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
     for name, report, analysis in _reports(ctx):
         if analysis is None:
             continue  # alignment depends on the arguments: only judged with real cases
+        if _launch_bytes(analysis) < LATENCY_BOUND_BYTES:
+            continue  # a launch this small is all latency: wider accesses would not shorten it
         total = sum(access_bytes(report, a) for a in report.accesses) or 1
         interleaved = interleaved_groups(report)
         for access in report.accesses:
@@ -463,6 +477,14 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                           f"{list(reduction.in_shape)}: a matmul on CUDA cores")
                 found.add(ctx, "nv.no-tensor-core", name, reduction.line, "matrix product on CUDA cores", 0.85,
                           [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
+            programs = analysis.launch.programs if analysis else 0
+            if reduction.shared_matvec and min(reduction.in_shape) >= 16 and \
+                    programs // MMA_MIN_ROWS >= _device(ctx, "sm_count", 132) // 2:
+                detail = (f"tl.sum over axis {reduction.axis} of a {list(reduction.in_shape)} matrix, the same for all "
+                          f"{programs} programs, times each program's own vector: together a matrix product done as "
+                          f"GEMVs on CUDA cores; {MMA_MIN_ROWS} or more vectors per program make it a tl.dot")
+                found.add(ctx, "nv.no-tensor-core", name, reduction.line, "matrix product on CUDA cores", 0.75,
+                          [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
         if not report.dots:
             for outer in report.outer_products:
                 if _runtime_loops(report, outer.loops) and len(outer.shape) == 2 and min(outer.shape) >= 16:
@@ -471,6 +493,11 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                     found.add(ctx, "nv.no-tensor-core", name, outer.line, "matrix product on CUDA cores", 0.8,
                               [source_evidence(ctx, outer.line, detail)], case, analysis=analysis)
     return found.list()
+
+
+# The fewest rows a tensor-core dot takes (mma.sync m16): programs that each multiply one vector
+# by a shared matrix must be grouped this many to a program.
+MMA_MIN_ROWS = 16
 
 
 def _smem_bytes(report: KernelReport, num_stages: int) -> int:
@@ -538,10 +565,30 @@ def shared_memory_limit(ctx: TriageContext, report: KernelReport, stages: int, p
                 f"shared memory; a block may use {per_block}: the launch fails (out of resources)"), 0.9
     resident = per_sm // (smem + reserved)
     warps = resident * report.num_warps
-    if warps < 8 and programs >= resident * _device(ctx, "sm_count", 132):
+    fills = programs >= resident * _device(ctx, "sm_count", 132)
+    if warps < 8 and fills:
         return (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
                 f"of {report.num_warps} warps per SM: {warps} warps to hide latency"), 0.6
+    halved = _smem_bytes(report, math.ceil(stages / 2))
+    if resident == 1 and stages > DEEP_STAGES and fills and per_sm // (halved + reserved) >= 2 \
+            and _registers_allow(ctx, report, 2):
+        return (f"{smem} bytes of shared memory per program ({stages} stages) leave one program per SM although "
+                f"its registers would allow two; {math.ceil(stages / 2)} stages would fit two, whose loads and "
+                "epilogues overlap"), 0.6
     return None
+
+
+# Pipeline depth past which more stages buy no latency hiding on Hopper (3-4 cover HBM latency
+# for a 64-deep K step); stages beyond it only cost residency.
+DEEP_STAGES = 4
+# Registers per thread a dot kernel needs besides its tiles: addresses, indices, loop state.
+REGISTER_OVERHEAD = 48
+
+
+def _registers_allow(ctx: TriageContext, report: KernelReport, programs: int) -> bool:
+    registers = _device(ctx, "registers_per_sm", 65536)
+    threads = THREADS_PER_WARP * report.num_warps
+    return (register_estimate(report).total + REGISTER_OVERHEAD) * threads * programs <= registers
 
 
 def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
@@ -738,7 +785,9 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
                 analysis = walks.get(launch.group, same_variant[0])
                 moved += sum(a.numel * a.elem_size for a in launch.tensors().values())
                 flops += _program_flops(analysis.report) * launch.programs
-            if moved < (16 << 20) and flops < 1e9:
+            if moved < (16 << 20) and flops < 1e9 and not any(
+                    idle_dot_seconds(walks.get(launch.group, same_variant[0]).report, launch.programs, sm_count)
+                    >= IDLE_SECONDS for launch in launches):
                 continue
             programs = max(launch.programs for launch in launches)
             many = f" in each of {len(launches)} launches" if len(launches) > 1 else ""
@@ -749,6 +798,21 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
                       analysis=walks.get(launches[0].group, same_variant[0]))
     return found.list()
 
+
+def idle_dot_seconds(report: KernelReport, programs: int, sm_count: int) -> float:
+    """A lower bound on the time a small grid of dot programs loses to idle SMs: the launch lasts
+    at least one program's tensor-core work at one SM's share of the peak, and the SMs without a
+    program contribute nothing meanwhile. Small GEMMs (a projection head, a batch of 64) have too
+    few FLOPs in total to matter by the 1 GFLOP rule, yet a long K loop on a few SMs does."""
+    if programs >= sm_count:
+        return 0.0
+    serial = _program_flops(report) / (PEAK_FLOPS / sm_count)
+    return serial * (1 - programs / sm_count)
+
+
+# Idle-SM time from which a small grid is worth a finding: half a launch's overhead, since the
+# bound above assumes each program runs at its SM's full tensor-core peak.
+IDLE_SECONDS = 2e-6
 
 # What one launch costs the host (Triton's launcher plus the driver), and the H200 peaks the work
 # is timed against: dense fp16 tensor-core math, HBM bandwidth.
@@ -1021,6 +1085,8 @@ def _reread_across_kernels(ctx: TriageContext, found: Findings) -> None:
                 if not memory_bound or size < max(1 << 20, MIN_ACCESS_SHARE * total):
                     continue
                 first, first_analysis, first_param = earlier
+                if first.line == launch.line:
+                    continue  # one launch site in a loop: each launch takes its own piece (an offset argument)
                 loads = [a for a in first_analysis.report.accesses if a.op == "load" and a.base == first_param]
                 per_program = sum(_program_extent(first_analysis.report, a) * a.elem_bits // 8 for a in loads)
                 if not loads or per_program > 64 * 1024:
@@ -1123,10 +1189,15 @@ def _gemm_dims(analysis: LaunchAnalysis) -> tuple[Optional[int], Optional[int], 
     return m, n, k
 
 
+# Sizes this far apart count as 2x apart: K comes from trip count x BLOCK_K, so a K of 1500 and
+# one of 3000 read as 1536 and 3008 once rounded up to whole tiles.
+MATERIAL_RATIO = 1.9
+
+
 def _materially_different(dims: list[tuple[Optional[int], ...]]) -> bool:
     for axis in range(3):
         sizes = [d[axis] for d in dims if d[axis]]
-        if len(sizes) >= 2 and max(sizes) >= 2 * min(sizes):
+        if len(sizes) >= 2 and max(sizes) >= MATERIAL_RATIO * min(sizes):
             return True
     return False
 
@@ -1172,7 +1243,8 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
         reasons.append(f"a {block_m}x{block_n} tile on a {m}x{n} output: 128x128 tiles would still fill every SM "
                        "with twice the reuse per loaded byte")
     programs = analysis.launch.programs
-    if programs < sm_count and _program_flops(report) * programs >= 1e9:
+    if programs < sm_count and not _launched_in_loop(ctx, analysis) and \
+            (_program_flops(report) * programs >= 1e9 or idle_dot_seconds(report, programs, sm_count) >= IDLE_SECONDS):
         reasons.append(f"{block_m}x{block_n} tiles give {programs} programs for {sm_count} SMs on this shape: "
                        "smaller tiles or split-K would fill the GPU")
     if register_estimate(report).total > 255:
@@ -1186,6 +1258,16 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
             (report.num_warps % 4 or (block_m % 64 and (m is None or m >= 64))):
         reasons.append(f"BLOCK_M={block_m}, num_warps={report.num_warps} lower to mma.sync instead of wgmma")
     return reasons
+
+
+def _launched_in_loop(ctx: TriageContext, analysis: LaunchAnalysis) -> bool:
+    """The case launches this kernel several times from the launch's line (a launch per expert,
+    per sequence): its grid is small because the work is split across launches, which one
+    launch over all of it fixes, not another tile."""
+    for trace in ctx.traces:
+        if trace.index == analysis.case_index:
+            return sum(1 for launch in trace.launches if launch.primary and launch.line == analysis.launch.line) > 1
+    return False
 
 
 # ---------------------------------------------------------------------------------- index math
