@@ -10,7 +10,9 @@ The ladder climbs only while they do not. "Explain" is defined per measured case
   needs a cause that wastes or serialises memory traffic, a latency-bound one a cause that starves
   the GPU of parallelism or stalls it, a compute-bound one a cause that wastes compute (no tensor
   cores, the old MMA), a launch-bound one a cause that adds launches or shrinks their work.
-  Findings tied to a kernel only explain cases in which that kernel runs. A fixed launch
+  Findings tied to a kernel only explain cases in which that kernel runs. A latency-bound class
+  read from events alone (no counters) may also hide traffic beyond the compulsory bytes, so a
+  memory cause explains it too (`classes_to_explain`). A fixed launch
   configuration (nv.hardcoded-config) explains nothing by itself: it is a missed opportunity
   whose cost shows up as one of the specific causes (tiny blocks, a small grid, spills...);
 * the **gap is explained** when every measured case is (needs no explanation or is explained).
@@ -92,8 +94,20 @@ def causes_of(finding: dict) -> frozenset[str]:
     return frozenset().union(*(FACT_CAUSES.get(k, frozenset()) for k in kinds)) if kinds else frozenset()
 
 
+def classes_to_explain(case: dict) -> frozenset[str]:
+    """The classes a finding may name to explain `case`.
+
+    Events alone see only the compulsory bytes: a kernel that moves more than those (re-reads,
+    spills, wide strides) shows low memory throughput and is classed latency-bound. Without
+    counters that class is ambiguous, so a cause of memory traffic explains it too.
+    """
+    if case.get("class") == LATENCY and case.get("util_source") == "events":
+        return frozenset({LATENCY, MEMORY})
+    return frozenset({case.get("class")})
+
+
 def _explains(finding: dict, case: dict) -> bool:
-    if finding.get("confidence", 0) < CONFIDENT or case.get("class") not in causes_of(finding):
+    if finding.get("confidence", 0) < CONFIDENT or not classes_to_explain(case) & causes_of(finding):
         return False
     kernels = case.get("kernels")
     return not finding.get("kernel") or not kernels or finding["kernel"] in kernels

@@ -82,8 +82,10 @@ def classify(time_s: float, flops: float, bytes_moved: float, ceilings: dict, la
             return {**result, "class": "memory-bound", "why": why}
         why = f"compute throughput at {compute_util:.0%} of its ceiling ({source})"
         return {**result, "class": "compute-bound", "why": why}
+    bound = ("latency or occupancy bounds it" if source == "ncu" else
+             "latency, occupancy or traffic beyond the compulsory bytes bounds it")
     why = (f"neither memory ({memory_util:.0%}) nor compute ({compute_util:.0%}) reaches {BUSY:.0%} of its"
-           f" ceiling ({source}): latency or occupancy bounds it")
+           f" ceiling ({source}): {bound}")
     return {**result, "class": "latency-bound", "why": why}
 
 

@@ -133,8 +133,8 @@ def test_a_fact_cited_flat_or_nested_counts_the_same_for_the_gap():
     assert gap.causes_of(flat) == gap.causes_of(nested) == gap.FACT_CAUSES["spill"]
 
 
-def _case(efficiency, cls="latency-bound", kernels=("k",)):
-    return {"case": 0, "efficiency": efficiency, "class": cls, "kernels": list(kernels)}
+def _case(efficiency, cls="latency-bound", kernels=("k",), source="ncu"):
+    return {"case": 0, "efficiency": efficiency, "class": cls, "kernels": list(kernels), "util_source": source}
 
 
 def _finding(pattern, confidence=0.9, kernel="k"):
@@ -149,6 +149,10 @@ def _finding(pattern, confidence=0.9, kernel="k"):
     (_finding("nv.hardcoded-config"), _case(0.3), False),                   # a missed opportunity, not a cause
     (_finding("nv.launch-bound"), _case(0.2, "launch-bound"), True),
     (None, _case(0.85), True),                                              # at the roofline already
+    # events see only compulsory bytes: their latency-bound may be extra traffic, counters' may not
+    (_finding("nv.redundant-global-traffic"), _case(0.3, source="events"), True),
+    (_finding("nv.redundant-global-traffic"), _case(0.3, source="ncu"), False),
+    (_finding("nv.redundant-global-traffic"), _case(0.3, "compute-bound", source="events"), False),
 ])
 def test_what_explains_a_case(finding, case, explained):
     from diagnoser import gap
