@@ -126,14 +126,19 @@ def main() -> None:
     reports = {"source": evaluate(with_ir=False)}
     if args.ir:
         reports["source+ir"] = evaluate(with_ir=True, facts_cache=args.facts_cache)
+    show_and_save(reports, Path(args.out))
+
+
+def show_and_save(reports: dict[str, dict], out: Path) -> None:
+    """Print each rung's errors per kernel and its table; keep all of it as JSON in `out`."""
     for label, report in reports.items():
         print(f"== {label} ({report['kernels']} kernels)")
         for name, row in report["per_kernel"].items():
             if row["missed"] or row["extra"]:
                 print(f"{name}: missed {row['missed']} extra {row['extra']}")
         print(table(report))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(reports, indent=1) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(reports, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ torch_npu) where that environment is installed; without it they are scored on th
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from labeled import evaluate, table  # noqa: E402  (bench/triage/labeled.py: the shared scoring)
+from labeled import evaluate, show_and_save  # noqa: E402  (bench/triage/labeled.py: the shared scoring)
 
 
 def main() -> None:
@@ -39,15 +38,7 @@ def main() -> None:
     reports = {"source": evaluate(folder, with_ir=False)}
     if not args.no_ir:
         reports["source+ir"] = evaluate(folder, with_ir=True, facts_cache=args.facts_cache)
-    for label, report in reports.items():
-        print(f"== {label} ({report['kernels']} kernels)")
-        for name, row in report["per_kernel"].items():
-            if row["missed"] or row["extra"]:
-                print(f"{name}: missed {row['missed']} extra {row['extra']}")
-        print(table(report))
-    out = args.out or ROOT / "bench" / "results" / f"triage-{args.set}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(reports, indent=1) + "\n")
+    show_and_save(reports, args.out or ROOT / "bench" / "results" / f"triage-{args.set}.json")
 
 
 if __name__ == "__main__":
