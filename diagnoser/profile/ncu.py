@@ -247,9 +247,7 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
         program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)]
         output, returncode = _run(command(executable, program, kernels), timeout)
         if output is None:  # slow, not broken: the caller may still profile other jobs
-            started = [entry["job"] for entry in read_log(log_path) if entry.get("case") == "start"]
-            return {**_unavailable(f"ncu did not finish within {timeout:.0f} s"), "timed_out": True,
-                    "started": started}
+            return {**_unavailable(f"ncu did not finish within {timeout:.0f} s"), "timed_out": True}
         rows = parse_raw_csv(output)
         if not rows and unknown_metric(output):
             log_path.unlink(missing_ok=True)
