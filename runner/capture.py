@@ -440,18 +440,29 @@ def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
 _MISSING = object()
 
 
+REAL_FILL_ELEMENTS = 1 << 20
+
+
 def cpu_stand_in() -> Any:
     """A torch function mode for running a forward on the CPU only to see what it launches.
 
     `device="cuda"` or `"npu"`, `.cuda()` and `.to("cuda"/"npu")` stay on the CPU; random floating-point fills
-    (randn, rand, normal_, uniform_: inputs and weight init) become `empty`, which costs no time or
-    resident memory however large the case, since no kernel ever reads the values.
+    (randn, rand, normal_, uniform_: inputs and weight init) of more than `REAL_FILL_ELEMENTS`
+    elements become `empty`, which costs no time or resident memory however large the case, since
+    no kernel ever reads the values. Smaller fills stay real (and seeded): such tensors are what a
+    data-dependent forward steers its launches by (routing scores, lengths), and uninitialised
+    memory would make those launches depend on whatever the allocator handed back.
     """
+    import math
+
     import torch
     from torch.overrides import TorchFunctionMode
 
-    fills_to_skip = {torch.randn, torch.rand, torch.randn_like, torch.rand_like}
     in_place_fills = {torch.Tensor.normal_, torch.Tensor.uniform_}
+
+    def large(size: Any) -> bool:
+        size = size[0] if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
+        return math.prod(int(n) for n in size) > REAL_FILL_ELEMENTS
 
     def on_device(device: Any) -> bool:
         return (isinstance(device, str) and device.split(":")[0] in ("cuda", "npu")) or \
@@ -460,16 +471,17 @@ def cpu_stand_in() -> Any:
     class CpuStandIn(TorchFunctionMode):
         def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
             kwargs = dict(kwargs or {})
-            if func is torch.Tensor.cuda or func in in_place_fills:
+            if func is torch.Tensor.cuda or (func in in_place_fills and args[0].numel() > REAL_FILL_ELEMENTS):
                 return args[0]
             if on_device(kwargs.get("device")):
                 kwargs["device"] = "cpu"
             if func is torch.Tensor.to and len(args) > 1 and on_device(args[1]):
                 args = (args[0], "cpu", *args[2:])
-            if func in fills_to_skip:
+            if func in (torch.randn_like, torch.rand_like) and args[0].numel() > REAL_FILL_ELEMENTS:
                 kwargs.pop("generator", None)
-                if func in (torch.randn_like, torch.rand_like):
-                    return torch.empty_like(*args, **kwargs)
+                return torch.empty_like(*args, **kwargs)
+            if func in (torch.randn, torch.rand) and large(args):
+                kwargs.pop("generator", None)
                 return torch.empty(*args, **kwargs)
             return func(*args, **kwargs)
 

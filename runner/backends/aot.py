@@ -14,7 +14,8 @@ is flagged `default` and is the only one counted as launched.
 
 The kernels never execute, so outputs hold garbage and data-dependent control flow in a forward
 sees garbage too. Tensors a solution creates with `device="cuda"` or moves with `.cuda()`/`.to("cuda")`
-stay on the CPU while capturing, and random inputs are allocated but never filled (`cpu_stand_in`).
+stay on the CPU while capturing, and large random inputs are allocated but never filled; small ones
+are filled, seeded, so control flow that steers by them is the same every run (`cpu_stand_in`).
 """
 from __future__ import annotations
 

@@ -198,12 +198,36 @@ def test_unknown_target_is_a_clear_error():
         parse_target("h200")
 
 
-def test_stand_in_keeps_cuda_tensors_on_the_cpu_without_filling_them():
-    with cpu_stand_in():
-        x = torch.randn(8, 4, device="cuda", dtype=torch.float16)
+def test_stand_in_keeps_cuda_tensors_on_the_cpu_without_filling_large_ones():
+    from runner.capture import REAL_FILL_ELEMENTS
+
+    big = (REAL_FILL_ELEMENTS // 1024 + 1, 1024)
+    fills = []
+    real_empty = torch.empty
+
+    def recording_empty(*args, **kwargs):
+        fills.append(args)
+        return real_empty(*args, **kwargs)
+
+    with cpu_stand_in(), pytest.MonkeyPatch.context() as patch:
+        patch.setattr(torch, "empty", recording_empty)
+        x = torch.randn(*big, device="cuda", dtype=torch.float16)
         y = torch.ones(3).cuda().to("cuda:0")
-    assert x.device.type == "cpu" and x.shape == (8, 4) and x.dtype == torch.float16
+    assert x.device.type == "cpu" and x.shape == big and x.dtype == torch.float16
+    assert fills == [big]  # allocated, never filled
     assert y.device.type == "cpu" and y.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_stand_in_fills_small_random_tensors_the_same_way_every_run():
+    def routing():
+        with cpu_stand_in():
+            torch.manual_seed(0)
+            scores = torch.rand(64, 128, device="cuda")
+            return scores.topk(8, dim=-1).indices
+
+    first, second = routing(), routing()
+    assert torch.equal(first, second)
+    assert first.unique().numel() > 8  # real scores spread tokens over experts
 
 
 @pytest.fixture
