@@ -24,6 +24,8 @@ from typing import Callable
 
 from diagnoser import ladder
 
+from diagnoser.subject import Subject
+
 NCU_RETRIES = 3
 NCU_CHUNK = 6  # jobs per ncu process
 NCU_MIN_S = 30.0  # no ncu run is started with less time than this left
@@ -49,10 +51,10 @@ def _climb(job: tuple) -> dict:
     subject_dict, state, selected, exhaustive, measured = job
     from diagnoser import rungs as adapters
 
-    subject = ladder.Subject(**subject_dict)
+    subject = Subject(**subject_dict)
     steps = dict(ladder.RUNGS)
     if measured is not None:
-        def replay(subject: ladder.Subject, state: dict) -> dict:
+        def replay(subject: Subject, state: dict) -> dict:
             if "error" in measured:
                 raise RuntimeError(measured["error"])
             return adapters.profiled(subject, state, measured)
@@ -208,7 +210,7 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
     """
     selected = set(selected or {1, 2, 3, 4})
     name, device = detect(backend)
-    subjects = [ladder.Subject(item.solution, item.problem, script=item.problem is None, backend=name,
+    subjects = [Subject(item.solution, item.problem, script=item.problem is None, backend=name,
                                target="ascend" if name == "npu" else "sm90", device=device) for item in items]
     states = []
     for subject in subjects:

@@ -19,6 +19,7 @@ from pathlib import Path
 import click
 
 from diagnoser import ladder
+from diagnoser.subject import Subject
 
 
 class DiagnoseError(click.ClickException):
@@ -62,7 +63,7 @@ def detect(backend: str) -> tuple[str, str | None]:
     return "aot", None
 
 
-def subject_for(solution: str, problem: str | None, backend: str, target: str | None) -> ladder.Subject:
+def subject_for(solution: str, problem: str | None, backend: str, target: str | None) -> Subject:
     from runner.capture import is_script, resolve_problem
 
     path = Path(solution)
@@ -76,11 +77,11 @@ def subject_for(solution: str, problem: str | None, backend: str, target: str | 
         raise DiagnoseError(f"{path.name} defines ModelNew but no problem was given (pass --problem)"
                             " and there is no problem.py beside it")
     name, device = detect(backend)
-    return ladder.Subject(solution=str(path), problem=str(found) if found else None, script=script,
+    return Subject(solution=str(path), problem=str(found) if found else None, script=script,
                           backend=name, target=target or ("ascend" if name == "npu" else "sm90"), device=device)
 
 
-def resumed(report_path: str, backend: str) -> tuple[ladder.Subject, dict]:
+def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
     """The recorded climb and the subject as it can run on this machine."""
     try:
         state = json.loads(Path(report_path).read_text())
@@ -90,7 +91,7 @@ def resumed(report_path: str, backend: str) -> tuple[ladder.Subject, dict]:
         raise DiagnoseError(f"{report_path} is not a `ladder diagnose --json` report (schema {state.get('schema')!r})")
     recorded = state["subject"]
     name, device = detect(backend if backend != "auto" else recorded["backend"])
-    here = ladder.Subject(**{**recorded, "backend": recorded["backend"] if device is None else name, "device": device})
+    here = Subject(**{**recorded, "backend": recorded["backend"] if device is None else name, "device": device})
     return here, state
 
 

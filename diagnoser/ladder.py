@@ -19,31 +19,13 @@ Policy, applied before every rung (each decision is recorded with its reason):
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Callable
 
-from diagnoser import gap
+from diagnoser import gap, rungs
+from diagnoser.subject import RungUnavailable, Subject
 
 SCHEMA = "ladder.diagnose/1"
-
-
-class RungUnavailable(Exception):
-    """A rung cannot run on this machine (a tool, a package or the index is missing); not an error."""
-
-
-@dataclass
-class Subject:
-    """What is diagnosed: a solution (+ problem) pair, or any script that launches Triton kernels."""
-
-    solution: str
-    problem: str | None = None
-    script: bool = False
-    backend: str = "aot"  # cuda | npu | aot | interpret
-    target: str = "sm90"  # sm90 | ascend
-    device: str | None = None  # the accelerator's name when the backend has one
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 @dataclass
@@ -55,31 +37,11 @@ class Rung:
     outputs: tuple[str, ...] = field(default_factory=tuple)
 
 
-def _triage(subject: Subject, state: dict) -> dict:
-    from diagnoser.rungs import triage_rung
-    return triage_rung(subject, state)
-
-
-def _profile(subject: Subject, state: dict) -> dict:
-    from diagnoser.rungs import profile_rung
-    return profile_rung(subject, state)
-
-
-def _ir(subject: Subject, state: dict) -> dict:
-    from diagnoser.rungs import ir_rung
-    return ir_rung(subject, state)
-
-
-def _source(subject: Subject, state: dict) -> dict:
-    from diagnoser.rungs import source_rung
-    return source_rung(subject, state)
-
-
 RUNGS: dict[str, Rung] = {
-    "triage": Rung(1, "pattern triage", _triage),
-    "profile": Rung(2, "profiling", _profile, needs_device=True, outputs=("profile",)),
-    "ir": Rung(3, "IR attribution", _ir, outputs=("facts", "profile")),
-    "source": Rung(4, "compiler source", _source, outputs=("citations",)),
+    "triage": Rung(1, "pattern triage", rungs.triage),
+    "profile": Rung(2, "profiling", rungs.profile, needs_device=True, outputs=("profile",)),
+    "ir": Rung(3, "IR attribution", rungs.ir, outputs=("facts", "profile")),
+    "compiler": Rung(4, "compiler source", rungs.compiler, outputs=("citations",)),
 }
 
 

@@ -1,6 +1,7 @@
-"""The four rungs as the ladder calls them: subject and state in, new outputs out.
+"""The four rungs, as the ladder's table names them: subject and state in, new outputs out.
 
-Each adapter imports its rung's package only when it runs, so `ladder diagnose` starts fast and a
+Rungs never import the policy (`diagnoser.ladder`); what both need is in `diagnoser.subject`.
+Each rung imports its's package only when it runs, so `ladder diagnose` starts fast and a
 machine without the index's packages (the GPU machine) still climbs rungs 1 to 3. Options a rung
 reads (ncu on or off, where the index is) travel in `state["options"]`, so they are part of the
 record a resumed climb continues from.
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 import copy
 from collections import Counter
-from diagnoser.ladder import RungUnavailable, Subject
+
+from diagnoser.subject import RungUnavailable, Subject
 
 
 def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metrics: dict | None = None) -> list[dict]:
@@ -46,12 +48,12 @@ def _metrics(profile: dict | None) -> dict | None:
     return per_kernel or None
 
 
-def triage_rung(subject: Subject, state: dict) -> dict:
+def triage(subject: Subject, state: dict) -> dict:
     findings = _triage(subject, state)
     return {"findings": findings, "summary": _count(findings, "finding")}
 
 
-def profile_rung(subject: Subject, state: dict) -> dict:
+def profile(subject: Subject, state: dict) -> dict:
     from diagnoser.profile import profile
 
     measured = profile(subject.solution, subject.problem, subject.backend, script=subject.script,
@@ -67,7 +69,7 @@ def profiled(subject: Subject, state: dict, measured: dict) -> dict:
     return {"profile": measured, "findings": findings, "summary": summary}
 
 
-def ir_rung(subject: Subject, state: dict) -> dict:
+def ir(subject: Subject, state: dict) -> dict:
     from diagnoser.ir import facts_for
 
     backend = "cuda" if subject.backend == "cuda" and subject.device else "aot"
@@ -85,9 +87,9 @@ def ir_rung(subject: Subject, state: dict) -> dict:
     return output
 
 
-def source_rung(subject: Subject, state: dict) -> dict:
+def compiler(subject: Subject, state: dict) -> dict:
     search = _search(state.get("options", {}).get("index_dir"))
-    from diagnoser.escalate import escalate
+    from diagnoser.compiler import escalate
 
     return escalate(state.get("facts", []), state.get("findings", []), search, target=subject.target,
                     catalog=catalog_compiler_refs())

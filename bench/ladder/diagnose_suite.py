@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from diagnoser import batch, ladder  # noqa: E402
+from diagnoser.subject import Subject  # noqa: E402
 
 BUDGET_S = 540.0  # the whole GPU run must end within 9 minutes
 SOLO_KERNEL = "level1/23_softmax"
@@ -125,7 +126,7 @@ def resume(path: Path, results: Path) -> None:
     meta = {**recorded["meta"], "resumed": time.strftime("%Y-%m-%dT%H:%M:%S"), "resumed_on": os.uname().nodename}
     states, names, seconds = [], [], {}
     for name, state in recorded["states"].items():
-        subject = ladder.Subject(**{**state["subject"], "device": None,
+        subject = Subject(**{**state["subject"], "device": None,
                                     "solution": known[name].solution if name in known else state["subject"]["solution"],
                                     "problem": known[name].problem if name in known else state["subject"]["problem"]})
         started = time.monotonic()

@@ -16,7 +16,7 @@ def profile(solution: str, problem: str | None, backend: str, *, script: bool = 
             return nvidia.profile_script(solution, use_ncu=use_ncu)
         return nvidia.profile(solution, problem, use_ncu=use_ncu)
     if backend == "npu":
-        from diagnoser.ladder import RungUnavailable
+        from diagnoser.subject import RungUnavailable
         from diagnoser.profile import ascend
 
         if script:

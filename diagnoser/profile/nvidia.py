@@ -160,7 +160,7 @@ def attach_occupancy(profile_output: dict, facts: list[dict]) -> None:
 def profile_script(script: str, *, use_ncu: bool = True, ncu_timeout: float = 300.0) -> dict:
     """Rung 2 for any script that launches Triton kernels: ncu only (a script has no cases to time
     against a reference, and no declared flops or bytes, so the class rests on the counters)."""
-    from diagnoser.ladder import RungUnavailable
+    from diagnoser.subject import RungUnavailable
 
     if not use_ncu:
         raise RungUnavailable("a script has no cases for the runner to time, and ncu is disabled")

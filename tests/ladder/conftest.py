@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.ladder import Subject
+from diagnoser.subject import Subject
 
 COMPILER = Path(__file__).parent / "data" / "compiler"
 

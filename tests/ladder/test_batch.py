@@ -9,12 +9,13 @@ import pytest
 from .ladder_recorded import replaying
 
 from diagnoser import batch, ladder
+from diagnoser.subject import Subject
 
 KERNELS = Path(__file__).parent / "data" / "kernels"
 SAMPLE = Path(__file__).parent / "data" / "ncu_raw_2025.csv"
 
 
-def recorded_state(name: str, subject: ladder.Subject) -> dict:
+def recorded_state(name: str, subject: Subject) -> dict:
     return ladder.climb(subject, rungs=replaying(name))
 
 

@@ -6,8 +6,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
-from diagnoser.escalate import answers, escalate, questions
-from diagnoser.escalate.llm import Summariser
+from diagnoser.compiler import answers, escalate, questions
+from diagnoser.compiler.llm import Summariser
 
 
 def fact(kind, value, line=9, kernel="k", excerpt=""):

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from diagnoser import ladder
+from diagnoser.subject import Subject
 from diagnoser.profile import ncu
 
 SCALED_ADD = Path(__file__).parent / "data" / "kernels" / "scaled_add"
@@ -41,7 +42,7 @@ def test_profile_places_every_case_under_the_measured_roofline():
 def test_a_climb_on_the_gpu_runs_rung_two(tmp_path):
     import torch
 
-    subject = ladder.Subject(PAIR["solution"], PAIR["problem"], backend="cuda", device=torch.cuda.get_device_name())
+    subject = Subject(PAIR["solution"], PAIR["problem"], backend="cuda", device=torch.cuda.get_device_name())
     state = ladder.climb(subject, selected={1, 2, 3})
     ran = {r["rung"]: r for r in state["rungs"]}
     assert ran[2]["ran"] and ran[2]["status"] == "ok", ran[2]

@@ -7,7 +7,8 @@ import pytest
 from .ladder_recorded import recorded, replaying
 
 from diagnoser import ladder
-from diagnoser.ladder import Rung, RungUnavailable
+from diagnoser.ladder import Rung
+from diagnoser.subject import RungUnavailable
 
 
 
@@ -18,7 +19,7 @@ def record(state: dict, number: int) -> dict:
 def test_climbs_to_the_top_while_the_gap_stays_unexplained(gpu_subject):
     calls: list[str] = []
     state = ladder.climb(gpu_subject, rungs=replaying("softmax_rows", calls))
-    assert calls == ["triage", "profile", "ir", "source"]
+    assert calls == ["triage", "profile", "ir", "compiler"]
     assert state["reached"] == 4
     assert "unexplained" in record(state, 3)["why"]
 
@@ -59,7 +60,7 @@ def test_rung_three_findings_can_close_the_gap_for_rung_four(gpu_subject):
 def test_without_a_device_runs_rungs_one_three_four_and_says_why_not_two(cpu_subject):
     calls: list[str] = []
     state = ladder.climb(cpu_subject, rungs=replaying("vecadd_scalar", calls))
-    assert calls == ["triage", "ir", "source"]
+    assert calls == ["triage", "ir", "compiler"]
     assert not record(state, 2)["ran"]
     assert "no device" in record(state, 2)["why"]
     assert "gap is unknown" in record(state, 3)["why"]
@@ -75,7 +76,7 @@ def test_rungs_outside_the_requested_span_are_not_climbed(gpu_subject):
 def test_exhaustive_climbs_past_an_explained_gap(gpu_subject):
     calls: list[str] = []
     state = ladder.climb(gpu_subject, exhaustive=True, rungs=replaying("vecadd_scalar", calls))
-    assert calls == ["triage", "profile", "ir", "source"]
+    assert calls == ["triage", "profile", "ir", "compiler"]
     assert record(state, 3)["why"].startswith("--exhaustive")
 
 
@@ -91,7 +92,7 @@ def test_a_failing_rung_records_its_error_and_the_climb_goes_on(gpu_subject):
 def test_an_unavailable_rung_says_why_and_is_not_counted_as_run(gpu_subject):
     def no_index(subject, state):
         raise RungUnavailable("no index at .ladder/index (run `ladder index build`)")
-    state = ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"source": no_index}))
+    state = ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"compiler": no_index}))
     assert not record(state, 4)["ran"]
     assert "ladder index build" in record(state, 4)["why"]
     assert state["reached"] == 3
@@ -100,11 +101,11 @@ def test_an_unavailable_rung_says_why_and_is_not_counted_as_run(gpu_subject):
 def test_resuming_a_recorded_climb_reruns_nothing_and_finishes_it(gpu_subject, cpu_subject):
     def no_index(subject, state):
         raise RungUnavailable("indexer not installed")
-    first = ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"source": no_index}))
+    first = ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"compiler": no_index}))
     calls: list[str] = []
     resumed = ladder.climb(cpu_subject, state=json.loads(json.dumps(first)),
                            rungs=replaying("softmax_rows", calls))
-    assert calls == ["source"]
+    assert calls == ["compiler"]
     assert record(resumed, 2)["ran"]  # measured on the GPU, kept
     assert resumed["reached"] == 4
 

@@ -10,11 +10,13 @@ from .ladder_recorded import replaying
 
 from diagnoser import ladder, report
 
+from diagnoser.subject import Subject
+
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory) -> dict:
     """A climb written to disk and read back: the renderers get nothing but this JSON."""
-    subject = ladder.Subject("solution.py", "problem.py", backend="cuda", device="NVIDIA H200")
+    subject = Subject("solution.py", "problem.py", backend="cuda", device="NVIDIA H200")
     state = ladder.climb(subject, rungs=replaying("softmax_rows"))
     path = tmp_path_factory.mktemp("report") / "diagnose.json"
     path.write_text(report.render(state, "json"))

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from diagnoser.escalate import answers
-from diagnoser.escalate.llm import Summariser
-from diagnoser.escalate.questions import Question, questions
+from diagnoser.compiler import answers
+from diagnoser.compiler.llm import Summariser
+from diagnoser.compiler.questions import Question, questions
 
 Search = Callable[..., list[dict]]
 CHUNKS_PER_QUESTION = 12   # asked of the index: the filter drops most
