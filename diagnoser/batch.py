@@ -68,17 +68,11 @@ def _climb(job: tuple) -> dict:
         return state
 
 
-def detect(backend: str) -> tuple[str, str | None]:
-    from diagnoser.diagnose import detect as detect_backend
-
-    return detect_backend(backend)
-
-
 def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: float | None,
             progress: Callable[[str], None], isolate: bool = False) -> list[dict]:
     """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
     from diagnoser.profile import nvidia
-    from diagnoser.suite import device_target, precompile
+    from runner.precompile import device_target, precompile
 
     records: dict[int, dict] = {}
     measured: list[dict | None] = [None] * len(items)
@@ -208,6 +202,8 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
     `isolate` times each kernel in its own runner worker (survives crashes; a few seconds more per
     kernel); by default the timing runs in this process, as `ladder suite` does for its own kernels.
     """
+    from runner.backends import detect
+
     selected = set(selected or {1, 2, 3, 4})
     name, device = detect(backend)
     subjects = [Subject(item.solution, item.problem, script=item.problem is None, backend=name,
@@ -333,20 +329,3 @@ def chain(name: str, state: dict) -> str:
     if citation:
         lines.append(f"  compiler: {citation['statement']}")
     return "\n".join(lines)
-
-
-def suite_command(operators: list, backend: str | None, as_json: bool, output=None, isolate: bool = False,
-                  echo: Callable[[str], None] = print, err: Callable[[str], None] = print) -> int:
-    """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
-    import json
-
-    items = [Item(op.key, str(op.solution), str(op.problem)) for op in operators]
-    chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
-    states = diagnose_many(items, backend=chosen, isolate=isolate,
-                           progress=lambda line: err(f"ladder suite --diagnose: {line}"))
-    rows = [summary_row(item.name, state) for item, state in zip(items, states)]
-    document = {"rows": rows, "climbed": climbed(rows), "states": dict(zip((i.name for i in items), states))}
-    if output is not None:
-        output.write_text(json.dumps(document, indent=1, default=str) + "\n")
-    echo(json.dumps({"rows": rows, "climbed": climbed(rows)}, indent=1) if as_json else table(rows))
-    return 0 if not any(row["failed"] for row in rows) else 1

@@ -23,6 +23,7 @@ of the worker process.
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
@@ -46,11 +47,16 @@ class BenchError(Exception):
 
 def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | None = None, *,
           timeout: float = DEFAULT_TIMEOUT_S, progress: Callable[[dict], None] | None = None,
-          **options: Any) -> dict[str, Any]:
+          isolate: bool = True, **options: Any) -> dict[str, Any]:
     """Evaluate every solution against the problem in one worker process (interleaved timing).
 
     ``options`` are ``runner.options.Options`` fields: seeds, seed, time, torch_compile,
     static_checks, cases, reps, min_reps, max_reps, budget_s.
+
+    ``isolate=False`` evaluates in this process instead, for trusted code only (the suite's own
+    solutions, a user's kernel under diagnosis): it saves a worker start (torch and triton imports,
+    a device context) per call, but a crash or a hang is then the caller's. An interpreter run that
+    this process can no longer set up still gets its worker.
     """
     settings = Options(**options)
     request = {
@@ -59,19 +65,51 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
         "backend": backend or "auto",
         "options": asdict(settings),
     }
+    if not isolate and not interpreter_needs_fresh_process(backend):
+        from runner import worker
+
+        result = worker.run(request, progress or (lambda event: None))
+        _raise_on_error(result)
+        return _finish(result, "ok", None)
     outcome = run_worker(request, timeout, on_event=progress or (lambda event: None))
     result = outcome.result
-    if result is not None and "error" in result:
+    if result is not None:
+        _raise_on_error(result)
+    if result is None:
+        result = _failed_evaluation(request, outcome)
+    return _finish(result, outcome.status, outcome.elapsed_s)
+
+
+def _raise_on_error(result: dict[str, Any]) -> None:
+    """An evaluation that could not start (broken problem file, backend, runner bug) is the caller's."""
+    if "error" in result:
         error = result["error"]
         message = error["reason"] if error["stage"] != "internal" else f"internal runner error: {error['reason']}"
         raise BenchError(message, error["stage"], error.get("detail", ""))
-    if result is None:
-        result = _failed_evaluation(request, outcome)
+
+
+def _finish(result: dict[str, Any], status: str, elapsed_s: float | None) -> dict[str, Any]:
     for report in result["solutions"].values():
         report["ok"] = bool(report["ok"])
     result["ok"] = all(report["ok"] for report in result["solutions"].values())
-    result["worker"] = {"status": outcome.status, "elapsed_s": round(outcome.elapsed_s, 3)}
+    elapsed = result.get("elapsed_s") if elapsed_s is None else round(elapsed_s, 3)
+    result["worker"] = {"status": status, "elapsed_s": elapsed}
     return result
+
+
+def interpreter_needs_fresh_process(backend: str | None) -> bool:
+    """Whether an interpreter run must happen in a new process.
+
+    ``TRITON_INTERPRET`` is read when ``@triton.jit`` decorates, and Triton's own standard library
+    (``tl.zeros``, ``tl.sigmoid``, ...) is decorated when ``triton.language`` is imported: once that
+    happened without it, interpreted kernels calling those functions fail in this process.
+    """
+    from runner.backends import select_backend
+
+    if select_backend(backend).name != "interpret":
+        return False
+    standard = sys.modules.get("triton.language.standard")
+    return standard is not None and type(standard.zeros).__name__ != "InterpretedFunction"
 
 
 def bench_pair(solution: str | Path, problem: str | Path, *, baseline: str | Path | None = None,

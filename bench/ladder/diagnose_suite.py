@@ -43,7 +43,7 @@ SOLO_KERNEL = "level1/23_softmax"
 
 
 def suite_items(only: list[str] | None = None) -> list[batch.Item]:
-    from diagnoser.suite import discover
+    from diagnoser.suite.operators import discover
 
     return [batch.Item(op.key, str(op.solution), str(op.problem)) for op in discover(only=tuple(only or ()))]
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 from diagnoser.profile import ncu, roofline
 
@@ -45,18 +44,9 @@ def bench(solution: str, problem: str, backend: str = "cuda", isolate: bool = Tr
     `isolate=False` evaluates in this process (no worker start per kernel), as `ladder suite` does
     for the suite's own, trusted solutions.
     """
-    from runner.bench import BenchError, bench_pair, flat_record
+    from runner.bench import bench_pair
 
-    if isolate:
-        return bench_pair(solution, problem, backend=backend, **BENCH_OPTIONS)
-    from runner import worker
-
-    request = {"problem": str(Path(problem).resolve()), "solutions": {"solution": str(Path(solution).resolve())},
-               "backend": backend, "options": BENCH_OPTIONS}
-    result = worker.run(request, lambda event: None)
-    if "error" in result:
-        raise BenchError(result["error"]["reason"])
-    return flat_record(result, "solution")
+    return bench_pair(solution, problem, backend=backend, isolate=isolate, **BENCH_OPTIONS)
 
 
 def peak_flops(ceilings: dict, dtype: str | None, allow_tf32: bool | None) -> float | None:

@@ -67,4 +67,20 @@ def select_backend(name: str | None = None) -> Backend:
     return load_backend("interpret")
 
 
-__all__ = ["BACKENDS", "RUNNING_BACKENDS", "Backend", "BackendError", "load_backend", "select_backend"]
+def detect(requested: str = "auto") -> tuple[str, str | None]:
+    """(backend, device name or None) for diagnosing: ``auto`` picks cuda, then npu, else the
+    compile-only ``aot``. A named device backend that is not available here comes back with no
+    device (its rung 2 is then skipped and says why); ``aot`` and ``interpret`` have none."""
+    for name in ("cuda", "npu"):
+        if requested not in ("auto", name):
+            continue
+        backend = load_backend(name)
+        if backend.is_available():
+            return name, backend.device_name()
+        if requested == name:
+            return name, None
+    return "aot", None
+
+
+__all__ = ["BACKENDS", "RUNNING_BACKENDS", "Backend", "BackendError", "detect", "load_backend",
+           "select_backend"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.suite import discover
+from diagnoser.suite.operators import discover
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATORS = discover()

@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from diagnoser.suite import discover
+from diagnoser.suite.operators import discover
 from runner.problem import load_problem, load_solution
 from runner.static_check import ERROR, check_file
 

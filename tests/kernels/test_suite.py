@@ -8,8 +8,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.suite import (Operator, SuiteError, discover, operator_row, quick_problems, render,
-                             suite, summarize, write_json)
+from diagnoser.cli.suite import suite
+from diagnoser.suite.operators import Operator, SuiteError, discover, quick_problems
+from diagnoser.suite.render import render
+from diagnoser.suite.rows import operator_row, summarize
+from diagnoser.suite.run import write_json
 from runner.problem import load_problem
 
 pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim:DeprecationWarning")
@@ -165,7 +168,7 @@ def test_per_case_table_shows_every_case_under_its_operator():
 def test_interpreter_run_needs_a_fresh_process_once_triton_loaded_without_it(monkeypatch):
     import types
 
-    from diagnoser.suite import interpreter_needs_fresh_process
+    from runner.bench import interpreter_needs_fresh_process
 
     class InterpretedFunction:
         pass

@@ -9,6 +9,7 @@ import pytest
 from .ladder_recorded import replaying
 
 from diagnoser import batch, ladder
+from diagnoser.cli.suite import diagnose_suite
 from diagnoser.subject import Subject
 
 KERNELS = Path(__file__).parent / "data" / "kernels"
@@ -76,7 +77,7 @@ def test_suite_diagnose_prints_the_rung_reached_and_findings_per_operator(tmp_pa
                                problem=KERNELS / "scaled_add" / "problem.py")
     printed: list[str] = []
     output = tmp_path / "diagnose.json"
-    status = batch.suite_command([operator], "interpret", as_json=False, output=output, echo=printed.append,
+    status = diagnose_suite([operator], "interpret", as_json=False, output=output, echo=printed.append,
                                  err=lambda line: None)
     assert status == 0
     line = next(x for x in printed[0].splitlines() if x.startswith("fixture/scaled_add"))

@@ -13,13 +13,13 @@ import click
 # name -> "module:attribute" of a click command or group.
 SUBCOMMANDS = {
     "bench": "runner.cli:bench",
-    "suite": "diagnoser.suite:suite",
+    "suite": "diagnoser.cli.suite:suite",
     "index": "indexer.cli:index",
     "query": "indexer.cli:query",
     "ir": "diagnoser.ir.cli:ir",
     "explain": "diagnoser.triage.cli:explain",
     "kb": "diagnoser.triage.cli:kb",
-    "diagnose": "diagnoser.diagnose:diagnose",
+    "diagnose": "diagnoser.cli.diagnose:diagnose",
 }
 
 

@@ -40,29 +40,6 @@ def parse_rungs(text: str) -> set[int]:
     return chosen
 
 
-def detect(backend: str) -> tuple[str, str | None]:
-    """(backend, device name or None): `auto` picks cuda, then npu, else compile-only aot."""
-    if backend in ("auto", "cuda"):
-        import torch
-
-        if torch.cuda.is_available():
-            return "cuda", torch.cuda.get_device_name()
-        if backend == "cuda":
-            return "cuda", None
-    if backend in ("auto", "npu"):
-        try:
-            import torch
-            import torch_npu  # noqa: F401  (registers torch.npu)
-
-            if torch.npu.is_available():
-                return "npu", torch.npu.get_device_name()
-        except ImportError:
-            pass
-        if backend == "npu":
-            return "npu", None
-    return "aot", None
-
-
 def subject_for(solution: str, problem: str | None, backend: str, target: str | None) -> Subject:
     from runner.capture import is_script, resolve_problem
 
@@ -76,6 +53,8 @@ def subject_for(solution: str, problem: str | None, backend: str, target: str | 
     if not script and found is None:
         raise DiagnoseError(f"{path.name} defines ModelNew but no problem was given (pass --problem)"
                             " and there is no problem.py beside it")
+    from runner.backends import detect
+
     name, device = detect(backend)
     return Subject(solution=str(path), problem=str(found) if found else None, script=script,
                           backend=name, target=target or ("ascend" if name == "npu" else "sm90"), device=device)
@@ -90,6 +69,8 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
     if state.get("schema") != ladder.SCHEMA:
         raise DiagnoseError(f"{report_path} is not a `ladder diagnose --json` report (schema {state.get('schema')!r})")
     recorded = state["subject"]
+    from runner.backends import detect
+
     name, device = detect(backend if backend != "auto" else recorded["backend"])
     here = Subject(**{**recorded, "backend": recorded["backend"] if device is None else name, "device": device})
     return here, state

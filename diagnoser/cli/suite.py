@@ -1,0 +1,137 @@
+"""``ladder suite``: bench (or diagnose) every operator of the kernel suite, with a summary table.
+
+The operators, rows and loop are ``diagnoser.suite``; ``--diagnose`` climbs every operator's
+ladder in one batched run (``diagnoser.batch``).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import click
+
+from diagnoser import batch
+from diagnoser.suite import render
+from diagnoser.suite.operators import Operator, SuiteError, discover
+from diagnoser.suite.run import (DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, DEFAULT_MIN_REPS, DEFAULT_SEEDS,
+                                 BenchSettings, check_backend, json_default, report, run_suite, write_json)
+
+
+def load_document(path: Path) -> dict[str, Any]:
+    """A document written by ``--output`` or ``--json``; a clear usage error for anything else."""
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise click.UsageError(f"{path}: not a suite JSON document ({error})") from None
+    if not isinstance(document, dict) or not {"meta", "summary", "operators"} <= set(document):
+        raise click.UsageError(f"{path}: not a suite JSON document (needs meta, summary and operators)")
+    return document
+
+
+def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool, output: Path | None = None,
+                   isolate: bool = False, echo: Callable[[str], None] = print, err: Callable[[str], None] = print) -> int:
+    """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
+    items = [batch.Item(op.key, str(op.solution), str(op.problem)) for op in operators]
+    chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
+    states = batch.diagnose_many(items, backend=chosen, isolate=isolate,
+                                 progress=lambda line: err(f"ladder suite --diagnose: {line}"))
+    rows = [batch.summary_row(item.name, state) for item, state in zip(items, states)]
+    document = {"rows": rows, "climbed": batch.climbed(rows), "states": dict(zip((i.name for i in items), states))}
+    if output is not None:
+        output.write_text(json.dumps(document, indent=1, default=str) + "\n")
+    echo(json.dumps({"rows": rows, "climbed": batch.climbed(rows)}, indent=1) if as_json else batch.table(rows))
+    return 0 if not any(row["failed"] for row in rows) else 1
+
+
+@click.command("suite")
+@click.option("--level", type=click.Choice(["1", "2"]), help="Only this KernelBench level.")
+@click.option("--only", multiple=True, metavar="NAME",
+              help="Only this operator (level1/23_softmax, 23_softmax, softmax or 23); repeatable.")
+@click.option("--backend", type=click.Choice(["cuda", "npu", "interpret"]),
+              help="Where to run; default: cuda if available, else npu, else interpret (CPU, no timing).")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout instead of the table.")
+@click.option("--output", "output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the JSON results to this file (rewritten after every operator).")
+@click.option("--quick", is_flag=True,
+              help="Use each problem's small get_test_cases() instead of its cases (a smoke test; "
+                   "with --backend interpret, the suite's correctness check on a CPU).")
+@click.option("--seeds", type=click.IntRange(1), default=DEFAULT_SEEDS, show_default=True,
+              help="Fresh random inputs per case for the correctness check.")
+@click.option("--seed", type=int, help="Base seed (default: a fresh one, recorded in the JSON).")
+@click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=DEFAULT_BUDGET_S,
+              show_default=True, help="Timing budget in seconds per contestant and case.")
+@click.option("--min-reps", type=click.IntRange(1), default=DEFAULT_MIN_REPS, show_default=True,
+              help="At least this many timed repetitions per contestant and case.")
+@click.option("--no-time", is_flag=True, help="Correctness only.")
+@click.option("--per-case", is_flag=True, help="Show every case under its operator in the table.")
+@click.option("--show", "show", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Print the table of a saved --output/--json document instead of running the suite.")
+@click.option("--precompile/--no-precompile", default=True, show_default=True,
+              help="On CUDA, compile every kernel of every case in parallel processes before the run.")
+@click.option("--isolate", is_flag=True,
+              help="Evaluate each operator in its own worker subprocess (survives crashes, slower).")
+@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
+              help="With --isolate: wall-clock limit per operator, in seconds.")
+@click.option("--diagnose", is_flag=True,
+              help="Diagnose every operator instead (the ladder of `ladder diagnose`, device work batched): "
+                   "a table of the rung each reached and its findings.")
+def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
+          quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
+          per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
+          diagnose: bool) -> None:
+    """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
+
+    Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
+    eager/initial, % of the roofline) and the geometric mean and median across operators. Exit
+    status 0 when every operator is correct on every case, 1 otherwise, 2 on a usage error.
+    """
+    if show is not None:
+        document = load_document(show)
+        click.echo(render.render(document["operators"], document["summary"], document["meta"], per_case=per_case))
+        return
+    try:
+        operators = discover(level=int(level) if level else None, only=only)
+        check_backend(backend)
+    except SuiteError as error:
+        raise click.UsageError(str(error)) from None
+    if diagnose:
+        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, echo=click.echo,
+                               err=lambda line: click.echo(line, err=True)))
+    settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
+                             seeds=seeds, seed=seed,
+                             time=not no_time, budget_s=budget_s, min_reps=min_reps,
+                             max_reps=max(min_reps, DEFAULT_MAX_REPS))
+    interactive = sys.stderr.isatty()
+    with click.progressbar(length=len(operators), label="ladder suite", file=sys.stderr,
+                           show_pos=True, item_show_func=lambda text: text) as bar:
+        def on_progress(op: Operator, event: dict) -> None:
+            if interactive and event.get("message"):
+                bar.update(0, f"{op.key}: {event['message']}"[:70])
+            elif event.get("stage") == "precompile":
+                click.echo(event["message"], err=True)
+
+        def on_operator(row: dict[str, Any], meta: dict[str, Any]) -> None:
+            finished.append(row)
+            if output is not None:
+                write_json(output, report(finished, meta))
+            bar.update(1, row["operator"])
+            if not interactive:
+                click.echo(f"[{len(finished)}/{len(operators)}] {render.one_line(row)}", err=True)
+
+        finished: list[dict[str, Any]] = []
+        try:
+            rows, meta = run_suite(operators, settings, quick=quick, on_progress=on_progress,
+                                   on_operator=on_operator)
+        except SuiteError as error:
+            raise click.UsageError(str(error)) from None
+    document = report(rows, meta)
+    if output is not None:
+        write_json(output, document)
+    if as_json:
+        click.echo(json.dumps(document, indent=1, default=json_default))
+    else:
+        click.echo(render.render(rows, document["summary"], meta, per_case=per_case))
+    sys.exit(0 if all(row["ok"] for row in rows) else 1)
+
