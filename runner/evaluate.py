@@ -494,13 +494,11 @@ def _time_case(problem: Problem, index: int, case: dict, candidates: list[Candid
             contestants = [c for c in contestants if c.name != failure.name]
             timed.remove(candidate)
 
-    peak_gbps = ceilings["bandwidth_gbps"]
-    peak_t = roofline.peak_tflops(ceilings, getattr(torch, report.get("compute_dtype", "float32")),
-                                  reference.allow_tf32)
+    peak = roofline.peak_flops(ceilings, report.get("compute_dtype", "float32"), reference.allow_tf32)
 
     def place(summary: dict[str, float]) -> dict[str, float | None]:
         return roofline.position(summary["median"] / 1e3, report.get("bytes"), report.get("flops"),
-                                 peak_gbps, peak_t)
+                                 ceilings["bandwidth"], peak)
 
     reference_time = measurements["reference"].summary()
     report["reference_ms"] = reference_time

@@ -1,14 +1,16 @@
-"""Device ceilings and a kernel's position under the roofline.
+"""Device ceilings and a kernel's position under the roofline, in SI units throughout.
 
-The roofline floor of one forward is ``max(flops / peak_flops, bytes / peak_bandwidth)``: no kernel
-can finish sooner. ``% of roofline`` is ``floor / measured time``; 100 % is the ceiling.
+The ceilings are one record: ``{"device", "source", "bandwidth": bytes/s, "flops": {dtype: flop/s}}``
+(``measured_at`` when measured). The roofline floor of one forward is ``max(flops / peak_flops,
+bytes / peak_bandwidth)``: no kernel can finish sooner. ``% of roofline`` is ``floor / measured
+time``; 100 % is the ceiling.
 
-Ceilings default to the H200 figures of ``shared/notes/measuring.md`` (HBM3e copy ~4.3 TB/s; dense
-bf16/fp16 790 TFLOP/s, tf32 ~495, fp32 without tensor cores ~67, fp64 67). A per-device file
-overrides them: ``measure_ceilings()`` measures copy bandwidth and large matmuls on the device and
-``save_ceilings()`` writes ``$XDG_CACHE_HOME/ladder/ceilings-<device>.json`` (``~/.cache`` by default),
-which ``load_ceilings()`` then prefers. ``python -m runner.roofline`` measures and saves on the
-current GPU.
+Until a device's own ceilings are measured they default to its ``kb/hardware`` table
+(``ceiling_bandwidth``, ``ceiling_flops``; the H200's are measuring.md's figures).
+``measure_ceilings()`` measures copy bandwidth and large matmuls on the device and
+``save_ceilings()`` writes ``$XDG_CACHE_HOME/ladder/ceilings-<device>.json`` (``~/.cache`` by
+default), which ``load_ceilings()`` then prefers. ``python -m runner.roofline`` measures and saves
+on the current GPU.
 """
 from __future__ import annotations
 
@@ -19,15 +21,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEFAULT_CEILINGS: dict[str, Any] = {
-    "device": "NVIDIA H200 (defaults from measuring.md)",
-    "source": "defaults",
-    "bandwidth_gbps": 4300.0,
-    "tflops": {"bf16": 790.0, "fp16": 790.0, "tf32": 495.0, "fp32": 67.0, "fp64": 67.0},
-}
+from runner import hardware
 
 DTYPE_KEYS = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
-              "torch.float64": "fp64"}
+              "torch.float64": "fp64", "bfloat16": "bf16", "float16": "fp16", "float32": "fp32",
+              "float64": "fp64"}
+
+
+def default_ceilings(target: str = "cuda") -> dict[str, Any]:
+    """The ceilings the device table of ``target`` assumes (the H200's for a bare ``cuda``).
+
+    A device whose table states no ceilings gets the H200's, and its ``device`` says so.
+    """
+    table = hardware.for_target(target)
+    if "ceiling_bandwidth" not in table:
+        table = hardware.for_target("cuda")
+    return {"device": f"{table['name']} (defaults from kb/hardware)", "source": "defaults",
+            "bandwidth": float(table["ceiling_bandwidth"]),
+            "flops": {dtype: float(value) for dtype, value in table["ceiling_flops"].items()}}
 
 
 def cache_path(device_name: str) -> Path:
@@ -36,17 +47,22 @@ def cache_path(device_name: str) -> Path:
     return root / "ladder" / f"ceilings-{slug}.json"
 
 
-def load_ceilings(device_name: str) -> dict[str, Any]:
-    """Measured ceilings for this device if cached, else the defaults (``source`` says which)."""
+def load_ceilings(device_name: str, target: str = "cuda") -> dict[str, Any]:
+    """Measured ceilings for this device if cached, else its table's defaults (``source`` says which).
+
+    A cache file that does not read as a ceilings record (corrupt, or another format) is ignored.
+    """
     path = cache_path(device_name)
-    ceilings = json.loads(json.dumps(DEFAULT_CEILINGS))
+    ceilings = default_ceilings(target)
     if path.is_file():
         try:
             measured = json.loads(path.read_text())
         except (OSError, json.JSONDecodeError):
             return ceilings
-        ceilings["tflops"].update(measured.get("tflops", {}))
-        for key in ("device", "bandwidth_gbps", "measured_at"):
+        if not isinstance(measured, dict) or not isinstance(measured.get("bandwidth"), (int, float)):
+            return ceilings
+        ceilings["flops"].update(measured.get("flops", {}))
+        for key in ("device", "bandwidth", "measured_at"):
             if key in measured:
                 ceilings[key] = measured[key]
         ceilings["source"] = str(path)
@@ -62,27 +78,38 @@ def save_ceilings(ceilings: dict[str, Any]) -> Path:
     return path
 
 
-def peak_tflops(ceilings: dict[str, Any], dtype: Any, allow_tf32: bool) -> float:
-    key = DTYPE_KEYS.get(str(dtype), "fp16")
+def peak_flops(ceilings: dict[str, Any], dtype: Any, allow_tf32: bool | None) -> float:
+    """The flop/s ceiling for a compute dtype (a torch dtype or its name).
+
+    fp32 with tf32 allowed contracts on tensor cores (tf32's peak). A dtype with no ceiling of its
+    own (integers, fp8, unknown) gets the highest ceiling there is: the floor it gives is then
+    still a time no kernel can beat, never one an honest kernel beats.
+    """
+    key = DTYPE_KEYS.get(str(dtype))
     if key == "fp32" and allow_tf32:
         key = "tf32"
-    return float(ceilings["tflops"][key])
+    flops = ceilings["flops"]
+    return float(flops[key]) if key in flops else float(max(flops.values()))
 
 
-def position(seconds: float, bytes_moved: float | None, flops: float | None, peak_gbps: float,
-             peak_flops_t: float) -> dict[str, float | None]:
+def floor_seconds(flops: float | None, bytes_moved: float | None, bandwidth: float | None,
+                  peak: float | None) -> float | None:
+    """The roofline floor: max(flops / peak flop/s, bytes / bandwidth); None if neither applies."""
+    parts = []
+    if bytes_moved and bandwidth:
+        parts.append(bytes_moved / bandwidth)
+    if flops and peak:
+        parts.append(flops / peak)
+    return max(parts) if parts else None
+
+
+def position(seconds: float, bytes_moved: float | None, flops: float | None, bandwidth: float,
+             peak: float) -> dict[str, float | None]:
     """Achieved GB/s and TFLOP/s, the roofline floor and the % of it reached, for one median time."""
-    gbps = bytes_moved / seconds / 1e9 if bytes_moved else None
-    tflops = flops / seconds / 1e12 if flops else None
-    floors = []
-    if bytes_moved:
-        floors.append(bytes_moved / (peak_gbps * 1e9))
-    if flops:
-        floors.append(flops / (peak_flops_t * 1e12))
-    floor = max(floors) if floors else None
+    floor = floor_seconds(flops, bytes_moved, bandwidth, peak)
     return {
-        "gbps": gbps,
-        "tflops": tflops,
+        "gbps": bytes_moved / seconds / 1e9 if bytes_moved else None,
+        "tflops": flops / seconds / 1e12 if flops else None,
         "floor_ms": floor * 1e3 if floor else None,
         "roofline_pct": 100.0 * floor / seconds if floor else None,
     }
@@ -99,22 +126,22 @@ def measure_ceilings(device: str = "cuda", copy_bytes: int = 2 << 30, matmul_siz
 
     module = getattr(torch, device)
     copy_s = _copy_time(module, device, copy_bytes, reps)
-    tflops = {}
+    flops = {}
     previous = torch.backends.cuda.matmul.allow_tf32
     try:
         for key, dtype, tf32 in (("bf16", torch.bfloat16, False), ("fp16", torch.float16, False),
                                  ("tf32", torch.float32, True), ("fp32", torch.float32, False)):
             torch.backends.cuda.matmul.allow_tf32 = tf32
             seconds = _matmul_time(module, device, dtype, matmul_size, reps if key != "fp32" else 5)
-            tflops[key] = 2 * matmul_size ** 3 / seconds / 1e12
+            flops[key] = 2 * matmul_size ** 3 / seconds
     finally:
         torch.backends.cuda.matmul.allow_tf32 = previous
     return {
         "device": str(module.get_device_name()),
         "source": "measured",
         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%S"),
-        "bandwidth_gbps": 2 * copy_bytes / copy_s / 1e9,
-        "tflops": tflops,
+        "bandwidth": 2 * copy_bytes / copy_s,
+        "flops": flops,
     }
 
 

@@ -118,7 +118,8 @@ def part_bandwidth(results: dict) -> dict:
     summary = time_workloads(["elementwise"])["elementwise"][0]
     moved = workloads()["elementwise"][2]
     achieved = moved / (summary["median"] / 1e3) / 1e9
-    ceiling = results.get("ceilings", {}).get("bandwidth_gbps")
+    bandwidth = results.get("ceilings", {}).get("bandwidth")
+    ceiling = bandwidth / 1e9 if bandwidth else None
     return {"kernel": "scale_kernel, 2^27 fp32 in + out (1 GiB moved)", "time_ms": summary,
             "achieved_gbps": achieved, "copy_ceiling_gbps": ceiling,
             "pct_of_copy_ceiling": 100 * achieved / ceiling if ceiling else None}
@@ -299,10 +300,10 @@ def print_summary(results: dict) -> None:
         if "error" in results.get(name, {}):
             add(name, "ERROR: " + results[name]["error"][:80], "", False)
     ceilings = results.get("ceilings", {})
-    if "bandwidth_gbps" in ceilings:
-        add("copy ceiling", f"{ceilings['bandwidth_gbps']:.0f} GB/s", "~4200-4300")
-        for key, value in ceilings["tflops"].items():
-            add(f"{key} matmul ceiling", f"{value:.0f} TFLOP/s")
+    if "bandwidth" in ceilings:
+        add("copy ceiling", f"{ceilings['bandwidth'] / 1e9:.0f} GB/s", "~4200-4300")
+        for key, value in ceilings["flops"].items():
+            add(f"{key} matmul ceiling", f"{value / 1e12:.0f} TFLOP/s")
     bandwidth = results.get("bandwidth", {})
     if bandwidth.get("achieved_gbps"):
         pct = bandwidth.get("pct_of_copy_ceiling")

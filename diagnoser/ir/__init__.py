@@ -28,13 +28,13 @@ def extractors_for(kernel: CapturedKernel) -> dict:
 
 def extract_facts(kernels: list[CapturedKernel], kinds: list[str] | None = None) -> list[Fact]:
     """Facts about every kernel, kernel by kernel, in the extractors' order (optionally only `kinds`)."""
-    from diagnoser.ir import hardware
+    from runner import hardware
     from diagnoser.ir.view import Context, KernelView
 
     launches_per_case = Counter(launch["case"] for kernel in kernels for launch in kernel.launches)
     facts: list[Fact] = []
     for kernel in kernels:
-        context = Context(device=hardware.for_target(kernel.target) if kernel.target else None,
+        context = Context(device=(hardware.for_target(kernel.target) if kernel.target else {}) or None,
                           launches_per_case=dict(launches_per_case))
         view = KernelView(kernel)
         for kind, extractor in extractors_for(kernel).items():

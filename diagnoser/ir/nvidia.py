@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable
 
 from diagnoser.evidence import Fact
-from diagnoser.ir import hardware
+from runner import hardware
 from diagnoser.ir.mlir import Module, Op, element_bits, tensor_types
 from diagnoser.ir.ptx import async_copy_bits, global_access_bits
 from diagnoser.ir.view import Context, KernelView

@@ -14,18 +14,15 @@ from pathlib import Path
 
 from diagnoser.profile import msprof, roofline
 from diagnoser.profile.ncu import REPO, read_log
-from diagnoser.profile.nvidia import bench, peak_flops
+from diagnoser.profile.nvidia import bench
+from runner import roofline as runner_roofline
 
 TIMEOUT_S = 300.0
 
 
 def ceilings(device: str) -> dict:
-    from runner import roofline as runner_roofline
-
-    found = runner_roofline.load_ceilings(device)
-    return {"bandwidth": found["bandwidth_gbps"] * 1e9,
-            "flops": {dtype: tflops * 1e12 for dtype, tflops in found["tflops"].items()},
-            "source": found.get("source", "defaults"), "device": found.get("device", device)}
+    """The runner's ceilings record for the NPU (its table's defaults until measured)."""
+    return runner_roofline.load_ceilings(device, target="npu")
 
 
 def collect(solution: str, problem: str, kernels: list[str]) -> tuple[dict, str]:
@@ -69,7 +66,7 @@ def profile(solution: str, problem: str, *, use_msprof: bool = True, cores: int 
                "launches": case.get("launches"), "correct": case.get("correct")}
         if case.get("time_ms"):
             time_s = case["time_ms"]["median"] / 1e3
-            peak = peak_flops(limits, case.get("compute_dtype"), case.get("allow_tf32"))
+            peak = runner_roofline.peak_flops(limits, case.get("compute_dtype"), case.get("allow_tf32"))
             out.update(roofline.classify(time_s, case.get("flops") or 0.0, case.get("bytes") or 0.0,
                                          {"bandwidth": limits["bandwidth"], "flops": peak}, case.get("launches") or 1))
             out.update({"time_s": time_s, "ref_time_s": (case.get("reference_ms") or 0) / 1e3 or None,

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 from diagnoser.profile import ncu, roofline
+from runner import roofline as runner_roofline
 
 # Lighter than `ladder bench`: one fresh seed per case for correctness (the gate's full check is
 # `ladder bench`'s job), and a short timing budget; still at least 20 verified repetitions.
@@ -22,20 +23,16 @@ BENCH_OPTIONS = {"seeds": 1, "budget_s": 0.2, "min_reps": 20, "max_reps": 200}
 
 
 def ceilings_for(device: str, cached: dict | None) -> dict:
-    """Ceilings in rung 2's units ({"bandwidth": B/s, "flops": {dtype: flop/s}, "source"})."""
-    from runner import roofline as runner_roofline
-
+    """The runner's ceilings record for the device, measured now (and cached) if it has none yet."""
     found = cached or runner_roofline.load_ceilings(device)
     if found.get("source") == "defaults":
         measured = subprocess.run([sys.executable, "-m", "runner.roofline", "cuda"], cwd=ncu.REPO,
                                   capture_output=True, text=True, timeout=300)
         if measured.returncode == 0:
             found = runner_roofline.load_ceilings(device)
-    return {"bandwidth": found["bandwidth_gbps"] * 1e9,
-            "flops": {dtype: tflops * 1e12 for dtype, tflops in found["tflops"].items()},
-            "source": "measured on this device, cached at " + found["source"] if found.get("source") != "defaults"
-            else "defaults from measuring.md (measuring the device failed)",
-            "device": found.get("device", device)}
+    source = ("measured on this device, cached at " + found["source"] if found.get("source") != "defaults"
+              else "defaults from kb/hardware (measuring the device failed)")
+    return {**found, "source": source, "device": found.get("device", device)}
 
 
 def bench(solution: str, problem: str, backend: str = "cuda", isolate: bool = True) -> dict:
@@ -47,13 +44,6 @@ def bench(solution: str, problem: str, backend: str = "cuda", isolate: bool = Tr
     from runner.bench import bench_pair
 
     return bench_pair(solution, problem, backend=backend, isolate=isolate, **BENCH_OPTIONS)
-
-
-def peak_flops(ceilings: dict, dtype: str | None, allow_tf32: bool | None) -> float | None:
-    key = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "float64": "fp64"}.get(dtype or "", "fp32")
-    if key == "fp32" and allow_tf32:
-        key = "tf32"
-    return ceilings["flops"].get(key)
 
 
 def launched_kernels(record: dict) -> list[str]:
@@ -95,7 +85,7 @@ def _case(case: dict, ceilings: dict, launch_counters: list[dict]) -> dict:
         return {**out, "why": f"not timed: {case.get('reason') or 'no timing'}"}
     aggregated = roofline.aggregate(launch_counters)
     flops, bytes_moved = case.get("flops") or 0.0, case.get("bytes") or 0.0
-    peak = peak_flops(ceilings, case.get("compute_dtype"), case.get("allow_tf32"))
+    peak = runner_roofline.peak_flops(ceilings, case.get("compute_dtype"), case.get("allow_tf32"))
     time_s = timing["median"] / 1e3
     placed = roofline.classify(time_s, flops, bytes_moved, {"bandwidth": ceilings["bandwidth"], "flops": peak},
                                case.get("launches") or 1, aggregated)

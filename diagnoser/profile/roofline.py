@@ -24,20 +24,12 @@ the kernel's arithmetic intensity falls on, i.e. what would bound it at the roof
 """
 from __future__ import annotations
 
+from runner.roofline import floor_seconds
+
 CLASSES = ("memory-bound", "compute-bound", "latency-bound", "launch-bound")
 BUSY = 0.60
 LAUNCH_US = 10.0
 IDLE = 0.5
-
-
-def floor_seconds(flops: float, bytes_moved: float, ceilings: dict) -> float | None:
-    """The roofline floor: max(flops / peak flops, bytes / peak bandwidth); None if no ceiling applies."""
-    parts = []
-    if bytes_moved and ceilings.get("bandwidth"):
-        parts.append(bytes_moved / ceilings["bandwidth"])
-    if flops and ceilings.get("flops"):
-        parts.append(flops / ceilings["flops"])
-    return max(parts) if parts else None
 
 
 def classify(time_s: float, flops: float, bytes_moved: float, ceilings: dict, launches: int = 1,
@@ -54,7 +46,7 @@ def classify(time_s: float, flops: float, bytes_moved: float, ceilings: dict, la
     source = "events"
     if ncu and ncu.get("memory_pct") is not None:
         memory_util, compute_util, source = ncu["memory_pct"] / 100, (ncu.get("sm_pct") or 0) / 100, "ncu"
-    floor = floor_seconds(flops, bytes_moved, ceilings)
+    floor = floor_seconds(flops, bytes_moved, ceilings.get("bandwidth"), ceilings.get("flops"))
     ridge = ceilings["flops"] / ceilings["bandwidth"] if ceilings.get("flops") and ceilings.get("bandwidth") else None
     intensity = flops / bytes_moved if bytes_moved else None
     result = {

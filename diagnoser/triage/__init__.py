@@ -144,9 +144,9 @@ def resolve_target(target: Optional[str], text: str, problem: Optional[Path]) ->
 
 
 def _device_table(target: str) -> dict[str, Any]:
-    from diagnoser.ir import hardware
+    from runner import hardware
 
-    return dict(hardware.for_target(DEVICE_TARGETS[target]) or {})
+    return hardware.for_target(DEVICE_TARGETS[target])
 
 
 def merge(findings: list[Finding]) -> list[Finding]:

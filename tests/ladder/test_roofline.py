@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from diagnoser.profile import roofline
+from runner.roofline import floor_seconds
 
 H200 = {"bandwidth": 4.2e12, "flops": 7.4e14}
 
@@ -54,9 +55,9 @@ def test_when_both_units_are_busy_the_busier_wins():
 
 
 def test_floor_is_the_slower_of_compute_and_memory():
-    assert roofline.floor_seconds(7.4e14, 4.2e9, H200) == pytest.approx(1.0)
-    assert roofline.floor_seconds(7.4e11, 4.2e12, H200) == pytest.approx(1.0)
-    assert roofline.floor_seconds(0, 0, H200) is None
+    assert floor_seconds(7.4e14, 4.2e9, H200["bandwidth"], H200["flops"]) == pytest.approx(1.0)
+    assert floor_seconds(7.4e11, 4.2e12, H200["bandwidth"], H200["flops"]) == pytest.approx(1.0)
+    assert floor_seconds(0, 0, H200["bandwidth"], H200["flops"]) is None
 
 
 def test_aggregate_weights_utilisation_by_kernel_time():

@@ -11,7 +11,7 @@ import math
 from typing import Any, Optional
 
 from diagnoser.evidence import Finding
-from runner.capture import hardware_table
+from runner import hardware
 
 from ..context import TriageContext
 from .common import Findings, metric_evidence
@@ -103,7 +103,7 @@ def _small_grid(metrics: dict[str, Any]) -> Optional[tuple]:
     """
     grid = _num(metrics, "launch.grid_size")
     waves = _num(metrics, "launch.waves_per_sm")
-    sm_count = hardware_table("cuda").get("sm_count", 132)
+    sm_count = hardware.for_target("cuda")["sm_count"]
     if grid is not None and grid < sm_count:
         return ("too few programs to fill the GPU", 0.8,
                 [metric_evidence("launch.grid_size", grid, "programs"), metric_evidence("sm_count", sm_count)])

@@ -11,13 +11,13 @@ import ast
 from typing import Optional
 
 from diagnoser.evidence import Finding
+from runner import hardware
 
 from ..context import TriageContext
 from .common import context_for, reports_of, target_kernels
 from .edit import Edit, NotApplicable, apply, replace, span
 from .launch import LaunchPlan, plan, sites_for
 
-SMEM_PER_BLOCK = 232448
 
 
 def _set_param(source: str, launch_plan: LaunchPlan, name: str, value: int) -> list[Edit]:
@@ -139,7 +139,7 @@ def fix_unpipelined(source: str, finding: Optional[Finding], ctx: Optional[Triag
         reports = reports_of(ctx, kernel.name)
         tile_bytes = max((sum(a.numel * a.elem_bits // 8 for a in r.accesses if a.dot_operand and a.loops)
                           for r in reports), default=0)
-        stages = 3 if 3 * tile_bytes <= SMEM_PER_BLOCK else 2
+        stages = 3 if 3 * tile_bytes <= hardware.for_target("cuda")["shared_memory_per_block"] else 2
         for launch_plan in _plans(ctx, kernel.name):
             node = launch_plan.options.get("num_stages")
             if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value <= 1:
