@@ -303,7 +303,7 @@ def torch_npu_stand_in() -> Iterator[None]:
         del torch.Tensor.npu
 
 
-HARDWARE_DIR = Path(__file__).resolve().parents[1] / "kb" / "hardware"
+HARDWARE_DIR = Path(__file__).resolve().parents[2] / "kb" / "hardware"
 DEFAULT_DEVICE_TARGETS = {"cuda": "cuda:90", "npu": "npu:Ascend910B3"}
 
 
