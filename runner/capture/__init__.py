@@ -20,83 +20,14 @@ import re
 import runpy
 import sys
 import types
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-# Stages in pipeline order; any other stage a backend produces follows them.
-STAGE_ORDER = ("ttir", "ttgir", "ttadapter", "llir", "ptx", "sass")
+from runner.capture.record import STAGE_ORDER, CapturedKernel, argument_name, jsonable, load, save, source_position
+
 # Compile metadata worth keeping (the rest is options echoed back).
 METADATA_KEYS = ("name", "hash", "num_warps", "num_stages", "num_ctas", "shared", "maxnreg", "tmem_size",
                  "global_scratch_size", "arch", "enable_fp_fusion", "ptx_options", "launch_pdl")
-
-
-@dataclass
-class CapturedKernel:
-    """One compiled specialization of one Triton kernel, with everything rung 3 reads."""
-
-    name: str                       # the @triton.jit function's name
-    function: str                   # module.qualname
-    file: str | None                # source file of the function
-    line: int | None                # line of its `def`
-    backend: str                    # how it was captured: cuda | aot | ascend
-    target: str                     # cuda:90, npu:Ascend910B3, ...
-    signature: dict[str, str]       # argument -> type, or "constexpr"
-    constexprs: dict[str, Any]      # argument -> value it was specialized on (incl. value-1 ints)
-    attrs: dict[str, list]          # argument -> [["tt.divisibility", 16], ...]
-    metadata: dict[str, Any]        # num_warps, num_stages, shared, hash, ...
-    stages: dict[str, str]          # stage -> text (SASS as text, never cubin bytes)
-    resources: dict[str, Any]       # registers, spills, local/shared bytes, ...
-    launches: list[dict[str, Any]] = field(default_factory=list)  # {"case": i, "grid": [x, y, z]}
-    config: dict[str, Any] | None = None  # autotuning config: {"index", "kwargs", "default", ...}
-    label: str = ""                 # unique within a capture: name, or name[what differs]
-    error: str | None = None        # compile error, when a stage failed
-
-    def __post_init__(self) -> None:
-        self.label = self.label or self.name
-
-    @property
-    def cases(self) -> list[int | None]:
-        return sorted({launch["case"] for launch in self.launches}, key=lambda case: (case is None, case))
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "CapturedKernel":
-        return cls(**data)
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-safe rendering of a specialization value (dtypes, constexprs, callables become text)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, (list, tuple)):
-        return [jsonable(item) for item in value]
-    if isinstance(value, dict):
-        return {str(key): jsonable(item) for key, item in value.items()}
-    inner = getattr(value, "value", None)  # tl.constexpr
-    if inner is not None and type(value).__name__ == "constexpr":
-        return jsonable(inner)
-    return str(value)
-
-
-def argument_name(arg_names: list[str], path: tuple[int, ...]) -> str:
-    """Triton keys specializations by argument path ((i,) or (i, j) inside a tuple argument)."""
-    return arg_names[path[0]] + "".join(f"[{index}]" for index in path[1:])
-
-
-def source_position(jit_fn: Any) -> tuple[str | None, int | None]:
-    """File and line of a kernel's `def` (after its decorators)."""
-    import inspect
-
-    fn = getattr(jit_fn, "fn", jit_fn)
-    try:
-        lines, first = inspect.getsourcelines(fn)
-    except (OSError, TypeError):
-        return None, None
-    offset = next((index for index, text in enumerate(lines) if re.match(r"\s*def\s", text)), 0)
-    return inspect.getsourcefile(fn), first + offset
 
 
 def nvidia_record(compiled: Any, jit_fn: Any, *, backend: str, signature: dict, constexprs: dict,
@@ -223,7 +154,6 @@ def run_script(script_path: str | Path, argv: list[str] | None = None) -> None:
             raise RuntimeError(f"{Path(script_path).name} exited with status {done.code}") from done
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
-
 
 
 class LaunchInterceptor:
@@ -565,18 +495,6 @@ def _number_duplicates(variants: list[CapturedKernel]) -> None:
         seen[kernel.label] = count + 1
         if count:
             kernel.label = f"{kernel.label}#{count + 1}"
-
-
-def save(kernels: list[CapturedKernel], path: str | Path) -> None:
-    import json
-
-    Path(path).write_text(json.dumps([kernel.to_dict() for kernel in kernels], indent=1))
-
-
-def load(path: str | Path) -> list[CapturedKernel]:
-    import json
-
-    return [CapturedKernel.from_dict(item) for item in json.loads(Path(path).read_text())]
 
 
 # --------------------------------------------------------------------------------------------
