@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from runner.capture.record import STAGE_ORDER, CapturedKernel, argument_name, jsonable, load, save, source_position
+from runner.capture.labels import merge_and_label
 
 # Compile metadata worth keeping (the rest is options echoed back).
 METADATA_KEYS = ("name", "hash", "num_warps", "num_stages", "num_ctas", "shared", "maxnreg", "tmem_size",
@@ -439,62 +440,6 @@ def run_target(solution_path: str | Path, problem_path: str | Path | None, case_
         run_script(solution_path, argv)
     else:
         run_workload(solution_path, problem_path, case_index, device=device, on_case=on_case)
-
-
-# --------------------------------------------------------------------------------------------
-# Merging and labelling
-# --------------------------------------------------------------------------------------------
-
-def merge_and_label(records: list[CapturedKernel]) -> list[CapturedKernel]:
-    """One record per distinct compiled kernel (same hash across cases merges launches), labelled.
-
-    Several specializations of one function get labels that say what differs, e.g.
-    `add[n:i32]` vs `add[n:i32%16]`, so that facts about them stay apart.
-    """
-    merged: dict[tuple, CapturedKernel] = {}
-    for record in records:
-        key = (record.function, record.metadata.get("hash"), str(record.config))
-        if key in merged:
-            merged[key].launches.extend(record.launches)
-        else:
-            merged[key] = record
-    kernels = list(merged.values())
-    by_function: dict[str, list[CapturedKernel]] = {}
-    for kernel in kernels:
-        by_function.setdefault(kernel.function, []).append(kernel)
-    for variants in by_function.values():
-        if len(variants) == 1:
-            variants[0].label = variants[0].name
-            continue
-        descriptions = [_specialization_terms(kernel) for kernel in variants]
-        shared = set.intersection(*(set(terms) for terms in descriptions))
-        for kernel, terms in zip(variants, descriptions):
-            differing = [term for term in terms if term not in shared]
-            kernel.label = f"{kernel.name}[{','.join(differing)}]" if differing else kernel.name
-        _number_duplicates(variants)
-    return kernels
-
-
-def _specialization_terms(kernel: CapturedKernel) -> list[str]:
-    terms = []
-    for name, kind in kernel.signature.items():
-        if kind == "constexpr":
-            terms.append(f"{name}={kernel.constexprs.get(name)}")
-        else:
-            divisible = any(attr == ["tt.divisibility", 16] for attr in kernel.attrs.get(name, []))
-            terms.append(f"{name}:{kind}{'%16' if divisible else ''}")
-    for option in ("num_warps", "num_stages"):
-        terms.append(f"{option}={kernel.metadata.get(option)}")
-    return terms
-
-
-def _number_duplicates(variants: list[CapturedKernel]) -> None:
-    seen: dict[str, int] = {}
-    for kernel in variants:
-        count = seen.get(kernel.label, 0)
-        seen[kernel.label] = count + 1
-        if count:
-            kernel.label = f"{kernel.label}#{count + 1}"
 
 
 # --------------------------------------------------------------------------------------------
