@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import re
 import sys
 import types
 from pathlib import Path
 from typing import Any, Iterator
 
+from runner.capture.hardware import DEFAULT_DEVICE_TARGETS, hardware_table
 from runner.capture.interceptor import LaunchInterceptor
 from runner.capture.labels import merge_and_label
 from runner.capture.nvidia import nvidia_record
@@ -58,33 +58,6 @@ def torch_npu_stand_in() -> Iterator[None]:
     finally:
         sys.modules.pop("torch_npu", None)
         del torch.Tensor.npu
-
-
-HARDWARE_DIR = Path(__file__).resolve().parents[2] / "kb" / "hardware"
-DEFAULT_DEVICE_TARGETS = {"cuda": "cuda:90", "npu": "npu:Ascend910B3"}
-
-
-def hardware_table(target: str) -> dict[str, Any]:
-    """The `kb/hardware` table of the device that serves a compile target (`cuda:90`,
-    `npu:Ascend910B3`; a bare `cuda`/`npu` means the default device), or {}.
-
-    The tables are flat `key: value  # comment` lines; they are read without PyYAML because the
-    Triton-Ascend environment (runner.ascend_ir's child) need not have it."""
-    import ast
-
-    target = DEFAULT_DEVICE_TARGETS.get(target, target)
-    for path in sorted(HARDWARE_DIR.glob("*.yaml")):
-        table: dict[str, Any] = {}
-        for line in path.read_text().splitlines():
-            match = re.match(r"(\w+):\s*(.*?)\s*(?:#.*)?$", line)
-            if match:
-                try:
-                    table[match.group(1)] = ast.literal_eval(match.group(2))
-                except (ValueError, SyntaxError):
-                    table[match.group(1)] = match.group(2)
-        if target in table.get("targets", []):
-            return table
-    return {}
 
 
 class _StandInDriver:
