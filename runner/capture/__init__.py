@@ -18,14 +18,12 @@ script. Imports nothing beyond torch, triton and the standard library.
 ``workload``       what a capture runs: a problem/solution pair per case, or a script
 ``interceptor``    `LaunchInterceptor`, the base of the compile-only captures
 ``standins``       device stand-ins, so that a forward runs with no GPU for ahead-of-time capture
-``hardware``       the `kb/hardware` table of a compile target's device
 ``labels``         one record per distinct compiled kernel, labelled by what differs
 ``jit``            capture through Triton's JIT hooks on a GPU
 =================  ===========================================================================
 """
 from __future__ import annotations
 
-from runner.capture.hardware import hardware_table
 from runner.capture.interceptor import LaunchInterceptor
 from runner.capture.jit import JitCapture, capture, fresh_compiles
 from runner.capture.nvidia import nvidia_record
@@ -35,6 +33,6 @@ from runner.capture.workload import is_script, resolve_problem, run_script, run_
 
 __all__ = [
     "STAGE_ORDER", "CapturedKernel", "JitCapture", "LaunchInterceptor", "REAL_FILL_ELEMENTS", "capture",
-    "cpu_stand_in", "device_stand_in", "fresh_compiles", "hardware_table", "is_script", "jsonable", "load",
+    "cpu_stand_in", "device_stand_in", "fresh_compiles", "is_script", "jsonable", "load",
     "nvidia_record", "resolve_problem", "run_script", "run_target", "save", "source_position", "torch_npu_stand_in",
 ]

@@ -12,7 +12,7 @@ import sys
 import types
 from typing import Any, Iterator
 
-from runner.capture.hardware import DEFAULT_DEVICE_TARGETS, hardware_table
+from runner import hardware
 
 
 @contextlib.contextmanager
@@ -99,8 +99,9 @@ def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
     from triton.backends.compiler import GPUTarget
     from triton.runtime.driver import driver
 
-    table = hardware_table(target)
-    backend = DEFAULT_DEVICE_TARGETS.get(target, target).split(":")[0]
+    backend = hardware.DEFAULT_TARGETS.get(target, target).split(":")[0]
+    # A target no table serves is answered with its backend's default device.
+    table = hardware.for_target(target) or hardware.for_target(backend)
     saved_driver = dict(vars(driver))
     restore: list[tuple[Any, str, Any]] = []
 
@@ -109,8 +110,8 @@ def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
         setattr(owner, name, value)
 
     if backend == "npu":
-        chip = DEFAULT_DEVICE_TARGETS["npu"].split(":")[1] if ":" not in target else target.split(":")[1]
-        aicores, vectorcores = table.get("aicore_count", 20), table.get("vectorcore_count", 40)
+        chip = hardware.DEFAULT_TARGETS["npu"].split(":")[1] if ":" not in target else target.split(":")[1]
+        aicores, vectorcores = table["aicore_count"], table["vectorcore_count"]
         properties = {"max_shared_mem": 1, "num_aicore": aicores, "num_vectorcore": vectorcores}
         interface = getattr(torch, "npu", None)
         if interface is None:
@@ -125,14 +126,14 @@ def device_stand_in(target: str) -> Iterator[dict[str, Any]]:
         gpu_target, torch_device = GPUTarget("npu", chip, 0), "npu:0"  # torch has no "npu" device type
     else:
         capability = int(str(target).split(":")[1]) if ":" in str(target) else 90
-        sms, smem = table.get("sm_count", 132), table.get("shared_memory_per_block", 232448)
-        warp, regs = table.get("warp_size", 32), table.get("registers_per_sm", 65536)
+        sms, smem = table["sm_count"], table["shared_memory_per_block"]
+        warp, regs = table["warp_size"], table["registers_per_sm"]
         properties = {"max_shared_mem": smem, "max_num_regs": regs, "multiprocessor_count": sms, "warpSize": warp,
                       "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 6144}
         device_props = types.SimpleNamespace(
-            name=table.get("name", "cuda"), major=capability // 10, minor=capability % 10, multi_processor_count=sms,
+            name=table["name"], major=capability // 10, minor=capability % 10, multi_processor_count=sms,
             total_memory=141 * 2 ** 30, max_shared_memory_per_block_optin=smem, regs_per_multiprocessor=regs,
-            warp_size=warp, L2_cache_size=table.get("l2_bytes", 0))
+            warp_size=warp, L2_cache_size=table["l2_bytes"])
         interface = torch.cuda
         for name, value in {"get_device_properties": lambda *a, **k: device_props, "current_device": lambda: 0,
                             "synchronize": lambda *a, **k: None, "device_count": lambda: 1,

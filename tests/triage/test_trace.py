@@ -9,7 +9,8 @@ from diagnoser.triage import run_triage
 from diagnoser.triage import trace as trace_module
 from diagnoser.triage.trace import trace_cases
 from runner.ascend_ir import ascend_python
-from runner.capture import device_stand_in, hardware_table
+from runner.capture import device_stand_in
+from runner.hardware import for_target as hardware_table
 
 from .triage_helpers import LABELED, fixture, write_pair
 
