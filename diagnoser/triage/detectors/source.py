@@ -37,10 +37,6 @@ def _reports(ctx: TriageContext) -> Iterable[tuple[str, KernelReport, Optional[L
             yield name, report, None
 
 
-def _loop_kinds(report: KernelReport, loops: tuple[int, ...]) -> list[str]:
-    return [report.loops[i].kind for i in loops if i in report.loops]
-
-
 def _runtime_loops(report: KernelReport, loops: tuple[int, ...]) -> tuple[int, ...]:
     """Loops that stay loops after compilation (tl.static_range is unrolled)."""
     return tuple(i for i in loops if i in report.loops and report.loops[i].kind != "static_range")
