@@ -16,9 +16,9 @@ import numpy as np
 
 from diagnoser.evidence import Finding
 
-from ..context import LaunchAnalysis, TriageContext
-from ..interp import SCANS, KernelReport
-from .common import Findings, case_label, is_power_of_two, source_evidence
+from ...context import LaunchAnalysis, TriageContext
+from ...interp import SCANS, KernelReport
+from ..common import Findings, case_label, is_power_of_two, source_evidence
 
 THREADS_PER_WARP = 32
 
@@ -272,7 +272,7 @@ def genuine_tail(ctx: TriageContext, kernel: str, line: Optional[int]) -> bool:
 
 
 def _unmasked_width(access: Any) -> int:
-    from .. import axisinfo
+    from ... import axisinfo
 
     return axisinfo.access_width(access.info, access.shape, access.elem_bits, 4).per_thread
 
@@ -538,7 +538,7 @@ def detect_pipelining(ctx: TriageContext) -> list[Finding]:
 
 
 def _static_option(ctx: TriageContext, kernel: str, option: str, default: Any) -> Any:
-    from ..context import static_launch_values
+    from ...context import static_launch_values
 
     for site in ctx.source.launches:
         if site.kernel == kernel:
@@ -642,7 +642,7 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
 def _slice_conversion_crosses_warps(vector: Any, tile: Any, axis: int, num_warps: int) -> bool:
     """Does converting the vector from its own coalesced layout to a slice of the tile's layout
     move data between warps (through shared memory), rather than within each warp?"""
-    from .. import axisinfo
+    from ... import axisinfo
 
     source = axisinfo.coalesced_layout(vector.info, vector.shape, vector.elem_bits, num_warps)
     target = axisinfo.coalesced_layout(tile.info, tile.shape, tile.elem_bits, num_warps)
@@ -1120,7 +1120,7 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
     GEMM-like only: a memory-bound kernel with a sensible fixed block runs near bandwidth at every
     size, and one whose block is not sensible is reported as what that causes (nv.tiny-block,
     nv.oversized-block, nv.small-grid). A fixed config that fits every case is no finding."""
-    from ..fixes.launch import plan
+    from ...fixes.launch import plan
 
     found = Findings()
     by_kernel: dict[str, list[LaunchAnalysis]] = defaultdict(list)
