@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -19,91 +18,11 @@ from diagnoser.evidence import Finding
 from ...context import LaunchAnalysis, TriageContext
 from ...interp import SCANS, KernelReport
 from ..common import Findings, case_label, is_power_of_two, source_evidence
-
-THREADS_PER_WARP = 32
-
-
-def _device(ctx: TriageContext, key: str, default: Any) -> Any:
-    return ctx.device.get(key, default)
-
-
-def _reports(ctx: TriageContext) -> Iterable[tuple[str, KernelReport, Optional[LaunchAnalysis]]]:
-    """(kernel, report, analysis or None): per-launch walks when cases exist, else static walks."""
-    if ctx.analyses:
-        for analysis in ctx.analyses:
-            yield analysis.kernel.name, analysis.report, analysis
-    else:
-        for name, report in ctx.static.items():
-            yield name, report, None
-
-
-def _runtime_loops(report: KernelReport, loops: tuple[int, ...]) -> tuple[int, ...]:
-    """Loops that stay loops after compilation (tl.static_range is unrolled)."""
-    return tuple(i for i in loops if i in report.loops and report.loops[i].kind != "static_range")
-
-
-def _trips(report: KernelReport, loops: tuple[int, ...]) -> int:
-    trips = 1
-    for loop_id in loops:
-        loop = report.loops.get(loop_id)
-        trips *= loop.trip_count if loop is not None and loop.trip_count else 1
-    return trips
-
+from .measures import (HBM_BYTES_PER_SECOND, IDLE_SECONDS, MIN_ACCESS_SHARE, PEAK_FLOPS, THREADS_PER_WARP,
+                       access_bytes, device, dot_version, fastest_stride, idle_dot_seconds, interleaved_groups,
+                       launch_bytes, program_flops, register_estimate, reports, runtime_loops, trips)
 
 # ------------------------------------------------------------------------------------ accesses
-
-# An access below this share of its program's bytes is not worth a finding of its own: making it
-# wider would not change the kernel's time (a per-row scalar, a small output tile).
-MIN_ACCESS_SHARE = 0.1
-
-
-def access_bytes(report: KernelReport, access: Any) -> int:
-    """Bytes one program moves through an access, over every trip of its loops."""
-    return access.numel * max(access.elem_bits // 8, 1) * _trips(report, access.loops)
-
-
-def fastest_stride(access: Any) -> Optional[int]:
-    """The real element stride along the dimension consecutive threads walk: a block pointer's
-    order[0]; for a pointer tensor the dimension Coalesce orders first (the most contiguous one
-    AxisInfo can prove, else the last), so a transposed load whose contiguity the compiler sees
-    is coalesced although its last axis is strided."""
-    strides = access.true_strides or ()
-    if not strides:
-        return None
-    if access.block_ptr:
-        dim = access.block_order[0] if access.block_order else len(strides) - 1
-    else:
-        dim = access.width.order[0] if access.width.order and access.info.contiguity[access.width.order[0]] > 1 \
-            else len(strides) - 1
-    return strides[dim] if 0 <= dim < len(strides) else None
-
-
-def interleaved_groups(report: KernelReport) -> dict[int, list]:
-    """Accesses at a small stride s whose s offsets together cover contiguous runs (even/odd lanes
-    of an interleaved layout, the s fields of an array of structs), by node id. Each one is
-    narrow, but the data is contiguous: one access of the whole run split in registers would be
-    vectorised, so they are a vectorisation problem (nv.scalar-access), not an uncoalesced one."""
-    candidates: dict[tuple, list] = defaultdict(list)
-    for access in report.accesses:
-        last = access.true_strides[-1] if access.true_strides else None
-        if access.sample_offsets is None or not access.shape or last is None or not 1 < last <= 8:
-            continue
-        candidates[(access.base, access.op, access.shape, access.loops, last)].append(access)
-    groups: dict[int, list] = {}
-    for (_, _, shape, _, stride), members in candidates.items():
-        if len(members) != stride:
-            continue
-        try:
-            offsets = np.concatenate([np.broadcast_to(np.asarray(a.sample_offsets, dtype=np.int64), shape)
-                                      for a in members], axis=-1)
-        except ValueError:
-            continue
-        runs = np.sort(offsets.reshape(-1, offsets.shape[-1]), axis=-1)
-        if runs.shape[-1] > 1 and bool(np.all(np.diff(runs, axis=-1) == 1)):
-            for access in members:
-                groups[access.node_id] = members
-    return groups
-
 
 # A launch that moves less than this finishes within HBM latency plus launch overhead (1 MiB is
 # a quarter of a microsecond of bandwidth): the width of its accesses does not change its time.
@@ -114,7 +33,7 @@ def latency_bound(ctx: TriageContext, kernel: str) -> bool:
     """Every analysed launch of the kernel moves under LATENCY_BOUND_BYTES (a final reduction of
     a few hundred partials, a scalar fix-up)."""
     launches = [a for a in ctx.analyses if a.kernel.name == kernel]
-    return bool(launches) and all(_launch_bytes(a) < LATENCY_BOUND_BYTES for a in launches)
+    return bool(launches) and all(launch_bytes(a) < LATENCY_BOUND_BYTES for a in launches)
 
 
 def detect_access_width(ctx: TriageContext) -> list[Finding]:
@@ -130,10 +49,10 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
     last block), at low confidence."""
     found = Findings()
     verdicts: dict[tuple[str, int], list] = {}
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         if analysis is None:
             continue  # alignment depends on the arguments: only judged with real cases
-        if _launch_bytes(analysis) < LATENCY_BOUND_BYTES:
+        if launch_bytes(analysis) < LATENCY_BOUND_BYTES:
             continue  # a launch this small is all latency: wider accesses would not shorten it
         total = sum(access_bytes(report, a) for a in report.accesses) or 1
         interleaved = interleaved_groups(report)
@@ -299,8 +218,8 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
     bulk access is strided (then the width is the stride's doing: nv.strided-inner-axis), nor for
     a dot inside a loop (each program's work is the whole loop)."""
     found = Findings()
-    sm_count = _device(ctx, "sm_count", 132)
-    for name, report, analysis in _reports(ctx):
+    sm_count = device(ctx, "sm_count", 132)
+    for name, report, analysis in reports(ctx):
         if analysis is None or not report.accesses:
             continue
         threads = THREADS_PER_WARP * report.num_warps
@@ -328,12 +247,12 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
             dot = report.dots[0]
             m = dot.a_shape[-2] if len(dot.a_shape) >= 2 else 0
             n = dot.b_shape[-1] if dot.b_shape else 0
-            if m and n and m * n <= 32 * 32 and programs > 2 * sm_count and _program_flops(report) < 2 * 64 ** 3:
+            if m and n and m * n <= 32 * 32 and programs > 2 * sm_count and program_flops(report) < 2 * 64 ** 3:
                 detail = f"{programs} programs each compute a {m}x{n} output tile"
                 found.add(ctx, "nv.tiny-block", name, dot.line, "too little work per program", 0.7,
                           [source_evidence(ctx, dot.line, detail)], analysis=analysis)
         for access in tiles:
-            if _runtime_loops(report, access.loops) or access.dot_operand or access.from_dot:
+            if runtime_loops(report, access.loops) or access.dot_operand or access.from_dot:
                 continue
             bytes_per_thread = access.numel * access.elem_bits / 8 / threads
             if bytes_per_thread > 256 and access.numel >= 4096:
@@ -346,39 +265,11 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
 
 # ------------------------------------------------------------------------------ registers, dots
 
-@dataclass
-class RegisterEstimate:
-    total: float
-    accumulators: float
-    operands: float
-    tile: float
-    line: Optional[int]
-
-
-def register_estimate(report: KernelReport) -> RegisterEstimate:
-    """Registers per thread live at once: accumulators, mma.sync operands held in registers, and
-    twice the largest element-wise tile (a value and what is computed from it)."""
-    threads = THREADS_PER_WARP * report.num_warps
-    tiles = {(t.line, t.shape, t.what): t for t in report.tiles}.values()
-    acc_regs = sum(math.prod(t.shape) * t.bits / 32 / threads for t in tiles if t.what == "acc")
-    operand_regs = 0.0
-    for dot in report.dots:
-        if _dot_version(dot, report.num_warps) == 2:
-            operand_regs += (math.prod(dot.a_shape) * dot.a_bits + math.prod(dot.b_shape) * dot.b_bits) / 32 / threads
-    operand_lines = {a.line for a in report.accesses if a.dot_operand}
-    acc_shapes = {t.shape for t in tiles if t.what == "acc"}
-    elementwise = [t for t in tiles if t.what in ("load", "zeros") and t.line not in operand_lines
-                   and t.shape not in acc_shapes]
-    tile_regs = max((math.prod(t.shape) * t.bits / 32 / threads for t in elementwise), default=0.0)
-    line = next((t.line for t in tiles if t.what == "acc"), None) or \
-        (max(elementwise, key=lambda t: math.prod(t.shape)).line if elementwise else None)
-    return RegisterEstimate(acc_regs + operand_regs + 2 * tile_regs, acc_regs, operand_regs, tile_regs, line)
-
 
 def detect_register_pressure(ctx: TriageContext) -> list[Finding]:
     """nv.register-spill: estimated live registers per thread past the 255 a thread may have."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         if analysis is None:
             continue
         estimate = register_estimate(report)
@@ -390,23 +281,6 @@ def detect_register_pressure(ctx: TriageContext) -> list[Finding]:
                       0.75 if estimate.total > 320 else 0.6, [source_evidence(ctx, estimate.line, detail)],
                       analysis=analysis)
     return found.list()
-
-
-def _dot_version(dot: Any, num_warps: int) -> int:
-    """Mirror of supportMMA (lib/Analysis/Utility.cpp): 3 = wgmma, 2 = mma.sync, 0 = FMA."""
-    if dot.input_precision == "ieee" and dot.a_bits == 32:
-        return 0
-    if dot.a_bits == 64:
-        return 2
-    if len(dot.a_shape) != 2 or len(dot.b_shape) != 2:
-        return 2
-    m, k = dot.a_shape
-    n = dot.b_shape[-1]
-    if k < 256 // max(dot.a_bits, 1):
-        return 2 if k >= 16 // max(dot.a_bits // 8, 1) else 0
-    if num_warps % 4 != 0 or m % 64 != 0 or n % 16 != 0:
-        return 2
-    return 3
 
 
 def masked_rows(analysis: Optional[LaunchAnalysis], dot: Any) -> Optional[int]:
@@ -431,13 +305,13 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
     """nv.mma-v2-on-hopper (wgmma conditions not met) and nv.no-tensor-core (ieee fp32 dots, or
     matrix products written as broadcast-multiply + sum / outer products in a loop)."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         num_warps = report.num_warps
         for dot in report.dots:
             if not dot.a_shape or not dot.b_shape:
                 continue
-            version = _dot_version(dot, num_warps)
+            version = dot_version(dot, num_warps)
             if version == 0 and dot.input_precision == "ieee":
                 detail = "fp32 tl.dot with input_precision='ieee' (or allow_tf32=False) runs on CUDA cores (FMA)"
                 found.add(ctx, "nv.no-tensor-core", name, dot.line, "matrix product on CUDA cores", 0.85,
@@ -475,7 +349,7 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                           [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
             programs = analysis.launch.programs if analysis else 0
             if reduction.shared_matvec and min(reduction.in_shape) >= 16 and \
-                    programs // MMA_MIN_ROWS >= _device(ctx, "sm_count", 132) // 2:
+                    programs // MMA_MIN_ROWS >= device(ctx, "sm_count", 132) // 2:
                 detail = (f"tl.sum over axis {reduction.axis} of a {list(reduction.in_shape)} matrix, the same for all "
                           f"{programs} programs, times each program's own vector: together a matrix product done as "
                           f"GEMVs on CUDA cores; {MMA_MIN_ROWS} or more vectors per program make it a tl.dot")
@@ -483,7 +357,7 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                           [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
         if not report.dots:
             for outer in report.outer_products:
-                if _runtime_loops(report, outer.loops) and len(outer.shape) == 2 and min(outer.shape) >= 16:
+                if runtime_loops(report, outer.loops) and len(outer.shape) == 2 and min(outer.shape) >= 16:
                     detail = (f"rank-1 updates {list(outer.shape)} accumulated in a loop: a matmul on CUDA cores "
                               "(one K step per iteration)")
                     found.add(ctx, "nv.no-tensor-core", name, outer.line, "matrix product on CUDA cores", 0.8,
@@ -504,14 +378,14 @@ def _smem_bytes(report: KernelReport, num_stages: int) -> int:
         if access.op != "load" or not access.dot_operand:
             continue
         tile = access.numel * access.elem_bits // 8
-        total += tile * (max(num_stages, 1) if _runtime_loops(report, access.loops) else 1)
+        total += tile * (max(num_stages, 1) if runtime_loops(report, access.loops) else 1)
     return total
 
 
 def detect_pipelining(ctx: TriageContext) -> list[Finding]:
     """nv.unpipelined-loop: a loop feeding tl.dot that the software pipeliner will not touch."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         stages = analysis.launch.num_stages if analysis else _static_option(ctx, name, "num_stages", 3)
         case = analysis.case if analysis else None
         for loop in report.loops.values():
@@ -549,9 +423,9 @@ def _static_option(ctx: TriageContext, kernel: str, option: str, default: Any) -
 def shared_memory_limit(ctx: TriageContext, report: KernelReport, stages: int, programs: int) -> Optional[tuple[str, float]]:
     """(why, confidence) when pipelined dot-operand buffers exceed what a block may use, or
     leave fewer than 8 warps resident per SM on a grid that fills every SM; else None."""
-    per_block = _device(ctx, "shared_memory_per_block", 232448)
-    per_sm = _device(ctx, "shared_memory_per_sm", 233472)
-    reserved = _device(ctx, "shared_memory_reserved_per_block", 1024)
+    per_block = device(ctx, "shared_memory_per_block", 232448)
+    per_sm = device(ctx, "shared_memory_per_sm", 233472)
+    reserved = device(ctx, "shared_memory_reserved_per_block", 1024)
     smem = _smem_bytes(report, stages)
     if not smem or not report.dots:
         return None
@@ -561,7 +435,7 @@ def shared_memory_limit(ctx: TriageContext, report: KernelReport, stages: int, p
                 f"shared memory; a block may use {per_block}: the launch fails (out of resources)"), 0.9
     resident = per_sm // (smem + reserved)
     warps = resident * report.num_warps
-    fills = programs >= resident * _device(ctx, "sm_count", 132)
+    fills = programs >= resident * device(ctx, "sm_count", 132)
     if warps < 8 and fills:
         return (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
                 f"of {report.num_warps} warps per SM: {warps} warps to hide latency"), 0.6
@@ -582,7 +456,7 @@ REGISTER_OVERHEAD = 48
 
 
 def _registers_allow(ctx: TriageContext, report: KernelReport, programs: int) -> bool:
-    registers = _device(ctx, "registers_per_sm", 65536)
+    registers = device(ctx, "registers_per_sm", 65536)
     threads = THREADS_PER_WARP * report.num_warps
     return (register_estimate(report).total + REGISTER_OVERHEAD) * threads * programs <= registers
 
@@ -591,7 +465,7 @@ def detect_shared_memory(ctx: TriageContext) -> list[Finding]:
     """nv.smem-limits-occupancy: pipelined operand buffers that exceed a block's shared memory or
     leave too few warps resident per SM."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         if analysis is None:
             continue
         limit = shared_memory_limit(ctx, report, analysis.launch.num_stages, analysis.launch.programs)
@@ -611,12 +485,12 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
     or more) broadcast against a tile loaded in the same loop, which is converted to a slice of
     the tile's layout through shared memory every iteration."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         for op in report.layout_ops:
-            in_loop = bool(_runtime_loops(report, op.loops))
+            in_loop = bool(runtime_loops(report, op.loops))
             if op.op == "broadcast":
-                loops = _runtime_loops(report, op.loops)
+                loops = runtime_loops(report, op.loops)
                 tiles = [a for a in report.accesses if a.op == "load" and len(a.shape) == 2 and not a.dot_operand
                          and loops and loops[-1] in a.loops and a.shape[op.axis] == op.vector.shape[0]]
                 if tiles and _slice_conversion_crosses_warps(op.vector, tiles[0], op.axis, report.num_warps):
@@ -659,10 +533,10 @@ def detect_loop_reductions(ctx: TriageContext) -> list[Finding]:
     the same loop consumes (an attention row max feeding P @ V, a scan's chunk carry) is needed
     every iteration: no formulation reduces it once."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         for reduction in report.reductions:
-            loops = _runtime_loops(report, reduction.loops)
+            loops = runtime_loops(report, reduction.loops)
             if not loops or not reduction.cross_warp or reduction.outer_product or reduction.op in SCANS \
                     or reduction.used_in_loop:
                 continue
@@ -685,9 +559,9 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
     again does not fit in half the L2 (the other operand streams through it too, and an H100/H200
     L2 is two partitions); when it fits, grouping saves no HBM traffic."""
     found = Findings()
-    sm_count = _device(ctx, "sm_count", 132)
-    for name, report, analysis in _reports(ctx):
-        looped_dots = [d for d in report.dots if _runtime_loops(report, d.loops)]
+    sm_count = device(ctx, "sm_count", 132)
+    for name, report, analysis in reports(ctx):
+        looped_dots = [d for d in report.dots if runtime_loops(report, d.loops)]
         if not looped_dots or report.pid_clamped:
             continue
         stores = [a for a in report.accesses if a.op in ("store", "atomic") and a.shape and len(a.shape) == 2]
@@ -708,7 +582,7 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
             if programs <= sm_count or (tiles_m is not None and (tiles_m < 4 or tiles_n < 4)):
                 continue
             restreamed = _restreamed_operand(analysis, dot)
-            l2 = _device(ctx, "l2_bytes", L2_BYTES)
+            l2 = device(ctx, "l2_bytes", L2_BYTES)
             if restreamed is not None and restreamed[1] <= l2 / 2:
                 continue  # the operand every wave walks again stays in L2: grouping saves nothing
             walk = ("2-D grid: program_id(0) and program_id(1) pick the tile"
@@ -745,15 +619,6 @@ def _restreamed_operand(analysis: LaunchAnalysis, dot: Any) -> Optional[tuple[st
     return "B", k * n * dot.b_bits // 8
 
 
-def _launch_bytes(analysis: LaunchAnalysis) -> int:
-    return sum(a.numel * a.elem_size for a in analysis.launch.tensors().values())
-
-
-def _program_flops(report: KernelReport) -> float:
-    """Multiply-adds x 2 of one program's tl.dot calls, over every trip of their loops."""
-    return sum(2 * math.prod(d.a_shape) * d.b_shape[-1] * _trips(report, d.loops) for d in report.dots if d.b_shape)
-
-
 def detect_grid_size(ctx: TriageContext) -> list[Finding]:
     """nv.small-grid: launches with fewer programs than SMs doing work that matters.
 
@@ -761,7 +626,7 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
     of small-grid launches (a kernel per sample, per expert) leaves most SMs idle for all of them,
     whether or not the loop is also launch-bound."""
     found = Findings()
-    sm_count = _device(ctx, "sm_count", 132)
+    sm_count = device(ctx, "sm_count", 132)
     walked: dict[tuple[int, str], list[LaunchAnalysis]] = defaultdict(list)
     for analysis in ctx.analyses:
         walked[(analysis.case_index, analysis.kernel.name)].append(analysis)
@@ -780,7 +645,7 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
             for launch in launches:
                 analysis = walks.get(launch.group, same_variant[0])
                 moved += sum(a.numel * a.elem_size for a in launch.tensors().values())
-                flops += _program_flops(analysis.report) * launch.programs
+                flops += program_flops(analysis.report) * launch.programs
             if moved < (16 << 20) and flops < 1e9 and not any(
                     idle_dot_seconds(walks.get(launch.group, same_variant[0]).report, launch.programs, sm_count)
                     >= IDLE_SECONDS for launch in launches):
@@ -795,25 +660,8 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
-def idle_dot_seconds(report: KernelReport, programs: int, sm_count: int) -> float:
-    """A lower bound on the time a small grid of dot programs loses to idle SMs: the launch lasts
-    at least one program's tensor-core work at one SM's share of the peak, and the SMs without a
-    program contribute nothing meanwhile. Small GEMMs (a projection head, a batch of 64) have too
-    few FLOPs in total to matter by the 1 GFLOP rule, yet a long K loop on a few SMs does."""
-    if programs >= sm_count:
-        return 0.0
-    serial = _program_flops(report) / (PEAK_FLOPS / sm_count)
-    return serial * (1 - programs / sm_count)
-
-
-# Idle-SM time from which a small grid is worth a finding: half a launch's overhead, since the
-# bound above assumes each program runs at its SM's full tensor-core peak.
-IDLE_SECONDS = 2e-6
-
-# What one launch costs the host (Triton's launcher plus the driver), and the H200 peaks the work
-# is timed against: dense fp16 tensor-core math, HBM bandwidth.
+# What one launch costs the host (Triton's launcher plus the driver).
 LAUNCH_SECONDS = 4e-6
-PEAK_FLOPS = 700e12
 
 
 def _forward_seconds(ctx: TriageContext, trace: Any, launches: list) -> float:
@@ -824,7 +672,7 @@ def _forward_seconds(ctx: TriageContext, trace: Any, launches: list) -> float:
     for launch in launches:
         moved = sum(a.numel * a.elem_size for a in launch.tensors().values())
         report = reports.get((trace.index, launch.index))
-        flops = _program_flops(report) * launch.programs if report is not None else 0.0
+        flops = program_flops(report) * launch.programs if report is not None else 0.0
         seconds += max(moved / HBM_BYTES_PER_SECOND, flops / PEAK_FLOPS)
     return seconds + sum(2 * op.numel * 4 / HBM_BYTES_PER_SECOND for op in trace.torch_ops)
 
@@ -872,10 +720,10 @@ def detect_launch_count(ctx: TriageContext) -> list[Finding]:
 # Updates per address (over one launch) from which atomics through data-dependent addresses
 # serialise: a split-K reduction adds a handful per output, a histogram thousands per bin.
 CONTENDED_UPDATES_PER_ADDRESS = 64
-# Atomics on one address serialise in L2 at roughly one per nanosecond; HBM streams ~4 bytes per
-# picosecond. Same-address atomics matter once their serial time is a real share of the launch's.
+# Atomics on one address serialise in L2 at roughly one per nanosecond, while HBM streams
+# HBM_BYTES_PER_SECOND. Same-address atomics matter once their serial time is a real share of
+# the launch's.
 SECONDS_PER_SERIAL_ATOMIC = 1e-9
-HBM_BYTES_PER_SECOND = 4.0e12
 
 
 def detect_atomics(ctx: TriageContext) -> list[Finding]:
@@ -883,12 +731,12 @@ def detect_atomics(ctx: TriageContext) -> list[Finding]:
     atomics through data-dependent addresses (histograms, scatter-adds) whose launch issues many
     updates per address of the target: the target's size bounds the distinct addresses."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         programs = analysis.launch.programs if analysis else None
         for atomic in report.atomics:
             sem = atomic.sem or "acq_rel (default)"
-            loops = _runtime_loops(report, atomic.loops)
+            loops = runtime_loops(report, atomic.loops)
             if loops:
                 detail = f"tl.{atomic.op} (sem={sem}) inside a loop: one serialised read-modify-write per iteration"
                 found.add(ctx, "nv.atomic-contention", name, atomic.line, "contended atomics", 0.75,
@@ -910,7 +758,7 @@ def detect_atomics(ctx: TriageContext) -> list[Finding]:
                 detail = f"tl.{atomic.op} (sem={sem}) to an address that does not depend on the program id: {many} serialise on it"
                 if analysis is not None:
                     serial = programs * SECONDS_PER_SERIAL_ATOMIC
-                    streaming = _launch_bytes(analysis) / HBM_BYTES_PER_SECOND
+                    streaming = launch_bytes(analysis) / HBM_BYTES_PER_SECOND
                     if serial < MIN_ACCESS_SHARE * streaming:
                         continue  # a few updates per program against a long stream: no measurable wait
                     detail += f" (about {serial * 1e6:.1f} us serialised against {streaming * 1e6:.1f} us of streaming)"
@@ -968,7 +816,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
             if report is None:
                 continue
             tensors = launch.tensors()
-            epilogue_like = not any(_runtime_loops(report, d.loops) for d in report.dots)
+            epilogue_like = not any(runtime_loops(report, d.loops) for d in report.dots)
             for param in (_read_params(report) if epilogue_like else ()):
                 arg = tensors.get(param)
                 if arg is None or arg.storage not in written:
@@ -1023,7 +871,7 @@ def detect_redundant_traffic(ctx: TriageContext) -> list[Finding]:
     when the data would fit on chip (or in three or more passes, where an online algorithm
     needs two), or the same tensor read again by a later kernel of the forward."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         by_base: dict[str, list] = defaultdict(list)
         for access in report.accesses:
@@ -1068,7 +916,7 @@ def _reread_across_kernels(ctx: TriageContext, found: Findings) -> None:
         for launch, analysis in launches:
             report = analysis.report
             tensors = launch.tensors()
-            memory_bound = not any(_runtime_loops(report, d.loops) for d in report.dots)
+            memory_bound = not any(runtime_loops(report, d.loops) for d in report.dots)
             for param in _read_params(report):
                 arg = tensors.get(param)
                 if arg is None or arg.storage is None:
@@ -1106,7 +954,7 @@ def _overlaps(a: Any, b: Any) -> bool:
 
 
 def _program_extent(report: KernelReport, access: Any) -> int:
-    return access.numel * _trips(report, access.loops)
+    return access.numel * trips(report, access.loops)
 
 
 # ------------------------------------------------------------------------------ configuration
@@ -1167,7 +1015,7 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
 
 
 def _looped_dot(report: KernelReport) -> Any:
-    return next((d for d in report.dots if _runtime_loops(report, d.loops) and len(d.a_shape) >= 2 and d.b_shape),
+    return next((d for d in report.dots if runtime_loops(report, d.loops) and len(d.a_shape) >= 2 and d.b_shape),
                 None)
 
 
@@ -1176,7 +1024,7 @@ def _gemm_dims(analysis: LaunchAnalysis) -> tuple[Optional[int], Optional[int], 
     K loop's trip count times BLOCK_K; None where the source does not say."""
     report = analysis.report
     dot = _looped_dot(report)
-    k = _trips(report, _runtime_loops(report, dot.loops)) * dot.a_shape[-1]
+    k = trips(report, runtime_loops(report, dot.loops)) * dot.a_shape[-1]
     m = n = None
     store = next((a for a in report.accesses if a.op in ("store", "atomic") and a.from_dot and a.base), None)
     out = analysis.launch.tensors().get(store.base) if store is not None else None
@@ -1229,7 +1077,7 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
     m, n, _ = dims
     rows = masked_rows(analysis, dot)
     m = rows if rows is not None and (m is None or rows < m) else m
-    sm_count = _device(ctx, "sm_count", 132)
+    sm_count = device(ctx, "sm_count", 132)
     reasons = []
     if m and block_m >= 2 * max(m, 16):
         reasons.append(f"BLOCK_M={block_m} for M={m} pads most of every tile")
@@ -1240,7 +1088,7 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
                        "with twice the reuse per loaded byte")
     programs = analysis.launch.programs
     if programs < sm_count and not _launched_in_loop(ctx, analysis) and \
-            (_program_flops(report) * programs >= 1e9 or idle_dot_seconds(report, programs, sm_count) >= IDLE_SECONDS):
+            (program_flops(report) * programs >= 1e9 or idle_dot_seconds(report, programs, sm_count) >= IDLE_SECONDS):
         reasons.append(f"{block_m}x{block_n} tiles give {programs} programs for {sm_count} SMs on this shape: "
                        "smaller tiles or split-K would fill the GPU")
     if register_estimate(report).total > 255:
@@ -1250,7 +1098,7 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
         reasons.append(limit[0])
     if analysis.launch.num_stages <= 1:
         reasons.append("num_stages=1 leaves the K loop unpipelined")
-    if _dot_version(dot, report.num_warps) == 2 and len(dot.a_shape) == 2 and dot.a_bits <= 16 and \
+    if dot_version(dot, report.num_warps) == 2 and len(dot.a_shape) == 2 and dot.a_bits <= 16 and \
             (report.num_warps % 4 or (block_m % 64 and (m is None or m >= 64))):
         reasons.append(f"BLOCK_M={block_m}, num_warps={report.num_warps} lower to mma.sync instead of wgmma")
     return reasons
@@ -1277,7 +1125,7 @@ def hot_divmods(report: KernelReport) -> list:
         if not divmod_.per_element or is_power_of_two(divmod_.divisor_const):
             continue
         size = math.prod(divmod_.shape) if divmod_.shape else 1
-        if _runtime_loops(report, divmod_.loops) or size * 4 >= bulk:
+        if runtime_loops(report, divmod_.loops) or size * 4 >= bulk:
             hot.append(divmod_)
     return hot
 
@@ -1307,7 +1155,7 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
     on the bulk of the elements or in a loop) and nv.int64-index (64-bit per-element index math where 32 bits provably suffice, or 32-bit
     offsets into tensors past 2**31 elements)."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         for divmod_ in hot_divmods(report):
             what = "a runtime value" if divmod_.divisor_const is None else f"{divmod_.divisor_const} (not a power of two)"
