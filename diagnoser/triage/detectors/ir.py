@@ -163,7 +163,7 @@ def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
     """nv.mma-v2-on-hopper (mma.sync on sm_90) and nv.no-tensor-core (a dot lowered to FMA)."""
-    from .source import rows_below_wgmma
+    from .source.matmul import rows_below_wgmma
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "dot_lowering"):
