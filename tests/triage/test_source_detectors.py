@@ -166,10 +166,10 @@ def test_do_not_specialize_on_the_mask_bound_narrows_accesses_through_the_mask(t
 
 
 def test_a_narrow_access_with_a_tiny_share_of_the_bytes_is_not_reported(tmp_path, monkeypatch):
-    from diagnoser.triage.detectors import source
+    from diagnoser.triage.detectors.source import access
 
     assert "nv.scalar-access" not in found(tmp_path, "row_moments")
-    monkeypatch.setattr(source, "MIN_ACCESS_SHARE", 0.0)
+    monkeypatch.setattr(access, "MIN_ACCESS_SHARE", 0.0)
     assert "nv.scalar-access" in found(tmp_path, "row_moments")
 
 

@@ -11,7 +11,7 @@ from diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .common import Findings, source_evidence
-from .source import MIN_ACCESS_SHARE, _reports, _runtime_loops, access_bytes
+from .source.measures import MIN_ACCESS_SHARE, access_bytes, reports, runtime_loops
 
 
 def _device(ctx: TriageContext, key: str, default: Any) -> Any:
@@ -51,7 +51,7 @@ def detect_npu_ub(ctx: TriageContext) -> list[Finding]:
     found = Findings()
     ub = _device(ctx, "unified_buffer_bytes", 196608)
     factor = _device(ctx, "multibuffer_factor", 2)
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         need = _on_chip_bytes(report) * factor
         if need > ub and report.tiles:
             tile = max(report.tiles, key=lambda t: math.prod(t.shape))
@@ -68,7 +68,7 @@ def detect_npu_alignment(ctx: TriageContext) -> list[Finding]:
     memory that is not 32-byte aligned (a [T, 60] fp32 tile padded to a 64-wide block still
     copies 240-byte rows)."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         vector_need = _device(ctx, "vector_tail_alignment_bytes", 32)
         need = _device(ctx, "cube_tail_alignment_bytes", 512) if report.dots else vector_need
         for access in report.accesses:
@@ -98,7 +98,7 @@ def detect_npu_int64(ctx: TriageContext) -> list[Finding]:
     folded into the pointer by the structured-pointer analysis, and masks over them into the
     copy's bounds."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         for op in report.int64_ops:
             if op.per_element and op.on_data:
                 detail = f"int64 vector arithmetic (`{op.text}`) is expanded to scalar code on the vector unit"
@@ -128,7 +128,7 @@ def detect_npu_discrete(ctx: TriageContext) -> list[Finding]:
     """npu.discrete-access: gathers through loaded indices, strided last axes and non-affine
     (// and %) address math become scalar loops (TritonToUnstructure)."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
         for access in report.accesses:
             why = discrete_reason(report, access)
@@ -146,7 +146,7 @@ def detect_npu_masked_fill(ctx: TriageContext) -> list[Finding]:
     Not for a load carrying a negligible share of the program's bytes (a handful of ids, a
     per-row scalar): its fill costs nothing measurable."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         total = sum(access_bytes(report, a) for a in report.accesses) or 1
         for access in report.accesses:
             if access.op == "load" and access.masked and access.care_padding is not False \
@@ -162,7 +162,7 @@ def detect_npu_where(ctx: TriageContext) -> list[Finding]:
     """npu.where-condition-dtype: tl.where on an integer comparison (int32/int64 compare has no
     vector instruction on A2/A3)."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         for where in report.wheres:
             if where.cond_from_int_compare and where.shape:
                 detail = "tl.where condition is an integer comparison: compare in fp32 to keep it vectorised"
@@ -175,9 +175,9 @@ def detect_npu_single_pass(ctx: TriageContext) -> list[Finding]:
     """npu.no-multibuffer-overlap: one untiled pass per program (load, compute, store once)
     leaves nothing for double buffering to overlap."""
     found = Findings()
-    for name, report, analysis in _reports(ctx):
+    for name, report, analysis in reports(ctx):
         loads = [a for a in report.accesses if a.op == "load" and a.shape]
-        if not loads or any(_runtime_loops(report, a.loops) for a in loads):
+        if not loads or any(runtime_loops(report, a.loops) for a in loads):
             continue
         biggest = max(loads, key=lambda a: a.numel)
         size = sum(a.numel * max(a.elem_bits // 8, 1) for a in loads)

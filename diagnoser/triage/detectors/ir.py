@@ -79,7 +79,7 @@ def _no_vector_to_gain(ctx: TriageContext, kernel: str, line: int | None) -> boo
     """The source walk knows the accesses on this line and none would gain from being wider: strided
     (nv.strided-inner-axis), a gather or broadcast, too small a share of the bytes, or in a
     kernel whose every launch is too small for access width to matter."""
-    from .source import latency_bound, worth_vectorising
+    from .source.access import latency_bound, worth_vectorising
 
     if latency_bound(ctx, kernel):
         return True
@@ -93,7 +93,7 @@ def detect_ir_access(ctx: TriageContext) -> list[Finding]:
     although each thread holds enough elements for a wider vector (one element per thread is
     nv.tiny-block), on an access the source walk does not show to have no vector to gain, nor
     to be masked in some case against a size that is not a multiple of the vector."""
-    from .source import genuine_tail
+    from .source.access import genuine_tail
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "global_access"):
@@ -163,7 +163,7 @@ def detect_ir_layout(ctx: TriageContext) -> list[Finding]:
 
 def detect_ir_dot(ctx: TriageContext) -> list[Finding]:
     """nv.mma-v2-on-hopper (mma.sync on sm_90) and nv.no-tensor-core (a dot lowered to FMA)."""
-    from .source import rows_below_wgmma
+    from .source.matmul import rows_below_wgmma
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "dot_lowering"):
@@ -252,7 +252,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
     tile's row indices, computed once per program), and 64-bit arithmetic only on lines where the
     author's own index expressions are 64-bit (not what the compiler generates to lower block
     pointers or tensor descriptors)."""
-    from .source import hot_divmods, index_int64_ops
+    from .source.access import hot_divmods, index_int64_ops
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "divrem_in_loop"):
