@@ -1,36 +1,23 @@
-"""Walk a Triton kernel's Python source the way the compiler will see it, for one launch.
-
-The walk evaluates every expression in two domains at once:
-- abstract: the AxisInfo lattice (what the compiler can *prove* about index tensors), shapes,
-  element widths and dependency tags (program id, loaded values, loop variables);
-- concrete: the actual integer values for one sampled program id (what is *true* for this case),
-  computed with numpy for index math only; anything that depends on loaded data is unknown.
-
-It records the kernel's memory accesses, dots, reductions, atomics, integer division, 64-bit
-index math, layout-changing ops and loops, each with its source line. Source detectors read this
-report; fixes compare the abstract and concrete views to know which hints are true.
-"""
+"""`KernelWalker` evaluates one kernel for one launch configuration and one sampled program id;
+`walk_kernel` runs it for a few sampled program ids and merges what they say."""
 from __future__ import annotations
 
 import ast
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Optional
 
 import numpy as np
 
-from . import axisinfo as ax
-from .axisinfo import AxisInfo
-from .source import Kernel, SourceModule
+from .. import axisinfo as ax
+from ..axisinfo import AxisInfo
+from ..source import Kernel, SourceModule
+from .numeric import axis_strides, np_binary, true_vector
+from .report import (Access, Atomic, DivMod, Dot, Int64Op, KernelReport, LayoutOp, Loop, OuterProduct,
+                     Reduction, Tile, Where)
+from .values import (DTYPE_BITS, FLOAT_DTYPES, UNKNOWN, Binding, V, broadcast_shape, dims_for, dtype_name,
+                     dtype_of, info_for, join_values, merge_dims, python_value, unknown_from)
 
-DTYPE_BITS = {
-    "float16": 16, "fp16": 16, "half": 16, "bfloat16": 16, "bf16": 16, "float32": 32, "fp32": 32,
-    "float": 32, "float64": 64, "fp64": 64, "double": 64, "float8e4nv": 8, "float8e5": 8,
-    "float8_e4m3fn": 8, "float8_e5m2": 8, "int8": 8, "int16": 16, "int32": 32, "int64": 64,
-    "uint8": 8, "uint16": 16, "uint32": 32, "uint64": 64, "int1": 1, "bool": 1,
-}
-FLOAT_DTYPES = {"float16", "fp16", "half", "bfloat16", "bf16", "float32", "fp32", "float",
-                "float64", "fp64", "double", "float8e4nv", "float8e5", "float8_e4m3fn", "float8_e5m2"}
 REDUCTIONS = {"sum", "max", "min", "argmax", "argmin", "reduce", "xor_sum"}
 SCANS = {"cumsum", "cumprod", "associative_scan"}
 ATOMICS = {"atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
@@ -40,224 +27,6 @@ ELEMENTWISE = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs
                "tanh", "math", "log1p", "expm1", "cast"}
 
 
-@dataclass
-class Binding:
-    """What one kernel argument is for this launch."""
-
-    kind: str                       # ptr | int | float | constexpr | none
-    value: Any = None               # python value for ints/floats/constexprs
-    dtype: str = "fp32"             # pointee dtype for pointers
-    aligned: bool = True            # pointer is 16-byte aligned
-
-
-@dataclass
-class V:
-    kind: str                                   # int float bool ptr dtype tuple none blockptr str unknown
-    shape: tuple[int, ...] = ()
-    info: Optional[AxisInfo] = None
-    bits: int = 32
-    conc: Any = None
-    py: Any = None
-    deps: frozenset = frozenset()
-    base: Optional[str] = None
-    origins: frozenset = frozenset()
-    items: tuple = ()
-    op: str = ""                                # the op that produced this value (not inherited)
-    dims: tuple = ()                            # per dim, the constexpr params sizing it (tl.arange ends)
-    strides: tuple = ()                         # block pointers: element stride per dim (None: unknown)
-    order: tuple = ()                           # block pointers: dims from fastest to slowest
-
-    @property
-    def rank(self) -> int:
-        return len(self.shape)
-
-    @property
-    def is_tensor(self) -> bool:
-        return bool(self.shape)
-
-
-UNKNOWN = V("unknown")
-
-
-@dataclass
-class Access:
-    """One tl.load / tl.store / atomic."""
-
-    node_id: int
-    line: int
-    op: str                         # load | store | atomic
-    base: Optional[str]
-    shape: tuple[int, ...]
-    elem_bits: int
-    masked: bool
-    has_other: bool
-    loops: tuple[int, ...]
-    info: AxisInfo
-    width: ax.AccessWidth
-    deps: frozenset
-    block_ptr: bool = False
-    true_vec: Optional[int] = None  # widest vector the real addresses allow (elements)
-    true_strides: Optional[tuple[Optional[int], ...]] = None  # element stride along each dim
-    care_padding: Optional[bool] = None
-    dot_operand: bool = False
-    sample_offsets: Any = None      # concrete element offsets for the first sampled program
-    from_dot: bool = False          # a store of a value computed by tl.dot (an accumulator tile)
-    mask_constancy: Optional[int] = None  # the mask's constancy along the access's fastest dim
-    end_line: Optional[int] = None  # last line of the call (the compiler may cite any line of it)
-    block_order: Optional[tuple[int, ...]] = None  # block pointers: their `order` (fastest dim first)
-    dims: tuple = ()                # per dim, the tile constexprs sizing it (see V.dims)
-
-    @property
-    def in_loop(self) -> bool:
-        return bool(self.loops)
-
-    @property
-    def numel(self) -> int:
-        return math.prod(self.shape) if self.shape else 1
-
-
-@dataclass
-class Dot:
-    node_id: int
-    line: int
-    a_shape: tuple[int, ...]
-    b_shape: tuple[int, ...]
-    a_bits: int
-    b_bits: int
-    input_precision: Optional[str]
-    loops: tuple[int, ...]
-    operand_origins: frozenset
-    a_origins: frozenset = frozenset()  # loads the A operand comes from
-    m_params: frozenset = frozenset()   # constexprs sizing M, N, K (from the operands' tl.arange ends)
-    n_params: frozenset = frozenset()
-    k_params: frozenset = frozenset()
-
-
-@dataclass
-class Reduction:
-    node_id: int
-    line: int
-    op: str
-    axis: Optional[int]
-    in_shape: tuple[int, ...]
-    loops: tuple[int, ...]
-    cross_warp: bool
-    from_dot: bool = False
-    outer_product: bool = False     # reduces a broadcast product: a matmul done on CUDA cores
-    used_in_loop: bool = False      # its value reaches a store, dot or atomic inside its own loop
-    pairwise: bool = False          # reduces f(a[:, None, :], b[None, :, :]) over the shared axis
-    shared_matvec: bool = False     # sums W * v[None, :] with W the same for every program: a GEMV per program
-
-
-@dataclass
-class Atomic:
-    node_id: int
-    line: int
-    op: str
-    sem: Optional[str]
-    loops: tuple[int, ...]
-    program_varying: bool           # address depends on program id
-    distinct_addresses: Optional[int]  # distinct addresses per program (concrete)
-    shape: tuple[int, ...]
-    indirect: bool = False          # address depends on loaded values (a histogram, a scatter-add)
-    base: Optional[str] = None      # the pointer argument it updates
-
-
-@dataclass
-class DivMod:
-    node_id: int
-    line: int
-    op: str                         # // or %
-    per_element: bool
-    loops: tuple[int, ...]
-    divisor_const: Optional[int]
-    shape: tuple[int, ...] = ()
-
-
-@dataclass
-class Int64Op:
-    node_id: int
-    line: int
-    per_element: bool
-    loops: tuple[int, ...]
-    text: str
-    kind: str = "arith"             # arith | cast | compare
-    on_data: bool = False           # computed from loaded values (not only program ids and aranges)
-    feeds_address: bool = False     # reaches a pointer offset: index math, not data math
-
-
-@dataclass
-class LayoutOp:
-    node_id: int
-    line: int
-    op: str                         # trans | permute | reshape | view | broadcast (a loaded vector expanded)
-    loops: tuple[int, ...]
-    origins: frozenset
-    feeds_dot: bool = False
-    feeds_store: bool = False
-    feeds_other: bool = False
-    vector: Optional["Access"] = None  # broadcast: the load of the vector
-    axis: Optional[int] = None         # broadcast: the tile dimension the vector runs along
-
-
-@dataclass
-class Where:
-    node_id: int
-    line: int
-    cond_from_int_compare: bool
-    shape: tuple[int, ...]
-
-
-@dataclass
-class OuterProduct:
-    node_id: int
-    line: int
-    shape: tuple[int, ...]
-    loops: tuple[int, ...]
-
-
-@dataclass
-class Loop:
-    loop_id: int
-    line: int
-    kind: str                       # range | tl.range | static_range | while
-    num_stages: Optional[int]
-    trip_count: Optional[int]
-    depth: int
-    has_dot: bool = False
-    loads: int = 0
-    grid_stride: bool = False       # its bounds or step depend on the program id: programs share out work
-
-
-@dataclass
-class Tile:
-    line: int
-    shape: tuple[int, ...]
-    bits: int
-    what: str                       # load | acc | zeros | dot
-
-
-@dataclass
-class KernelReport:
-    kernel: str
-    num_warps: int
-    accesses: list[Access] = field(default_factory=list)
-    dots: list[Dot] = field(default_factory=list)
-    reductions: list[Reduction] = field(default_factory=list)
-    atomics: list[Atomic] = field(default_factory=list)
-    divmods: list[DivMod] = field(default_factory=list)
-    int64_ops: list[Int64Op] = field(default_factory=list)
-    layout_ops: list[LayoutOp] = field(default_factory=list)
-    wheres: list[Where] = field(default_factory=list)
-    loops: dict[int, Loop] = field(default_factory=dict)
-    tiles: list[Tile] = field(default_factory=list)
-    outer_products: list[OuterProduct] = field(default_factory=list)
-    errors: list[str] = field(default_factory=list)
-    pid_clamped: bool = False       # min/max over program-id math (grouped or persistent orderings)
-    tile_params: set[str] = field(default_factory=set)  # constexprs that size a block or a loop step
-    bounds: set[tuple[str, str]] = field(default_factory=set)  # (tile constexpr, size argument it is masked against)
-
-
 class _Return(Exception):
     def __init__(self, value: V) -> None:
         self.value = value
@@ -265,39 +34,6 @@ class _Return(Exception):
 
 class _Budget(Exception):
     pass
-
-
-def _broadcast_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
-    if not a:
-        return b
-    if not b:
-        return a
-    rank = max(len(a), len(b))
-    a = (1,) * (rank - len(a)) + a
-    b = (1,) * (rank - len(b)) + b
-    return tuple(max(x, y) if 1 in (x, y) else x for x, y in zip(a, b))
-
-
-def _info_for(v: V, shape: tuple[int, ...]) -> AxisInfo:
-    """The operand's AxisInfo after the implicit splat/expand/broadcast to `shape`."""
-    info = v.info or AxisInfo.pessimistic(max(len(v.shape), 1))
-    if not shape:
-        return info
-    if not v.shape:
-        return ax.splat(info, shape)
-    src = v.shape
-    while len(src) < len(shape):
-        info = ax.expand_dims(info, 0)
-        src = (1,) + src
-    if src != shape:
-        info = ax.broadcast(info, src, shape)
-    return info
-
-
-def dtype_name(v: V) -> Optional[str]:
-    if v.kind == "dtype":
-        return v.py
-    return None
 
 
 class KernelWalker:
@@ -356,7 +92,7 @@ class KernelWalker:
             if param is not None and param.default is not None:
                 value = _literal(param.default)
                 if value is not None:
-                    return self._python_value(value, tag)
+                    return python_value(value, tag)
             if param is not None and param.constexpr:
                 return V("unknown", deps=tag)
             return V("int", (), AxisInfo.scalar(1), 32, deps=tag)
@@ -369,7 +105,7 @@ class KernelWalker:
             info = AxisInfo.scalar(16 if binding.aligned and not unaligned else max(bits // 8, 1))
             return V("ptr", (), info, bits, conc=0, deps=tag, base=name, py=binding.dtype)
         if binding.kind == "constexpr":
-            return self._python_value(binding.value, tag)
+            return python_value(binding.value, tag)
         if binding.kind == "int":
             value = int(binding.value)
             bits = 64 if abs(value) >= 2 ** 31 else 32
@@ -381,19 +117,6 @@ class KernelWalker:
             return V("float", (), None, 32, deps=tag)
         return V("none", deps=tag)
 
-    def _python_value(self, value: Any, deps: frozenset = frozenset()) -> V:
-        if isinstance(value, bool):
-            return V("bool", (), AxisInfo.of_constant(int(value)), 1, conc=int(value), py=value, deps=deps)
-        if isinstance(value, int):
-            return V("int", (), AxisInfo.of_constant(value), 64 if abs(value) >= 2 ** 31 else 32,
-                     conc=value, py=value, deps=deps)
-        if isinstance(value, float):
-            return V("float", (), None, 32, py=value, deps=deps)
-        if isinstance(value, str):
-            return V("str", py=value, deps=deps)
-        if value is None:
-            return V("none", py=None, deps=deps)
-        return V("unknown", py=value, deps=deps)
 
     # ------------------------------------------------------------- statements
     def _tick(self) -> None:
@@ -485,7 +208,7 @@ class KernelWalker:
             old = before.get(name)
             if old is None or old is new:
                 continue
-            merged = _join_values(old, new)
+            merged = join_values(old, new)
             if not keep_concrete:
                 merged = replace(merged, conc=None)
             result[name] = merged
@@ -505,9 +228,9 @@ class KernelWalker:
             if kw.arg == "num_stages":
                 num_stages = self._eval(kw.value, env).py
         if len(args) == 1:
-            bounds = (self._python_value(0), args[0], self._python_value(1))
+            bounds = (python_value(0), args[0], python_value(1))
         elif len(args) == 2:
-            bounds = (args[0], args[1], self._python_value(1))
+            bounds = (args[0], args[1], python_value(1))
         elif len(args) >= 3:
             bounds = (args[0], args[1], args[2])
             self._note_tile_params(args[2])
@@ -556,7 +279,7 @@ class KernelWalker:
             elif a is b:
                 env[name] = a
             else:
-                merged = _join_values(a, b)
+                merged = join_values(a, b)
                 conc = concrete_branch[name].conc if concrete_branch is not None and name in concrete_branch else None
                 env[name] = replace(merged, conc=conc)
 
@@ -589,15 +312,15 @@ class KernelWalker:
             return UNKNOWN
 
     def _eval_Constant(self, node: ast.Constant, env: dict[str, V]) -> V:
-        return self._python_value(node.value)
+        return python_value(node.value)
 
     def _eval_Name(self, node: ast.Name, env: dict[str, V]) -> V:
         if node.id in env:
             return env[node.id]
         if node.id in self.module.constants:
-            return self._python_value(self.module.constants[node.id])
+            return python_value(self.module.constants[node.id])
         if node.id in ("True", "False"):
-            return self._python_value(node.id == "True")
+            return python_value(node.id == "True")
         return UNKNOWN
 
     def _eval_Tuple(self, node: ast.Tuple, env: dict[str, V]) -> V:
@@ -612,7 +335,7 @@ class KernelWalker:
         if test.py is not None and not test.is_tensor:
             return self._eval(node.body if test.py else node.orelse, env)
         a, b = self._eval(node.body, env), self._eval(node.orelse, env)
-        return _join_values(a, b)
+        return join_values(a, b)
 
     def _eval_Attribute(self, node: ast.Attribute, env: dict[str, V]) -> V:
         name = self.module.canonical(node)
@@ -625,9 +348,9 @@ class KernelWalker:
         if node.attr == "dtype":
             if base.kind == "ptr":
                 return V("dtype", py=base.py or "fp32")
-            return V("dtype", py=_dtype_of(base))
+            return V("dtype", py=dtype_of(base))
         if node.attr == "shape":
-            return self._python_value(None) if not base.shape else V("tuple", items=tuple(self._python_value(s) for s in base.shape), py=base.shape)
+            return python_value(None) if not base.shape else V("tuple", items=tuple(python_value(s) for s in base.shape), py=base.shape)
         if node.attr == "T":
             return self._layout_op("trans", base, node, tuple(reversed(base.shape)))
         if node.attr == "value":
@@ -701,13 +424,13 @@ class KernelWalker:
     def _eval_UnaryOp(self, node: ast.UnaryOp, env: dict[str, V]) -> V:
         operand = self._eval(node.operand, env)
         if isinstance(node.op, ast.USub):
-            zero = self._python_value(0)
+            zero = python_value(0)
             if operand.kind == "float":
                 return replace(operand, py=-operand.py if operand.py is not None else None)
             return self._arith("sub", zero, operand, node)
         if isinstance(node.op, ast.Not):
             if operand.py is not None and not operand.is_tensor:
-                return self._python_value(not operand.py)
+                return python_value(not operand.py)
             return V("bool", operand.shape, None, 1, deps=operand.deps)
         if isinstance(node.op, ast.Invert):
             return V("bool", operand.shape, None, 1, deps=operand.deps)
@@ -719,7 +442,7 @@ class KernelWalker:
             result = values[0].py
             for v in values[1:]:
                 result = (result and v.py) if isinstance(node.op, ast.And) else (result or v.py)
-            return self._python_value(result)
+            return python_value(result)
         deps = frozenset().union(*(v.deps for v in values))
         return V("bool", (), None, 1, deps=deps)
 
@@ -750,20 +473,20 @@ class KernelWalker:
         if short in ("min", "max") and node.args:
             args = [self._eval(a, env) for a in node.args]
             if all(a.py is not None for a in args):
-                return self._python_value((min if short == "min" else max)(a.py for a in args))
+                return python_value((min if short == "min" else max)(a.py for a in args))
             if any("pid" in a.deps for a in args):
                 self.report.pid_clamped = True
             if len(args) == 2 and all(a.kind == "int" and not a.is_tensor for a in args):
                 info = ax.binary(short, args[0].info or AxisInfo.scalar(), args[1].info or AxisInfo.scalar(), ())
-                conc = _np_binary(short, args[0].conc, args[1].conc)
+                conc = np_binary(short, args[0].conc, args[1].conc)
                 return V("int", (), info, max(a.bits for a in args), conc, deps=args[0].deps | args[1].deps)
         if short in ("int", "float", "bool") and node.args:
             return self._eval(node.args[0], env)
         if short == "len" and node.args:
             value = self._eval(node.args[0], env)
-            return self._python_value(len(value.items)) if value.kind == "tuple" else UNKNOWN
+            return python_value(len(value.items)) if value.kind == "tuple" else UNKNOWN
         args = [self._eval(a, env) for a in node.args]
-        return self._unknown_from(args)
+        return unknown_from(args)
 
     # -------------------------------------------------------------- helpers
     def _kw(self, node: ast.Call, name: str, position: Optional[int] = None) -> Optional[ast.expr]:
@@ -773,24 +496,8 @@ class KernelWalker:
         if position is not None and position < len(node.args):
             return node.args[position]
         return None
-
     def _record_key(self, kind: str, node: ast.AST) -> tuple[str, int]:
         return (kind, id(node))
-
-    def _unknown_from(self, args: list[V]) -> V:
-        shape: tuple[int, ...] = ()
-        deps: frozenset = frozenset()
-        origins: frozenset = frozenset()
-        kind = "unknown"
-        for a in args:
-            if a.shape:
-                shape = _broadcast_shape(shape, a.shape)
-            deps |= a.deps
-            origins |= a.origins
-            if a.kind == "float":
-                kind = "float"
-        return V(kind, shape, AxisInfo.pessimistic(max(len(shape), 1)), 32, deps=deps, origins=origins,
-                 dims=merge_dims(shape, *args))
 
     def _inline(self, callee: Kernel, node: ast.Call, env: dict[str, V]) -> V:
         args = [self._eval(a, env) for a in node.args]
@@ -802,7 +509,7 @@ class KernelWalker:
                 local[kw.arg] = self._eval(kw.value, env)
         for param in callee.params:
             if param.name not in local and param.default is not None:
-                local[param.name] = self._python_value(_literal(param.default))
+                local[param.name] = python_value(_literal(param.default))
         self.call_depth += 1
         try:
             self._exec_body(callee.node.body, local)
@@ -820,16 +527,16 @@ class KernelWalker:
                 and isinstance(a.py, (int, float)) and isinstance(b.py, (int, float)):
             try:
                 value = _PYOPS[type(op)](a.py, b.py)
-                return self._python_value(value, a.deps | b.deps)
+                return python_value(value, a.deps | b.deps)
             except (KeyError, ZeroDivisionError, OverflowError, ValueError):
                 pass
         name = _OPNAMES.get(type(op))
         if name is None:
-            return self._unknown_from([a, b])
+            return unknown_from([a, b])
         if name in ("div", "rem") and (a.kind == "int" or a.kind == "unknown") and (b.kind in ("int", "unknown")):
             self._record_divmod(node, "//" if name == "div" else "%", a, b)
         if isinstance(op, ast.Div) or a.kind == "float" or b.kind == "float":
-            shape = _broadcast_shape(a.shape, b.shape)
+            shape = broadcast_shape(a.shape, b.shape)
             produced = ""
             if isinstance(op, ast.Mult) and _is_outer_product(a.shape, b.shape):
                 # a[:, :, None] * b[None, :, :] is what Combine turns into tt.dot when summed over axis 1
@@ -853,21 +560,21 @@ class KernelWalker:
         return self._arith(name, a, b, node)
 
     def _arith(self, name: str, a: V, b: V, node: ast.AST) -> V:
-        shape = _broadcast_shape(a.shape, b.shape)
+        shape = broadcast_shape(a.shape, b.shape)
         if a.kind == "ptr" or b.kind == "ptr":
             ptr, off = (a, b) if a.kind == "ptr" else (b, a)
             if name not in ("add", "sub"):
-                return self._unknown_from([a, b])
+                return unknown_from([a, b])
             if name == "sub":
-                off = self._arith("sub", self._python_value(0), off, node)
-            info = ax.binary("addptr", _info_for(ptr, shape), _info_for(off, shape), shape, max(ptr.bits // 8, 1))
-            conc = _np_binary("add", ptr.conc, off.conc)
+                off = self._arith("sub", python_value(0), off, node)
+            info = ax.binary("addptr", info_for(ptr, shape), info_for(off, shape), shape, max(ptr.bits // 8, 1))
+            conc = np_binary("add", ptr.conc, off.conc)
             off = self._note_int64(node, off, shape)
             return V("ptr", shape, info, ptr.bits, conc, py=ptr.py, deps=ptr.deps | off.deps, base=ptr.base,
                      origins=ptr.origins | off.origins, dims=merge_dims(shape, ptr, off))
-        info = ax.binary(name, _info_for(a, shape), _info_for(b, shape), shape)
+        info = ax.binary(name, info_for(a, shape), info_for(b, shape), shape)
         bits = max(a.bits if a.kind == "int" else 32, b.bits if b.kind == "int" else 32)
-        conc = _np_binary(name, a.conc, b.conc)
+        conc = np_binary(name, a.conc, b.conc)
         result = V("int", shape, info, bits, conc, deps=a.deps | b.deps, origins=a.origins | b.origins,
                    dims=merge_dims(shape, a, b))
         if bits == 64:
@@ -875,21 +582,21 @@ class KernelWalker:
         return result
 
     def _logical(self, name: str, a: V, b: V) -> V:
-        shape = _broadcast_shape(a.shape, b.shape)
-        info = ax.binary(name, _info_for(a, shape), _info_for(b, shape), shape)
-        conc = _np_binary(name, a.conc, b.conc)
+        shape = broadcast_shape(a.shape, b.shape)
+        info = ax.binary(name, info_for(a, shape), info_for(b, shape), shape)
+        conc = np_binary(name, a.conc, b.conc)
         return V("bool", shape, info, 1, conc, deps=a.deps | b.deps | {"cmp_int"} & (a.deps | b.deps),
                  origins=a.origins | b.origins, dims=merge_dims(shape, a, b))
 
     def _compare(self, op: ast.cmpop, a: V, b: V, node: Optional[ast.AST] = None) -> V:
         if a.py is not None and b.py is not None and not a.is_tensor and not b.is_tensor:
             try:
-                return self._python_value(_CMPOPS[type(op)](a.py, b.py))
+                return python_value(_CMPOPS[type(op)](a.py, b.py))
             except (KeyError, TypeError):
                 pass
-        shape = _broadcast_shape(a.shape, b.shape)
+        shape = broadcast_shape(a.shape, b.shape)
         int_compare = a.kind in ("int",) and b.kind in ("int",)
-        info = ax.binary("cmp", _info_for(a, shape), _info_for(b, shape), shape)
+        info = ax.binary("cmp", info_for(a, shape), info_for(b, shape), shape)
         conc = None
         if a.conc is not None and b.conc is not None and type(op) in _CMPOPS:
             try:
@@ -925,7 +632,7 @@ class KernelWalker:
         divisor = b.info.constant if b.info is not None and b.info.constant is not None else (b.py if isinstance(b.py, int) else None)
         per_element = a.is_tensor or b.is_tensor
         record = DivMod(id(node), getattr(node, "lineno", 0), op, per_element, tuple(self.loop_stack), divisor,
-                        shape=_broadcast_shape(a.shape, b.shape))
+                        shape=broadcast_shape(a.shape, b.shape))
         self._records[key] = record
         self.report.divmods.append(record)
 
@@ -963,7 +670,7 @@ class KernelWalker:
             return self._layout_op("reshape", receiver, node, shape)
         if attr in ("item",):
             return receiver
-        return replace(self._unknown_from([receiver] + args), kind=receiver.kind if receiver.kind in ("float", "int") else "unknown")
+        return replace(unknown_from([receiver] + args), kind=receiver.kind if receiver.kind in ("float", "int") else "unknown")
 
     def _cast(self, value: V, dtype: Optional[str], node: ast.AST) -> V:
         if dtype is None:
@@ -1041,11 +748,11 @@ class KernelWalker:
             if not a.is_tensor and not b.is_tensor and ("pid" in a.deps or "pid" in b.deps):
                 self.report.pid_clamped = True
             if a.kind == "int" and b.kind == "int":
-                shape = _broadcast_shape(a.shape, b.shape)
-                info = ax.binary("max" if short == "maximum" else "min", _info_for(a, shape), _info_for(b, shape), shape)
-                conc = _np_binary("max" if short == "maximum" else "min", a.conc, b.conc)
+                shape = broadcast_shape(a.shape, b.shape)
+                info = ax.binary("max" if short == "maximum" else "min", info_for(a, shape), info_for(b, shape), shape)
+                conc = np_binary("max" if short == "maximum" else "min", a.conc, b.conc)
                 return V("int", shape, info, max(a.bits, b.bits), conc, deps=a.deps | b.deps)
-            return self._unknown_from([a, b])
+            return unknown_from([a, b])
         if name in ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy"):
             value = self._eval(node.args[0], env)
             hint = self._eval(node.args[1], env).py if len(node.args) > 1 else None
@@ -1071,18 +778,18 @@ class KernelWalker:
             value = self._eval(node.args[0], env)
             shape_v = self._eval(node.args[1], env) if len(node.args) > 1 else V("none")
             shape = tuple(shape_v.py) if shape_v.kind == "tuple" and shape_v.py is not None else value.shape
-            info = _info_for(value, shape) if value.info is not None else None
+            info = info_for(value, shape) if value.info is not None else None
             conc = np.broadcast_to(value.conc, shape) if isinstance(value.conc, np.ndarray) else value.conc
             return replace(value, shape=shape, info=info, conc=conc)
         if name in ("tl.cdiv", "triton.cdiv"):
             a, b = self._eval(node.args[0], env), self._eval(node.args[1], env)
             if isinstance(a.py, int) and isinstance(b.py, int) and b.py:
-                return self._python_value(-(-a.py // b.py))
+                return python_value(-(-a.py // b.py))
             conc = -(-a.conc // b.conc) if isinstance(a.conc, (int, np.integer)) and isinstance(b.conc, (int, np.integer)) and b.conc else None
             return V("int", (), AxisInfo.scalar(1), max(a.bits, b.bits), conc, deps=a.deps | b.deps)
         if name in ("triton.next_power_of_2",):
             value = self._eval(node.args[0], env).py
-            return self._python_value(1 << (int(value) - 1).bit_length() if isinstance(value, int) and value > 0 else None)
+            return python_value(1 << (int(value) - 1).bit_length() if isinstance(value, int) and value > 0 else None)
         if name == "tl.make_block_ptr":
             base = self._eval(self._kw(node, "base", 0), env)
             block_shape = self._eval(self._kw(node, "block_shape", 4), env)
@@ -1103,7 +810,7 @@ class KernelWalker:
             value = self._eval(node.args[0], env)
             return self._cast(value, dtype_name(self._eval(self._kw(node, "dtype", 1), env)), node)
         args = [self._eval(a, env) for a in node.args] + [self._eval(k.value, env) for k in node.keywords]
-        result = self._unknown_from(args)
+        result = unknown_from(args)
         if short in ELEMENTWISE or name.startswith("tl.math") or name.startswith("tl.extra"):
             return replace(result, kind="float", info=None)
         return result
@@ -1134,14 +841,14 @@ class KernelWalker:
                         self.report.tile_params.add(name)
 
     def _where(self, cond: V, a: V, b: V, node: ast.Call) -> V:
-        shape = _broadcast_shape(cond.shape, _broadcast_shape(a.shape, b.shape))
+        shape = broadcast_shape(cond.shape, broadcast_shape(a.shape, b.shape))
         key = self._record_key("where", node)
         if key not in self._records:
             record = Where(id(node), node.lineno, "cmp_int" in cond.deps, shape)
             self._records[key] = record
             self.report.wheres.append(record)
         if a.kind == "int" and b.kind in ("int",) or (a.kind == "int" and b.py is not None and isinstance(b.py, int)):
-            info = ax.select(_info_for(cond, shape), _info_for(a, shape), _info_for(b, shape), len(shape))
+            info = ax.select(info_for(cond, shape), info_for(a, shape), info_for(b, shape), len(shape))
             conc = None
             if cond.conc is not None and a.conc is not None and b.conc is not None:
                 try:
@@ -1176,7 +883,7 @@ class KernelWalker:
             self.report.reductions.append(record)
             self._reductions_by_tag[f"reduce:{id(node)}"] = record
         kind = "int" if op in ("argmax", "argmin") else value.kind
-        dims = _dims_for(value, shape)
+        dims = dims_for(value, shape)
         out_dims = dims if op in SCANS else (() if axis is None else dims[:axis] + dims[axis + 1:])
         return V(kind, out_shape, AxisInfo.pessimistic(max(len(out_shape), 1)) if kind == "int" else None,
                  32 if kind == "int" else value.bits, deps=value.deps | {"reduce", f"reduce:{id(node)}"},
@@ -1187,7 +894,7 @@ class KernelWalker:
         """tl.sum(a[:, :, None] * b[None, :, :], axis=1): the Combine pass (CombineBroadcastMulReduce
         in lib/Dialect/Triton/Transforms/Combine.cpp) rewrites it into a tf32 tt.dot."""
         m, k, n = product.shape
-        dims = _dims_for(product, product.shape)
+        dims = dims_for(product, product.shape)
         key = self._record_key("dot", node)
         if key not in self._records:
             record = Dot(id(node), node.lineno, (m, k), (k, n), product.bits, product.bits, "tf32",
@@ -1265,7 +972,7 @@ class KernelWalker:
                 record.used_in_loop = True
 
     def _dot_dims(self, a: V, b: V) -> tuple[frozenset, frozenset, frozenset]:
-        a_dims, b_dims = _dims_for(a, a.shape), _dims_for(b, b.shape)
+        a_dims, b_dims = dims_for(a, a.shape), dims_for(b, b.shape)
         if len(a_dims) < 2 or len(b_dims) < 2:
             return frozenset(), frozenset(), frozenset()
         return a_dims[-2], b_dims[-1], a_dims[-1] | b_dims[-2]
@@ -1352,13 +1059,13 @@ class KernelWalker:
                 self._int64_by_tag[tag].feeds_address = True
         shape = ptr.shape
         info = ptr.info or AxisInfo.pessimistic(max(len(shape), 1))
-        mask_info = _info_for(mask, shape) if mask is not None and mask.info is not None and shape else None
+        mask_info = info_for(mask, shape) if mask is not None and mask.info is not None and shape else None
         width = ax.access_width(info, shape, bits, self.num_warps, mask_info, op != "load")
         access = self._accesses.get(node_id)
         if access is None:
             access = Access(node_id, node.lineno, op, ptr.base, shape, bits, mask is not None, has_other,
                             tuple(self.loop_stack), info, width, ptr.deps, care_padding=care_padding,
-                            end_line=getattr(node, "end_lineno", None), dims=_dims_for(ptr, shape))
+                            end_line=getattr(node, "end_lineno", None), dims=dims_for(ptr, shape))
             self._accesses[node_id] = access
         else:
             # A later pass of a loop body: keep the joined (fixpoint) abstract state.
@@ -1394,66 +1101,6 @@ class KernelWalker:
         access.true_strides = strides
 
 
-def true_vector(offsets: np.ndarray, mask: Optional[np.ndarray], bits: int, base_aligned: bool = True) -> int:
-    """The widest power-of-two vector (in elements, <= 128 bits) such that every group of that
-    many consecutive lanes along the last axis, starting at a multiple of it, addresses
-    consecutive elements and starts on a vector-aligned byte address. Masked-off groups don't count."""
-    elem_bytes = max(bits // 8, 1)
-    if offsets.ndim == 0:
-        return 1
-    last = offsets.shape[-1]
-    vec = max(128 // max(bits, 1), 1)
-    if not base_aligned:
-        vec = 1
-    while vec > 1:
-        if last % vec:
-            vec //= 2
-            continue
-        groups = offsets.reshape(-1, vec)
-        ok = np.all(np.diff(groups, axis=1) == 1, axis=1) & ((groups[:, 0] * elem_bytes) % (vec * elem_bytes) == 0)
-        if mask is not None:
-            # One predicate per vector: a group must be wholly in or wholly out.
-            mgroups = mask.reshape(-1, vec)
-            active = mgroups.any(axis=1)
-            uniform = mgroups.all(axis=1) | ~active
-            ok = (ok | ~active) & uniform
-        if bool(np.all(ok)):
-            return vec
-        vec //= 2
-    return 1
-
-
-def axis_strides(offsets: np.ndarray) -> tuple[Optional[int], ...]:
-    """The element stride along each axis when it is uniform, else None."""
-    result = []
-    for d in range(offsets.ndim):
-        if offsets.shape[d] < 2:
-            result.append(0)
-            continue
-        diff = np.diff(offsets, axis=d)
-        first = diff.flat[0]
-        result.append(int(first) if np.all(diff == first) else None)
-    return tuple(result)
-
-
-def _dims_for(v: V, shape: tuple[int, ...]) -> tuple:
-    """`v.dims` aligned to a broadcast `shape` (size-1 dims size nothing)."""
-    if not shape:
-        return ()
-    dims = v.dims if len(v.dims) == len(v.shape) else tuple(frozenset() for _ in v.shape)
-    pad = len(shape) - len(dims)
-    if pad < 0:
-        return tuple(frozenset() for _ in shape)
-    dims = (frozenset(),) * pad + tuple(dims)
-    sizes = (1,) * pad + tuple(v.shape)
-    return tuple(d if size > 1 else frozenset() for d, size in zip(dims, sizes))
-
-
-def merge_dims(shape: tuple[int, ...], *values: V) -> tuple:
-    aligned = [_dims_for(v, shape) for v in values]
-    return tuple(frozenset().union(*(a[i] for a in aligned)) for i in range(len(shape)))
-
-
 def _shared_matvec_axis(a: V, b: V) -> Optional[int]:
     """The axis a vector spans when one operand is a loaded 2-D matrix whose address does not
     depend on the program id and the other that vector broadcast along the matrix's other axis
@@ -1477,71 +1124,6 @@ def _is_outer_product(a: tuple[int, ...], b: tuple[int, ...]) -> bool:
     a_only = any(x > 1 and y == 1 for x, y in zip(a, b))
     b_only = any(y > 1 and x == 1 for x, y in zip(a, b))
     return a_only and b_only
-
-
-def _join_values(a: V, b: V) -> V:
-    if a.kind != b.kind or a.shape != b.shape:
-        if a.kind == b.kind == "ptr" or (a.kind in ("int", "ptr") and b.kind in ("int", "ptr")):
-            shape = _broadcast_shape(a.shape, b.shape)
-            return V(a.kind, shape, AxisInfo.pessimistic(max(len(shape), 1)), max(a.bits, b.bits),
-                     deps=a.deps | b.deps, base=a.base or b.base, py=a.py if a.kind == "ptr" else None,
-                     origins=a.origins | b.origins)
-        return replace(b, deps=a.deps | b.deps, origins=a.origins | b.origins)
-    info = None
-    if a.info is not None and b.info is not None:
-        info = ax.join(a.info, b.info)
-    py = a.py if a.py == b.py else None
-    conc = b.conc
-    return V(a.kind, a.shape, info, max(a.bits, b.bits), conc, py if a.kind != "ptr" else a.py,
-             a.deps | b.deps, a.base or b.base, a.origins | b.origins, b.items)
-
-
-def _dtype_of(v: V) -> str:
-    if v.kind == "float":
-        return {16: "fp16", 32: "fp32", 64: "fp64"}.get(v.bits, "fp32")
-    if v.kind == "int":
-        return f"int{v.bits}"
-    return "fp32"
-
-
-def _np_binary(name: str, a: Any, b: Any) -> Any:
-    if a is None or b is None:
-        return None
-    try:
-        a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
-        if name == "add" or name == "addptr":
-            r = a + b
-        elif name == "sub":
-            r = a - b
-        elif name == "mul":
-            r = a * b
-        elif name == "div":
-            if np.any(b == 0):
-                return None
-            r = np.trunc(a / b).astype(np.int64) if np.any((a < 0) ^ (b < 0)) else a // b
-        elif name == "rem":
-            if np.any(b == 0):
-                return None
-            r = np.fmod(a, b)
-        elif name == "shl":
-            r = a << b
-        elif name == "shr":
-            r = a >> b
-        elif name == "and":
-            r = a & b
-        elif name == "or":
-            r = a | b
-        elif name == "xor":
-            r = a ^ b
-        elif name == "max":
-            r = np.maximum(a, b)
-        elif name == "min":
-            r = np.minimum(a, b)
-        else:
-            return None
-    except (ValueError, TypeError, OverflowError):
-        return None
-    return r if r.ndim else int(r)
 
 
 def _literal(node: ast.AST) -> Any:
