@@ -11,10 +11,11 @@ index math, layout-changing ops and loops, each with its source line. Source det
 report; fixes compare the abstract and concrete views to know which hints are true.
 """
 from .numeric import axis_strides, true_vector
+from .reductions import SCANS
 from .report import (Access, Atomic, DivMod, Dot, Int64Op, KernelReport, LayoutOp, Loop, OuterProduct,
                      Reduction, Tile, Where)
 from .values import Binding, V
-from .walker import SCANS, KernelWalker, sample_pids, walk_kernel
+from .walker import KernelWalker, sample_pids, walk_kernel
 
 __all__ = [
     "Access", "Atomic", "Binding", "DivMod", "Dot", "Int64Op", "KernelReport", "KernelWalker", "LayoutOp",
