@@ -177,7 +177,7 @@ def _eval_call(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
             return _call_method(walker, node.func.attr, receiver, node, env)
     short = name.split(".")[-1]
     if name.startswith("tl.") or name.startswith("triton."):
-        return call_builtin(walker, name, short, node, env)
+        return call_builtin(walker, name, node, env)
     if short in walker.module.kernels and walker.call_depth < 8:
         return _inline(walker, walker.module.kernels[short], node, env)
     if short in ("min", "max") and node.args:
