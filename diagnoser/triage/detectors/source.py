@@ -17,7 +17,8 @@ import numpy as np
 from diagnoser.evidence import Finding
 
 from ..context import LaunchAnalysis, TriageContext
-from ..interp import SCANS, KernelReport
+from ..interp.reductions import SCANS
+from ..interp.report import KernelReport
 from .common import Findings, case_label, is_power_of_two, source_evidence
 
 THREADS_PER_WARP = 32
