@@ -56,7 +56,7 @@ def binop(walker: KernelWalker, op: ast.operator, a: V, b: V, node: ast.AST) -> 
     if name is None:
         return unknown_from([a, b])
     if name in ("div", "rem") and (a.kind == "int" or a.kind == "unknown") and (b.kind in ("int", "unknown")):
-        record_divmod(walker, node, "//" if name == "div" else "%", a, b)
+        _record_divmod(walker, node, "//" if name == "div" else "%", a, b)
     if isinstance(op, ast.Div) or a.kind == "float" or b.kind == "float":
         shape = broadcast_shape(a.shape, b.shape)
         produced = ""
@@ -92,7 +92,7 @@ def arith(walker: KernelWalker, name: str, a: V, b: V, node: ast.AST) -> V:
             off = arith(walker, "sub", python_value(0), off, node)
         info = ax.binary("addptr", info_for(ptr, shape), info_for(off, shape), shape, max(ptr.bits // 8, 1))
         conc = np_binary("add", ptr.conc, off.conc)
-        off = note_int64(walker, node, off, shape)
+        off = _note_int64(walker, node, off, shape)
         return V("ptr", shape, info, ptr.bits, conc, py=ptr.py, deps=ptr.deps | off.deps, base=ptr.base,
                  origins=ptr.origins | off.origins, dims=merge_dims(shape, ptr, off))
     info = ax.binary(name, info_for(a, shape), info_for(b, shape), shape)
@@ -101,7 +101,7 @@ def arith(walker: KernelWalker, name: str, a: V, b: V, node: ast.AST) -> V:
     result = V("int", shape, info, bits, conc, deps=a.deps | b.deps, origins=a.origins | b.origins,
                dims=merge_dims(shape, a, b))
     if bits == 64:
-        result = note_int64(walker, node, result, shape)
+        result = _note_int64(walker, node, result, shape)
     return result
 
 
@@ -133,11 +133,11 @@ def compare(walker: KernelWalker, op: ast.cmpop, a: V, b: V, node: Optional[ast.
     result = V("bool", shape, info, 1, conc, deps=frozenset(deps), origins=a.origins | b.origins,
                dims=merge_dims(shape, a, b))
     if node is not None and int_compare and shape and 64 in (a.bits, b.bits):
-        result = note_int64(walker, node, result, shape, "compare")
+        result = _note_int64(walker, node, result, shape, "compare")
     return result
 
 
-def note_int64(walker: KernelWalker, node: ast.AST, value: V, shape: tuple[int, ...], kind: str = "arith") -> V:
+def _note_int64(walker: KernelWalker, node: ast.AST, value: V, shape: tuple[int, ...], kind: str = "arith") -> V:
     """Record 64-bit integer work and tag the value, so that an access it reaches marks it as
     index math (`memory`)."""
     if value.kind not in ("int", "bool") or (value.kind == "int" and value.bits != 64):
@@ -152,7 +152,7 @@ def note_int64(walker: KernelWalker, node: ast.AST, value: V, shape: tuple[int, 
     return replace(value, deps=value.deps | {f"i64:{id(node)}"})
 
 
-def record_divmod(walker: KernelWalker, node: ast.AST, op: str, a: V, b: V) -> None:
+def _record_divmod(walker: KernelWalker, node: ast.AST, op: str, a: V, b: V) -> None:
     key = walker.record_key("divmod", node)
     if key in walker.records:
         return
@@ -175,7 +175,7 @@ def cast(walker: KernelWalker, value: V, dtype: Optional[str], node: ast.AST) ->
         result = V("int", value.shape, value.info or AxisInfo.pessimistic(max(value.rank, 1)), bits, value.conc,
                    deps=value.deps, origins=value.origins, dims=value.dims)
         if bits == 64:
-            result = note_int64(walker, node, result, value.shape, "cast")
+            result = _note_int64(walker, node, result, value.shape, "cast")
         return result
     return V("int", value.shape, AxisInfo.pessimistic(max(value.rank, 1)), bits, deps=value.deps, origins=value.origins)
 

@@ -32,48 +32,48 @@ class Return(Exception):
 
 def exec_body(walker: KernelWalker, body: list[ast.stmt], env: dict[str, V]) -> None:
     for stmt in body:
-        execute(walker, stmt, env)
+        _execute(walker, stmt, env)
 
 
-def execute(walker: KernelWalker, stmt: ast.stmt, env: dict[str, V]) -> None:
+def _execute(walker: KernelWalker, stmt: ast.stmt, env: dict[str, V]) -> None:
     walker.tick()
     if isinstance(stmt, ast.Assign):
         value = walker.eval(stmt.value, env)
         for target in stmt.targets:
-            assign(target, value, env)
+            _assign(target, value, env)
     elif isinstance(stmt, ast.AnnAssign):
         if stmt.value is not None:
-            assign(stmt.target, walker.eval(stmt.value, env), env)
+            _assign(stmt.target, walker.eval(stmt.value, env), env)
     elif isinstance(stmt, ast.AugAssign):
         current = walker.eval(stmt.target, env)
         value = binop(walker, stmt.op, current, walker.eval(stmt.value, env), stmt)
-        assign(stmt.target, value, env)
+        _assign(stmt.target, value, env)
     elif isinstance(stmt, ast.Expr):
         walker.eval(stmt.value, env)
     elif isinstance(stmt, ast.For):
-        exec_for(walker, stmt, env)
+        _exec_for(walker, stmt, env)
     elif isinstance(stmt, ast.While):
-        exec_while(walker, stmt, env)
+        _exec_while(walker, stmt, env)
     elif isinstance(stmt, ast.If):
-        exec_if(walker, stmt, env)
+        _exec_if(walker, stmt, env)
     elif isinstance(stmt, ast.Return):
         raise Return(walker.eval(stmt.value, env) if stmt.value is not None else V("none"))
     elif isinstance(stmt, ast.With):
         exec_body(walker, stmt.body, env)
 
 
-def assign(target: ast.expr, value: V, env: dict[str, V]) -> None:
+def _assign(target: ast.expr, value: V, env: dict[str, V]) -> None:
     if isinstance(target, ast.Name):
         env[target.id] = value
     elif isinstance(target, (ast.Tuple, ast.List)):
         items = value.items if value.kind == "tuple" else ()
         for i, element in enumerate(target.elts):
-            assign(element, items[i] if i < len(items) else UNKNOWN, env)
+            _assign(element, items[i] if i < len(items) else UNKNOWN, env)
 
 
-def exec_for(walker: KernelWalker, stmt: ast.For, env: dict[str, V]) -> None:
+def _exec_for(walker: KernelWalker, stmt: ast.For, env: dict[str, V]) -> None:
     loop_id = id(stmt)
-    kind, bounds, num_stages = loop_spec(walker, stmt.iter, env)
+    kind, bounds, num_stages = _loop_spec(walker, stmt.iter, env)
     trip = None
     if bounds is not None and all(isinstance(b.conc, (int, np.integer)) for b in bounds):
         start, stop, step = (int(b.conc) for b in bounds)
@@ -98,21 +98,21 @@ def exec_for(walker: KernelWalker, stmt: ast.For, env: dict[str, V]) -> None:
     before = dict(env)
     walker.loop_stack.append(loop_id)
     try:
-        assign(stmt.target, iv, env)
+        _assign(stmt.target, iv, env)
         exec_body(walker, stmt.body, env)
         # Second pass: loop-carried values joined with their initial state, the way the
         # dataflow analysis reaches its fixpoint; concrete values are those of iteration 2.
-        carried = join_carried(before, env)
-        assign(stmt.target, second, carried)
+        carried = _join_carried(before, env)
+        _assign(stmt.target, second, carried)
         exec_body(walker, stmt.body, carried)
-        final = join_carried(before, carried, keep_concrete=False)
+        final = _join_carried(before, carried, keep_concrete=False)
     finally:
         walker.loop_stack.pop()
     env.clear()
     env.update(final)
 
 
-def join_carried(before: dict[str, V], after: dict[str, V], keep_concrete: bool = True) -> dict[str, V]:
+def _join_carried(before: dict[str, V], after: dict[str, V], keep_concrete: bool = True) -> dict[str, V]:
     result = dict(after)
     for name, new in after.items():
         old = before.get(name)
@@ -125,7 +125,7 @@ def join_carried(before: dict[str, V], after: dict[str, V], keep_concrete: bool 
     return result
 
 
-def loop_spec(walker: KernelWalker, node: ast.expr, env: dict[str, V]):
+def _loop_spec(walker: KernelWalker, node: ast.expr, env: dict[str, V]):
     if not isinstance(node, ast.Call):
         return "range", None, None
     name = walker.module.canonical(node.func) or ""
@@ -150,7 +150,7 @@ def loop_spec(walker: KernelWalker, node: ast.expr, env: dict[str, V]):
     return kind, bounds, num_stages
 
 
-def exec_while(walker: KernelWalker, stmt: ast.While, env: dict[str, V]) -> None:
+def _exec_while(walker: KernelWalker, stmt: ast.While, env: dict[str, V]) -> None:
     loop_id = id(stmt)
     walker.report.loops.setdefault(loop_id, Loop(loop_id, stmt.lineno, "while", None, None, len(walker.loop_stack)))
     before = dict(env)
@@ -160,19 +160,19 @@ def exec_while(walker: KernelWalker, stmt: ast.While, env: dict[str, V]) -> None
         exec_body(walker, stmt.body, env)
     finally:
         walker.loop_stack.pop()
-    final = join_carried(before, env, keep_concrete=False)
+    final = _join_carried(before, env, keep_concrete=False)
     env.clear()
     env.update(final)
 
 
-def exec_if(walker: KernelWalker, stmt: ast.If, env: dict[str, V]) -> None:
+def _exec_if(walker: KernelWalker, stmt: ast.If, env: dict[str, V]) -> None:
     test = walker.eval(stmt.test, env)
     if test.py is not None and not test.is_tensor:
         exec_body(walker, stmt.body if test.py else stmt.orelse, env)
         return
     then_env, else_env = dict(env), dict(env)
-    then_returned = exec_branch(walker, stmt.body, then_env)
-    else_returned = exec_branch(walker, stmt.orelse, else_env)
+    then_returned = _exec_branch(walker, stmt.body, then_env)
+    else_returned = _exec_branch(walker, stmt.orelse, else_env)
     if then_returned and else_returned:
         raise Return(V("none"))
     if then_returned or else_returned:
@@ -197,7 +197,7 @@ def exec_if(walker: KernelWalker, stmt: ast.If, env: dict[str, V]) -> None:
             env[name] = replace(merged, conc=conc)
 
 
-def exec_branch(walker: KernelWalker, body: list[ast.stmt], env: dict[str, V]) -> bool:
+def _exec_branch(walker: KernelWalker, body: list[ast.stmt], env: dict[str, V]) -> bool:
     """Run one branch of a runtime `if`; True when it returns from the kernel itself (an
     inlined helper's return carries its value, so it is left to propagate)."""
     if walker.call_depth:
