@@ -13,7 +13,7 @@ from typing import Any, Optional
 from diagnoser.evidence import Finding
 
 from ..context import TriageContext
-from ..interp import KernelReport
+from ..interp.report import KernelReport
 from .common import analyses_of, context_for, reports_of, target_kernels
 from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, remove_statement, span
 from .launch import LaunchPlan, keyword_span, plan, render, sites_for

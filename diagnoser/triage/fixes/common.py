@@ -7,7 +7,7 @@ from typing import Optional
 from diagnoser.evidence import Finding
 
 from ..context import LaunchAnalysis, TriageContext
-from ..interp import KernelReport
+from ..interp.report import KernelReport
 from ..source import Kernel
 from .edit import NotApplicable
 

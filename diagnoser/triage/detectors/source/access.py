@@ -15,7 +15,7 @@ from typing import Any, Optional
 from diagnoser.evidence import Finding
 
 from ...context import LaunchAnalysis, TriageContext
-from ...interp import KernelReport
+from ...interp.report import KernelReport
 from ..common import Findings, case_label, is_power_of_two, source_evidence
 from .measures import (MIN_ACCESS_SHARE, THREADS_PER_WARP, access_bytes, fastest_stride, interleaved_groups,
                        launch_bytes, reports, runtime_loops)

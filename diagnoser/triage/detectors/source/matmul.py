@@ -12,7 +12,7 @@ from typing import Any, Optional
 from diagnoser.evidence import Finding
 
 from ...context import LaunchAnalysis, TriageContext
-from ...interp import KernelReport
+from ...interp.report import KernelReport
 from ..common import Findings, source_evidence
 from .measures import (IDLE_SECONDS, device, dot_version, idle_dot_seconds, program_flops, register_estimate,
                        reports, runtime_loops, trips)

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 
 from ...context import LaunchAnalysis, TriageContext
-from ...interp import KernelReport
+from ...interp.report import KernelReport
 
 THREADS_PER_WARP = 32
 

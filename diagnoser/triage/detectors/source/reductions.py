@@ -11,7 +11,7 @@ from typing import Any
 from diagnoser.evidence import Finding
 
 from ...context import TriageContext
-from ...interp import SCANS
+from ...interp.reductions import SCANS
 from ..common import Findings, source_evidence
 from .measures import HBM_BYTES_PER_SECOND, MIN_ACCESS_SHARE, launch_bytes, reports, runtime_loops
 

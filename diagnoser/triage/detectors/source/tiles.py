@@ -12,7 +12,7 @@ from typing import Any, Optional
 from diagnoser.evidence import Finding
 
 from ...context import TriageContext
-from ...interp import KernelReport
+from ...interp.report import KernelReport
 from ..common import Findings, source_evidence
 from .measures import (THREADS_PER_WARP, access_bytes, device, fastest_stride, interleaved_groups, program_flops,
                        register_estimate, reports, runtime_loops)

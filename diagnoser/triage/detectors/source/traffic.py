@@ -13,7 +13,7 @@ import numpy as np
 from diagnoser.evidence import Finding
 
 from ...context import TriageContext
-from ...interp import KernelReport
+from ...interp.report import KernelReport
 from ..common import Findings, source_evidence
 from .measures import MIN_ACCESS_SHARE, reports, runtime_loops, trips
 
