@@ -53,13 +53,14 @@ def import_graph() -> dict[str, set[str]]:
     """Module -> the project modules it imports (anywhere in the file, lazy imports included).
 
     ``from package import submodule`` is an edge to the submodule; an import of a package the
-    module itself lives in (its own namespace) is not an edge.
+    module itself lives in (its own namespace) is not an edge, nor is one made only for type
+    checkers (under ``if TYPE_CHECKING:``).
     """
     known = modules()
     graph: dict[str, set[str]] = defaultdict(set)
     for name, path in known.items():
         is_package = path.name == "__init__.py"
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in _runtime_nodes(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -77,6 +78,19 @@ def import_graph() -> dict[str, set[str]]:
                 if resolved and resolved != name and not name.startswith(resolved + "."):
                     graph[name].add(resolved)
     return graph
+
+
+def _runtime_nodes(tree: ast.AST):
+    """Every node except those under ``if TYPE_CHECKING:``."""
+    pending = [tree]
+    while pending:
+        node = pending.pop()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                pending.extend(child.orelse)
+            else:
+                pending.append(child)
 
 
 def floor_of(module: str) -> int:

@@ -21,7 +21,7 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
     of small-grid launches (a kernel per sample, per expert) leaves most SMs idle for all of them,
     whether or not the loop is also launch-bound."""
     found = Findings()
-    sm_count = device(ctx, "sm_count", 132)
+    sm_count = device(ctx, "sm_count")
     walked: dict[tuple[int, str], list[LaunchAnalysis]] = defaultdict(list)
     for analysis in ctx.analyses:
         walked[(analysis.case_index, analysis.kernel.name)].append(analysis)

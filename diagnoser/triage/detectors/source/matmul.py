@@ -87,7 +87,7 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
                           [source_evidence(ctx, reduction.line, detail)], case, analysis=analysis)
             programs = analysis.launch.programs if analysis else 0
             if reduction.shared_matvec and min(reduction.in_shape) >= 16 and \
-                    programs // MMA_MIN_ROWS >= device(ctx, "sm_count", 132) // 2:
+                    programs // MMA_MIN_ROWS >= device(ctx, "sm_count") // 2:
                 detail = (f"tl.sum over axis {reduction.axis} of a {list(reduction.in_shape)} matrix, the same for all "
                           f"{programs} programs, times each program's own vector: together a matrix product done as "
                           f"GEMVs on CUDA cores; {MMA_MIN_ROWS} or more vectors per program make it a tl.dot")
@@ -116,7 +116,7 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
     again does not fit in half the L2 (the other operand streams through it too, and an H100/H200
     L2 is two partitions); when it fits, grouping saves no HBM traffic."""
     found = Findings()
-    sm_count = device(ctx, "sm_count", 132)
+    sm_count = device(ctx, "sm_count")
     for name, report, analysis in reports(ctx):
         looped_dots = [d for d in report.dots if runtime_loops(report, d.loops)]
         if not looped_dots or report.pid_clamped:
@@ -139,7 +139,7 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
             if programs <= sm_count or (tiles_m is not None and (tiles_m < 4 or tiles_n < 4)):
                 continue
             restreamed = _restreamed_operand(analysis, dot)
-            l2 = device(ctx, "l2_bytes", L2_BYTES)
+            l2 = device(ctx, "l2_bytes")
             if restreamed is not None and restreamed[1] <= l2 / 2:
                 continue  # the operand every wave walks again stays in L2: grouping saves nothing
             walk = ("2-D grid: program_id(0) and program_id(1) pick the tile"
@@ -157,8 +157,6 @@ def detect_grouped_order(ctx: TriageContext) -> list[Finding]:
                       [source_evidence(ctx, dot.line, detail)])
     return found.list()
 
-
-L2_BYTES = 50 * 2 ** 20
 
 
 def _restreamed_operand(analysis: LaunchAnalysis, dot: Any) -> Optional[tuple[str, int]]:
@@ -296,7 +294,7 @@ def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -
     m, n, _ = dims
     rows = masked_rows(analysis, dot)
     m = rows if rows is not None and (m is None or rows < m) else m
-    sm_count = device(ctx, "sm_count", 132)
+    sm_count = device(ctx, "sm_count")
     reasons = []
     if m and block_m >= 2 * max(m, 16):
         reasons.append(f"BLOCK_M={block_m} for M={m} pads most of every tile")

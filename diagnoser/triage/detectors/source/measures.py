@@ -12,15 +12,19 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
+from runner import hardware
+
 from ...context import LaunchAnalysis, TriageContext
 from ...interp.report import KernelReport
 
 THREADS_PER_WARP = 32
 
 
-def device(ctx: TriageContext, key: str, default: Any) -> Any:
-    """A property of the target device from its table, or the default where the table lacks it."""
-    return ctx.device.get(key, default)
+def device(ctx: TriageContext, key: str) -> Any:
+    """A property of the target device from its table; these are NVIDIA patterns, so a target whose
+    table lacks the property (an Ascend part) is judged against the default NVIDIA device's."""
+    value = ctx.device.get(key)
+    return value if value is not None else hardware.for_target("cuda")[key]
 
 
 def reports(ctx: TriageContext) -> Iterable[tuple[str, KernelReport, Optional[LaunchAnalysis]]]:
@@ -114,10 +118,10 @@ def program_flops(report: KernelReport) -> float:
     return sum(2 * math.prod(d.a_shape) * d.b_shape[-1] * trips(report, d.loops) for d in report.dots if d.b_shape)
 
 
-# The H200 peaks the work is timed against: dense fp16 tensor-core math, and HBM bandwidth (~4
-# bytes per picosecond).
-PEAK_FLOPS = 700e12
-HBM_BYTES_PER_SECOND = 4.0e12
+# The rates triage's time estimates assume: what kernels sustain on the default NVIDIA device,
+# dense fp16 tensor-core math and HBM streaming, a little under its roofline ceilings.
+PEAK_FLOPS = hardware.for_target("cuda")["sustained_flops"]
+HBM_BYTES_PER_SECOND = hardware.for_target("cuda")["sustained_bandwidth"]
 
 
 def idle_dot_seconds(report: KernelReport, programs: int, sm_count: int) -> float:

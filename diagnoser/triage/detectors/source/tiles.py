@@ -40,7 +40,7 @@ def detect_block_sizes(ctx: TriageContext) -> list[Finding]:
     bulk access is strided (then the width is the stride's doing: nv.strided-inner-axis), nor for
     a dot inside a loop (each program's work is the whole loop)."""
     found = Findings()
-    sm_count = device(ctx, "sm_count", 132)
+    sm_count = device(ctx, "sm_count")
     for name, report, analysis in reports(ctx):
         if analysis is None or not report.accesses:
             continue
@@ -159,9 +159,9 @@ def _static_option(ctx: TriageContext, kernel: str, option: str, default: Any) -
 def shared_memory_limit(ctx: TriageContext, report: KernelReport, stages: int, programs: int) -> Optional[tuple[str, float]]:
     """(why, confidence) when pipelined dot-operand buffers exceed what a block may use, or
     leave fewer than 8 warps resident per SM on a grid that fills every SM; else None."""
-    per_block = device(ctx, "shared_memory_per_block", 232448)
-    per_sm = device(ctx, "shared_memory_per_sm", 233472)
-    reserved = device(ctx, "shared_memory_reserved_per_block", 1024)
+    per_block = device(ctx, "shared_memory_per_block")
+    per_sm = device(ctx, "shared_memory_per_sm")
+    reserved = device(ctx, "shared_memory_reserved_per_block")
     smem = _smem_bytes(report, stages)
     if not smem or not report.dots:
         return None
@@ -171,7 +171,7 @@ def shared_memory_limit(ctx: TriageContext, report: KernelReport, stages: int, p
                 f"shared memory; a block may use {per_block}: the launch fails (out of resources)"), 0.9
     resident = per_sm // (smem + reserved)
     warps = resident * report.num_warps
-    fills = programs >= resident * device(ctx, "sm_count", 132)
+    fills = programs >= resident * device(ctx, "sm_count")
     if warps < 8 and fills:
         return (f"{smem} bytes of shared memory per program ({stages} stages) leave {resident} program(s) "
                 f"of {report.num_warps} warps per SM: {warps} warps to hide latency"), 0.6
@@ -192,7 +192,7 @@ REGISTER_OVERHEAD = 48
 
 
 def _registers_allow(ctx: TriageContext, report: KernelReport, programs: int) -> bool:
-    registers = device(ctx, "registers_per_sm", 65536)
+    registers = device(ctx, "registers_per_sm")
     threads = THREADS_PER_WARP * report.num_warps
     return (register_estimate(report).total + REGISTER_OVERHEAD) * threads * programs <= registers
 
