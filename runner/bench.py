@@ -28,6 +28,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
+from runner import seeds
 from runner.options import Options
 from runner.isolation import WorkerOutcome, run_worker
 
@@ -59,6 +60,10 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
     this process can no longer set up still gets its worker.
     """
     settings = Options(**options)
+    # Drawn here, not in the judge: a run that dies still says which seed it had (--seed replays it).
+    settings.seed = settings.seed if settings.seed is not None else seeds.draw()
+    if not isolate:
+        settings.contestants = "in-process"
     request = {
         "problem": str(Path(problem).resolve()),
         "solutions": {name: str(Path(path).resolve()) for name, path in solutions.items()},

@@ -41,3 +41,12 @@ def _first_line(text: str) -> str:
         if line.strip():
             return line.strip()
     return ""
+
+
+def last_error_line(lines: list[str]) -> str | None:
+    """The last line of a process's output that looks like an error, shortened (a crash's reason)."""
+    for line in reversed(lines):
+        text = line.strip()
+        if text and ("Error" in text or "error" in text or "Fatal" in text or "Aborted" in text):
+            return text[:MAX_REASON]
+    return None

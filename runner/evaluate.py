@@ -1,31 +1,44 @@
-"""One evaluation: a problem, one or more solutions and a backend in, a JSON-able result out.
+"""The judge: a problem, one or more solutions and a backend in, a JSON-able verdict out.
 
-This runs inside the worker process (``runner.worker``), never in the caller: candidate code is
-imported and executed here. The stages, in order:
+This runs in the judge's process (``runner.worker``), which never imports or runs candidate code.
+Each solution runs in a contestant process of its own (``runner.contestant``); the judge draws the
+seeds, computes the reference, compares what the contestants return, times them interleaved with
+the reference (which runs in a contestant process of its own too, with no candidate code) and
+writes the verdict. A candidate can crash, hang, tamper with its own process or lie in its
+replies: it only ever loses its own verdict.
 
-``static``   parse each solution and run the static rules (``runner.static_check``); an error
-             rejects the solution before any of its code runs.
-``load``     import the problem and the solutions (syntax and import errors become reasons).
+The pipeline is an ordered table of named stages over one ``Evaluation`` (``STAGES``), and each
+case an ordered table of its own (``CASE_STAGES``):
+
+``static``       parse each solution and run the static rules (``runner.static_check``); an
+                 error rejects the solution before any of its code runs.
+``load``         import the problem here (the reference is trusted code).
+``contestants``  start one contestant per solution; it imports the solution under the guards.
 per case:
-``prepare``  the case's init inputs (seeded), the reference ``Model`` and every ``ModelNew`` built
-             from the same seed; when the parameter names and shapes agree, the candidate gets the
-             reference's parameters, so initialisation order cannot make a correct kernel fail.
-``check``    for each fresh seed: new inputs; each candidate runs first (its own copy of the inputs,
-             under the launch tracer and the torch-call recorder, fresh allocations poisoned); then the
-             reference in float64 (or its own precision, see ``Reference``) and in its own precision;
-             then ``runner.compare`` and the runtime guards decide.
-``time``     the eager reference, the optional ``torch.compile`` of it, and every candidate that was
-             correct on the case, interleaved on the same fresh inputs (``runner.timing``); timed
-             outputs are verified on a random subset of repetitions.
+``prepare``      the case's init inputs from a drawn seed, the reference ``Model`` here and every
+                 ``ModelNew`` in its contestant from the same seed; when the parameter names and
+                 shapes agree, each candidate gets the reference's parameters, so initialisation
+                 order cannot make a correct kernel fail.
+``check``        for each fresh seed: every contestant runs one forward on inputs made from it
+                 (guarded, fresh allocations poisoned) and writes its outputs to a file named
+                 here; the judge makes the same inputs, runs the reference in float64 (or its own
+                 precision, see ``Reference``) and in its own precision, and ``runner.compare``
+                 and the guards' reports decide.
+``time``         the eager reference, the optional ``torch.compile`` of it, and every candidate
+                 correct on the case, interleaved on the same fresh inputs (``runner.timing``),
+                 with the host-side bound and the roofline floor checked.
 
 A guard violation (torch compute in forward, no Triton launch, outputs not written by a kernel,
-side streams or threads, a timed call returning a stale or wrong result) rejects the whole solution.
-A wrong value, a crash or an exception in forward fails the case. A device error that leaves the
-device unusable (illegal memory access) ends the evaluation; the worker reports what it had.
+side streams or threads, tampering, a timed call returning a stale or wrong result) rejects the
+whole solution. A wrong value, a crash or an exception in forward fails the case. A contestant
+that dies, hangs or passes a limit is rejected with the reason, and the others go on.
 """
 from __future__ import annotations
 
-import secrets
+import hashlib
+import random
+import shutil
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,21 +46,23 @@ from typing import Any, Callable
 
 import torch
 
-from runner import roofline, timing
+from runner import contestants, roofline, sandbox, seeds, timing
+from runner.channel import ContestantLost
 from runner.compare import Verdict, compare, flatten_outputs
 from runner.errors import one_line
-from runner.guards import LaunchTracer, TorchOpRecorder, poison, storage_span
+from runner.exchange import input_digest, load_outputs, same_inputs
+from runner.inputs import make_init_inputs, make_inputs, seed_everything, tensor_bytes
 from runner.options import Options
-from runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything, tensor_bytes
-from runner.problem import Problem, ProblemError, case_label, load_problem, load_solution
-from runner.reference import Reference, tf32
+from runner.problem import Problem, ProblemError, case_label, load_problem
+from runner.reference import Reference
 from runner.static_check import ERROR, check_source
 
 Emit = Callable[[dict], None]
+RUNNER = Path(__file__).resolve().parent
 
 
 class DeviceLost(Exception):
-    """The device is unusable after a candidate's error (e.g. an illegal memory access)."""
+    """The judge's device is unusable (an error in the in-process mode, or the device itself)."""
 
 
 @dataclass
@@ -72,6 +87,7 @@ class CaseOutcome:
     gbps: float | None = None
     tflops: float | None = None
     roofline_pct: float | None = None
+    host_bound: dict[str, float] | None = None
     flags: list[str] = field(default_factory=list)
 
     def fail(self, reason: str) -> None:
@@ -94,47 +110,87 @@ class CaseOutcome:
 
 @dataclass
 class Candidate:
-    """A solution under evaluation."""
+    """A solution under evaluation, and the contestant that runs it."""
 
     name: str
     path: Path
-    model_class: type | None = None
     static: list[dict] = field(default_factory=list)
     rejected: dict[str, str] | None = None
     cases: dict[int, CaseOutcome] = field(default_factory=dict)
-    # Storage (start, size) of the outputs of the last checked call, to recognise a returned stale buffer.
-    last_outputs: list[tuple[int, int]] = field(default_factory=list)
+    handle: contestants.Handle | None = None
 
     @property
     def active(self) -> bool:
-        return self.rejected is None and self.model_class is not None
+        return self.rejected is None and self.handle is not None
 
     def reject(self, stage: str, reason: str) -> None:
         if self.rejected is None:
             self.rejected = {"stage": stage, "reason": reason}
 
-    def report(self, case_indexes: list[int], problem: Problem) -> dict[str, Any]:
+    def report(self, case_indexes: list[int], problem: Problem | None) -> dict[str, Any]:
         cases = []
         for index in case_indexes:
-            outcome = self.cases.get(index) or CaseOutcome(index, problem.cases[index],
-                                                           case_label(problem.cases[index]))
+            params = problem.cases[index] if problem else {}
+            outcome = self.cases.get(index) or CaseOutcome(index, params, case_label(params))
             if self.rejected is not None:
                 outcome.fail(f"rejected ({self.rejected['stage']}): {self.rejected['reason']}")
             elif outcome.correct is None:
-                outcome.fail("not evaluated")
+                outcome.fail("not run")
             cases.append(outcome.to_dict())
-        return {
-            "name": self.name,
-            "path": str(self.path),
-            "ok": self.rejected is None and all(case["correct"] for case in cases),
-            "rejected": self.rejected,
-            "static": self.static,
-            "cases": cases,
-        }
+        return {"name": self.name, "path": str(self.path), "ok": self.rejected is None and all(c["correct"] for c in cases),
+                "rejected": self.rejected, "static": self.static, "cases": cases}
 
 
-def case_seed(base: int, case: int, draw: int) -> int:
-    return (base + 7919 * case + 104729 * draw) % 2**31
+@dataclass
+class Evaluation:
+    """Everything one evaluation knows; each stage reads it and adds to it."""
+
+    problem_path: str
+    candidates: list[Candidate]
+    backend: Any
+    options: Options
+    emit: Emit
+    base_seed: int
+    exchange: Path
+    token: str
+    sandboxed: bool
+    tracer: Any = None  # the in-process contestants' launch tracer
+    problem: Problem | None = None
+    indexes: list[int] = field(default_factory=list)
+    device_name: str | None = None
+    timed: bool = False
+    ceilings: dict | None = None
+    case_reports: list[dict] = field(default_factory=list)
+    device_error: str | None = None
+    reference_timer: contestants.Handle | None = None
+    flush_buffer: Any = None
+    runner_digest: str = ""
+
+    def request(self, candidate: Candidate, command: dict[str, Any]) -> dict[str, Any] | None:
+        """A request to a candidate's contestant; None (and the candidate rejected) if it is lost."""
+        try:
+            reply = candidate.handle.channel.request(command, self.options.call_timeout_s)
+        except ContestantLost as lost:
+            stage = "timeout" if "within" in str(lost) else "crash"
+            candidate.reject(stage, f"{lost} (in stage '{command['op']}')")
+            candidate.handle.stop(self.token)
+            return None
+        if "error" in reply and not reply.get("device_usable", True):
+            candidate.reject("crash", f"device error: {reply['error']}")
+            self.check_device(candidate.name, reply["error"])
+            return None
+        if reply.get("rejected"):
+            candidate.reject(reply["rejected"]["stage"], reply["rejected"]["reason"])
+            return None
+        return reply
+
+    def check_device(self, who: str, error: str) -> None:
+        """After a contestant's device error: in process (or for the device itself) that is the end."""
+        if not self.sandboxed or not device_usable(self.backend):
+            raise DeviceLost(f"{who}: {error}")
+
+    def new_file(self, label: str) -> str:
+        return str(self.exchange / f"{label}-{random.SystemRandom().getrandbits(64):016x}.pt")
 
 
 # ------------------------------------------------------------------------------------ the pipeline
@@ -142,243 +198,261 @@ def case_seed(base: int, case: int, draw: int) -> int:
 
 def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options: Options,
              emit: Emit = lambda event: None) -> dict[str, Any]:
-    """Evaluate solutions against a problem on a backend. See the module docstring for the stages."""
+    """Judge solutions against a problem on a backend. See the module docstring for the stages."""
     started = time.time()
-    base_seed = options.seed if options.seed is not None else secrets.randbelow(2**31)
-    candidates = [Candidate(name, Path(path).resolve()) for name, path in solutions.items()]
-    for candidate in candidates:
-        _static(candidate, options.static_checks, emit)
-    emit({"event": "progress", "stage": "load", "message": f"loading {Path(problem_path).name}"})
-    problem = load_problem(problem_path)
-    emit({"event": "problem", "cases": [{"case": index, "params": case, "label": case_label(case)}
-                                        for index, case in enumerate(problem.cases)]})
-    for candidate in candidates:
-        _load(candidate, emit)
-    device_name = backend.device_name()  # asked now: after a device error the device may not answer
-    tracer = LaunchTracer(backend.launch_hook_fires, backend.current_stream)
-    tracer.install()
-    timed = options.time and backend.can_time
-    ceilings = roofline.load_ceilings(device_name) if timed else None
-    indexes = options.cases if options.cases is not None else list(range(len(problem.cases)))
-    for index in indexes:
-        if not 0 <= index < len(problem.cases):
-            raise ProblemError(f"{problem.path.name}: no case {index} (it has {len(problem.cases)})")
-    case_reports = []
-    device_error = None
+    exchange = Path(tempfile.mkdtemp(prefix="ladder-judge-", dir=_scratch_root()))
+    evaluation = Evaluation(
+        problem_path=problem_path, backend=backend, options=options, emit=emit, exchange=exchange,
+        candidates=[Candidate(name, Path(path).resolve()) for name, path in solutions.items()],
+        base_seed=options.seed if options.seed is not None else seeds.draw(),
+        token=f"judge-{random.SystemRandom().getrandbits(64):016x}", sandboxed=options.contestants == "process")
     try:
-        for index in indexes:
-            case_reports.append(_evaluate_case(problem, index, candidates, backend, tracer, options,
-                                               base_seed, ceilings, timed, emit))
-    except DeviceLost as error:
-        device_error = str(error)
+        for stage in STAGES.values():
+            stage(evaluation)
     finally:
-        tracer.uninstall()
+        for handle in [c.handle for c in evaluation.candidates if c.handle] + [evaluation.reference_timer]:
+            if handle is not None:
+                handle.stop(evaluation.token)
+        if evaluation.tracer is not None:
+            evaluation.tracer.uninstall()
+        if evaluation.sandboxed:
+            sandbox.kill_evaluation(None, evaluation.token)
+        shutil.rmtree(exchange, ignore_errors=True)
+    if evaluation.runner_digest and evaluation.runner_digest != runner_digest(evaluation.problem_path):
+        for candidate in evaluation.candidates:
+            candidate.rejected = {"stage": "runtime", "reason": "the runner's own files or the problem file changed "
+                                  "on disk while candidates ran: no verdict of this run can be trusted"}
+    problem = evaluation.problem
     return {
-        "problem": str(problem.path),
+        "problem": str(problem.path) if problem else problem_path,
         "backend": backend.name,
-        "device": device_name,
-        "timed": timed,
-        "ceilings": ceilings,
-        "base_seed": base_seed,
+        "device": evaluation.device_name,
+        "timed": evaluation.timed,
+        "ceilings": evaluation.ceilings,
+        "base_seed": evaluation.base_seed,
         "seeds_per_case": options.seeds,
-        "cases": case_reports,
-        "device_error": device_error,
-        "solutions": {candidate.name: candidate.report(indexes, problem) for candidate in candidates},
+        "contestants": options.contestants,
+        "cases": evaluation.case_reports,
+        "device_error": evaluation.device_error,
+        "solutions": {c.name: c.report(evaluation.indexes, problem) for c in evaluation.candidates},
         "elapsed_s": round(time.time() - started, 3),
     }
 
 
-def _static(candidate: Candidate, enabled: bool, emit: Emit) -> None:
-    emit({"event": "progress", "solution": candidate.name, "stage": "static",
-          "message": f"static checks of {candidate.path.name}"})
+def static(evaluation: Evaluation) -> None:
+    evaluation.runner_digest = runner_digest(evaluation.problem_path)
+    for candidate in evaluation.candidates:
+        evaluation.emit({"event": "progress", "solution": candidate.name, "stage": "static",
+                         "message": f"static checks of {candidate.path.name}"})
+        try:
+            text = candidate.path.read_text()
+        except OSError as error:
+            candidate.reject("load", f"cannot read {candidate.path}: {error.strerror}")
+            continue
+        try:
+            violations = check_source(text, candidate.path.name)
+        except SyntaxError as error:
+            candidate.reject("load", f"{candidate.path.name}:{error.lineno}: SyntaxError: {error.msg}")
+            continue
+        candidate.static = [violation.to_dict() for violation in violations]
+        errors = [violation for violation in violations if violation.severity == ERROR]
+        if evaluation.options.static_checks and errors:
+            more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
+            candidate.reject("static", f"{errors[0]}{more}")
+
+
+def load(evaluation: Evaluation) -> None:
+    evaluation.emit({"event": "progress", "stage": "load", "message": f"loading {Path(evaluation.problem_path).name}"})
+    problem = evaluation.problem = load_problem(evaluation.problem_path, quick=evaluation.options.quick)
+    evaluation.emit({"event": "problem", "cases": [{"case": index, "params": case, "label": case_label(case)}
+                                                   for index, case in enumerate(problem.cases)]})
+    indexes = evaluation.options.cases if evaluation.options.cases is not None else list(range(len(problem.cases)))
+    for index in indexes:
+        if not 0 <= index < len(problem.cases):
+            raise ProblemError(f"{problem.path.name}: no case {index} (it has {len(problem.cases)})")
+    evaluation.indexes = indexes
+    evaluation.device_name = evaluation.backend.device_name()
+    evaluation.timed = evaluation.options.time and evaluation.backend.can_time
+    evaluation.ceilings = roofline.load_ceilings(evaluation.device_name) if evaluation.timed else None
+
+
+def start_contestants(evaluation: Evaluation) -> None:
+    if not evaluation.sandboxed:
+        from runner.guards import LaunchTracer
+
+        evaluation.tracer = LaunchTracer(evaluation.backend.launch_hook_fires, evaluation.backend.current_stream)
+        evaluation.tracer.install()
+    for candidate in evaluation.candidates:
+        if candidate.rejected is not None:
+            continue
+        evaluation.emit({"event": "progress", "solution": candidate.name, "stage": "load",
+                         "message": f"importing {candidate.path.name}"})
+        candidate.handle = new_contestant(evaluation, candidate.name)
+        evaluation.request(candidate, {"op": "load", "problem": str(evaluation.problem.path),
+                                       "solution": str(candidate.path), "quick": evaluation.options.quick})
+
+
+def new_contestant(evaluation: Evaluation, name: str) -> contestants.Handle:
+    if not evaluation.sandboxed:
+        return contestants.local(name, evaluation.backend, evaluation.tracer)
+    limits = sandbox.Limits(memory_bytes=int(evaluation.options.memory_limit_gib * (1 << 30))
+                            if evaluation.options.memory_limit_gib else sandbox.default_memory_limit(),
+                            processes=evaluation.options.process_limit)
+    return contestants.start(name, evaluation.backend, evaluation.exchange, limits, evaluation.token)
+
+
+def cases(evaluation: Evaluation) -> None:
     try:
-        text = candidate.path.read_text()
-    except OSError as error:
-        candidate.reject("load", f"cannot read {candidate.path}: {error.strerror}")
-        return
+        for index in evaluation.indexes:
+            case = CaseRun(evaluation, index)
+            for stage in CASE_STAGES.values():
+                stage(case)
+            evaluation.case_reports.append(case.report)
+    except DeviceLost as error:
+        evaluation.device_error = str(error)
+
+
+STAGES: dict[str, Callable[[Evaluation], None]] = {
+    "static": static,
+    "load": load,
+    "contestants": start_contestants,
+    "cases": cases,
+}
+
+
+# ------------------------------------------------------------------------------------ one case
+
+
+@dataclass
+class CaseRun:
+    """One case of an evaluation as its stages build it up."""
+
+    evaluation: Evaluation
+    index: int
+    reference: Reference | None = None
+    reference_model: Any = None
+    first_inputs: list | None = None
+    last_native: Any = None
+    report: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        params = self.evaluation.problem.cases[self.index]
+        self.report = {"case": self.index, "params": params, "label": case_label(params)}
+        for candidate in self.evaluation.candidates:
+            candidate.cases[self.index] = CaseOutcome(self.index, params, case_label(params))
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return self.report["params"]
+
+    def inputs(self, seed: int) -> list:
+        problem = self.evaluation.problem
+        try:
+            return make_inputs(problem, self.params, seed, self.evaluation.backend.device())
+        except Exception as error:
+            raise ProblemError(f"{problem.path.name}: case {self.index}: get_inputs() failed: {one_line(error)}") from error
+
+    def progress(self, stage: str, message: str) -> None:
+        total = len(self.evaluation.problem.cases)
+        self.evaluation.emit({"event": "progress", "stage": stage, "case": self.index,
+                              "message": f"case {self.index + 1}/{total} ({self.report['label']}): {message}"})
+
+
+def prepare(case: CaseRun) -> None:
+    evaluation, problem = case.evaluation, case.evaluation.problem
+    case.progress("prepare", "building models")
+    device = evaluation.backend.device()
+    init_seed = seeds.derive(evaluation.base_seed, "init", case.index)
     try:
-        violations = check_source(text, candidate.path.name)
-    except SyntaxError as error:
-        candidate.reject("load", f"{candidate.path.name}:{error.lineno}: SyntaxError: {error.msg}")
-        return
-    candidate.static = [violation.to_dict() for violation in violations]
-    errors = [violation for violation in violations if violation.severity == ERROR]
-    if enabled and errors:
-        more = f" (+{len(errors) - 1} more)" if len(errors) > 1 else ""
-        candidate.reject("static", f"{errors[0]}{more}")
-
-
-def _load(candidate: Candidate, emit: Emit) -> None:
-    if candidate.rejected is not None:
-        return
-    emit({"event": "progress", "solution": candidate.name, "stage": "load",
-          "message": f"importing {candidate.path.name}"})
-    try:
-        candidate.model_class = load_solution(candidate.path)
-    except ProblemError as error:
-        candidate.reject("load", str(error))
-
-
-def _evaluate_case(problem: Problem, index: int, candidates: list[Candidate], backend: Any,
-                   tracer: LaunchTracer, options: Options, base_seed: int, ceilings: dict | None,
-                   timed: bool, emit: Emit) -> dict[str, Any]:
-    case = problem.cases[index]
-    label = case_label(case)
-    device = backend.device()
-    report: dict[str, Any] = {"case": index, "params": case, "label": label}
-    for candidate in candidates:
-        candidate.cases[index] = CaseOutcome(index, case, label)
-    emit({"event": "progress", "stage": "prepare", "case": index,
-          "message": f"case {index + 1}/{len(problem.cases)} ({label}): building models"})
-
-    init_seed = case_seed(base_seed, index, 0)
-    try:
-        init_inputs = make_init_inputs(problem, case, init_seed, device)
+        init_inputs = make_init_inputs(problem, case.params, init_seed, device)
         seed_everything(init_seed)
         # Parameters are created on the device: initialising large layers on the host costs seconds.
-        with problem.applied(case), device:
-            reference_model = problem.Model(*init_inputs).to(device)
+        with problem.applied(case.params), device:
+            case.reference_model = problem.Model(*init_inputs).to(device)
     except Exception as error:
-        raise ProblemError(f"{problem.path.name}: case {index}: building Model failed: {one_line(error)}") from error
-    reference = Reference(reference_model, problem.allow_tf32)
-    models = {}
-    for candidate in candidates:
-        if candidate.active:
-            model = _build(candidate, candidate.cases[index], init_inputs, init_seed, reference_model,
-                           device, backend)
-            if model is not None:
-                models[candidate.name] = model
+        raise ProblemError(f"{problem.path.name}: case {case.index}: building Model failed: {one_line(error)}") from error
+    case.reference = Reference(case.reference_model, problem.allow_tf32)
+    parameters = None
+    if isinstance(case.reference_model, torch.nn.Module) and case.reference_model.state_dict():
+        parameters = evaluation.new_file(f"parameters-{case.index}")
+        torch.save(case.reference_model.state_dict(), parameters)
+    case.report["init_seed"] = init_seed
+    for candidate in [c for c in evaluation.candidates if c.active]:
+        reply = evaluation.request(candidate, {"op": "build", "case": case.index, "init_seed": init_seed,
+                                               "parameters": parameters})
+        outcome = candidate.cases[case.index]
+        if reply is not None and "failed" in reply:
+            outcome.fail(reply["failed"])
+        elif reply is not None and "error" in reply:
+            outcome.fail(f"building ModelNew failed: {reply['error']}")
 
-    first_inputs = None
-    previous_native = None
-    for draw in range(options.seeds):
-        seed = case_seed(base_seed, index, draw + 1)
-        checking = [c for c in candidates if c.name in models and c.active and c.cases[index].correct is not False]
+
+def check(case: CaseRun) -> None:
+    evaluation = case.evaluation
+    for draw in range(evaluation.options.seeds):
+        seed = seeds.derive(evaluation.base_seed, "check", case.index, draw)
+        checking = [c for c in evaluation.candidates if c.active and c.cases[case.index].correct is not False]
         if not checking:
             break
-        emit({"event": "progress", "stage": "check", "case": index,
-              "message": f"case {index + 1}/{len(problem.cases)} ({label}): correctness, seed {draw + 1}/{options.seeds}"})
-        try:
-            inputs = make_inputs(problem, case, seed, device)
-        except Exception as error:
-            raise ProblemError(f"{problem.path.name}: case {index}: get_inputs() failed: {one_line(error)}") from error
-        if first_inputs is None:
-            first_inputs = inputs
-        outputs = {}
+        case.progress("check", f"correctness, seed {draw + 1}/{evaluation.options.seeds}")
+        replies = {}
         for candidate in checking:
-            candidate.cases[index].seeds.append(seed)
-            emit({"event": "progress", "solution": candidate.name, "stage": "check", "case": index,
-                  "message": ""})
-            result = _run_checked(candidate, models[candidate.name], inputs, backend, tracer, index)
-            if result is not None:
-                outputs[candidate.name] = result
-        emit({"event": "progress", "stage": "reference", "case": index, "message": ""})
+            outcome = candidate.cases[case.index]
+            outcome.seeds.append(seed)
+            evaluation.emit({"event": "progress", "solution": candidate.name, "stage": "check", "case": case.index,
+                             "message": ""})
+            path = evaluation.new_file(f"{candidate.name}-check")
+            reply = evaluation.request(candidate, {"op": "check", "seed": seed, "output": path})
+            if reply is None:
+                continue
+            if "launches" in reply:
+                outcome.launches, outcome.kernels = reply["launches"], reply["kernels"]
+            if "error" in reply:
+                outcome.fail(f"forward raised {reply['error']}")
+                continue
+            replies[candidate.name] = (candidate, reply, path)
+        inputs = case.inputs(seed)
+        if case.first_inputs is None:
+            case.first_inputs = inputs
+        evaluation.emit({"event": "progress", "stage": "reference", "case": case.index, "message": ""})
         try:
-            reference.prepare(inputs)
-            expected, native, exact = reference.outputs(inputs)
+            case.reference.prepare(inputs)
+            expected, native, exact = case.reference.outputs(inputs)
         except Exception as error:
-            raise ProblemError(f"{problem.path.name}: case {index}: the reference failed: {one_line(error)}") from error
-        for candidate in checking:
-            if candidate.name in outputs:
-                output, mutated, violation = outputs[candidate.name]
-                _judge(candidate, candidate.cases[index], draw, output, mutated, violation,
-                       (expected, native, exact), previous_native, reference)
-                for tensor in flatten_outputs(output):
-                    if isinstance(tensor, torch.Tensor):
-                        poison(tensor)
-        previous_native = native
-
-    for candidate in candidates:
-        outcome = candidate.cases[index]
+            raise ProblemError(f"{evaluation.problem.path.name}: case {case.index}: the reference failed: "
+                               f"{one_line(error)}") from error
+        digest = input_digest(inputs)
+        for candidate, reply, path in replies.values():
+            if not same_inputs(digest, reply.get("digest")):
+                candidate.reject("runtime", "the inputs it ran on are not the ones made from the judge's seed "
+                                            "(get_inputs() replaced, or not reproducible from its seed)")
+                continue
+            output = read_outputs(candidate, path, evaluation.backend.device())
+            if output is None:
+                continue
+            judge(candidate, candidate.cases[case.index], draw, output, reply["mutated"], reply["violation"],
+                  (expected, native, exact), case.last_native, case.reference)
+        case.last_native = native
+    for candidate in evaluation.candidates:
+        outcome = candidate.cases[case.index]
         if candidate.active and outcome.correct is None and outcome.seeds:
             outcome.correct = True
-
-    report.update({
-        "reference_precision": reference.precision,
-        "allow_tf32": reference.allow_tf32,
-    })
-    if first_inputs is not None:
-        with problem.applied(case):
-            declared_bytes, flops = problem.bytes(case), problem.flops(case)
-        report["bytes"] = declared_bytes if declared_bytes is not None else _estimated_bytes(
-            first_inputs, reference_model, previous_native)
-        report["bytes_source"] = "problem" if declared_bytes is not None else "estimate: inputs and parameters read once, outputs written once"
-        report["flops"] = flops
-        report["compute_dtype"] = str(_compute_dtype(first_inputs, reference_model)).replace("torch.", "")
-    if timed and first_inputs is not None:
-        _time_case(problem, index, case, candidates, models, reference, backend, tracer, options,
-                   base_seed, ceilings, report, emit)
-    return report
+    case.report.update({"reference_precision": case.reference.precision, "allow_tf32": case.reference.allow_tf32})
+    if case.first_inputs is not None:
+        problem = evaluation.problem
+        with problem.applied(case.params):
+            declared_bytes, flops = problem.bytes(case.params), problem.flops(case.params)
+        case.report["bytes"] = declared_bytes if declared_bytes is not None else estimated_bytes(
+            case.first_inputs, case.reference_model, case.last_native)
+        case.report["bytes_source"] = ("problem" if declared_bytes is not None
+                                       else "estimate: inputs and parameters read once, outputs written once")
+        case.report["flops"] = flops
+        case.report["compute_dtype"] = str(compute_dtype(case.first_inputs, case.reference_model)).replace("torch.", "")
 
 
-def _build(candidate: Candidate, outcome: CaseOutcome, init_inputs: list, init_seed: int,
-           reference_model: torch.nn.Module, device: torch.device, backend: Any) -> torch.nn.Module | None:
-    try:
-        seed_everything(init_seed)
-        with device:
-            model = candidate.model_class(*init_inputs).to(device)
-        _share_parameters(reference_model, model)
-        return model
-    except Exception as error:
-        _raise_if_device_lost(backend, error, candidate)
-        outcome.fail(f"ModelNew(*get_init_inputs()) failed: {one_line(error)}")
-        return None
-
-
-def _share_parameters(reference: torch.nn.Module, model: Any) -> None:
-    """Give the candidate the reference's parameters when names and shapes agree exactly."""
-    if not isinstance(model, torch.nn.Module):
-        return
-    ours, theirs = model.state_dict(), reference.state_dict()
-    if ours.keys() == theirs.keys() and all(ours[k].shape == theirs[k].shape for k in ours):
-        model.load_state_dict(theirs)
-
-
-def _run_checked(candidate: Candidate, model: torch.nn.Module, inputs: list, backend: Any,
-                 tracer: LaunchTracer, index: int) -> tuple[Any, list[int], str | None] | None:
-    """One forward under the guards: (outputs, indexes of inputs it wrote, launch violation or None),
-    or None when it raised or called torch compute ops (the candidate is then failed or rejected)."""
-    outcome = candidate.cases[index]
-    arguments = clone(inputs)
-    recorder = TorchOpRecorder(tracer)
-    tracer.stray.clear()
-    try:
-        with torch.no_grad(), tracer.watch(candidate.name) as window, recorder:
-            output = model(*arguments)
-        backend.synchronize()
-    except Exception as error:
-        _raise_if_device_lost(backend, error, candidate)
-        outcome.fail(f"forward raised {one_line(error)}")
-        if isinstance(error, torch.OutOfMemoryError):
-            _release_memory(backend)
-        return None
-    outcome.launches = len(window.launches)
-    outcome.kernels = sorted({launch.kernel for launch in window.launches})
-    if recorder.compute_calls:
-        calls = ", ".join(f"{name} x{count}" for name, count in sorted(recorder.compute_calls.items()))
-        candidate.reject("runtime", f"forward calls torch compute ops: {calls}")
-        return None
-    outputs = [(position, tensor) for position, tensor in enumerate(flatten_outputs(output))
-               if isinstance(tensor, torch.Tensor) and tensor.numel()]
-    previous, candidate.last_outputs = candidate.last_outputs, [storage_span(t) for _, t in outputs]
-    violation = next((f"returns output {position} of the previous call without writing it (output "
-                      "cached across calls)" for position, tensor in outputs
-                      if storage_span(tensor) in previous and not window.wrote(tensor)), None)
-    violation = violation or timing.guard_violation(window, backend.current_stream())
-    if violation is None and tracer.stray:
-        violation = f"let {len(tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
-    if violation is None:
-        for position, tensor in outputs:
-            if not window.wrote(tensor):
-                violation = (f"returns output {position}, which no Triton kernel wrote (its memory was "
-                             "never passed to one)")
-                break
-    return output, changed(inputs, arguments), violation
-
-
-def _judge(candidate: Candidate, outcome: CaseOutcome, draw: int, output: Any, mutated: list[int],
-           violation: str | None, reference_outputs: tuple[Any, Any, bool], previous_native: Any,
-           reference: Reference) -> None:
+def judge(candidate: Candidate, outcome: CaseOutcome, draw: int, output: Any, mutated: list[int],
+          violation: str | None, reference_outputs: tuple[Any, Any, bool], previous_native: Any,
+          reference: Reference) -> None:
     """Decide one seed: a stale result or a launch violation rejects; a mismatch fails the case."""
     expected, native, exact = reference_outputs
     verdict = compare(output, expected, native, allow_tf32=reference.allow_tf32, expected_is_float64=exact)
@@ -395,18 +469,154 @@ def _judge(candidate: Candidate, outcome: CaseOutcome, draw: int, output: Any, m
     elif not verdict.ok:
         outcome.fail(f"seed {draw + 1}: {verdict.reason}")
     elif mutated and not reference.mutates_inputs:
-        outcome.fail(f"seed {draw + 1}: writes to its input {mutated[0]} (the reference leaves its "
-                     "inputs unchanged)")
+        outcome.fail(f"seed {draw + 1}: writes to its input {mutated[0]} (the reference leaves its inputs unchanged)")
 
 
-def _raise_if_device_lost(backend: Any, error: Exception, candidate: Candidate) -> None:
-    """Device errors poison the context for everyone after: stop the evaluation with the reason."""
-    if not _device_usable(backend):
-        candidate.reject("crash", f"device error: {one_line(error)}")
-        raise DeviceLost(f"{candidate.name}: {one_line(error)}") from error
+def time_case(case: CaseRun) -> None:
+    evaluation = case.evaluation
+    ready = [c for c in evaluation.candidates if c.active and c.cases[case.index].correct]
+    if not evaluation.timed or case.first_inputs is None:
+        return
+    case.progress("time", "timing")
+    reference_timer = reference_contestant(evaluation, case)
+    timed = [timing.Timed("reference", reference_timer.channel, guarded=False, trusted=True)]
+    if evaluation.options.torch_compile:
+        timed.append(timing.Timed("torch.compile", reference_timer.channel, which="torch.compile", guarded=False))
+    by_name = {}
+    for candidate in ready:
+        timed.append(timing.Timed(candidate.name, candidate.handle.channel))
+        by_name[candidate.name] = candidate
+    expected_by_seed: dict[int, tuple] = {}
+
+    def verify(name: str, seed: int, path: str) -> Verdict:
+        if seed not in expected_by_seed:
+            expected_by_seed.clear()
+            expected_by_seed[seed] = case.reference.outputs(case.inputs(seed))
+        expected, native, exact = expected_by_seed[seed]
+        output = read_outputs(by_name[name], path, evaluation.backend.device())
+        if output is None:
+            return Verdict(False, "its outputs could not be read")
+        return compare(output, expected, native, allow_tf32=case.reference.allow_tf32, expected_is_float64=exact)
+
+    options = evaluation.options
+    settings = timing.Settings(reps=options.reps, min_reps=options.min_reps, max_reps=options.max_reps,
+                               budget_s=options.budget_s, timeout_s=options.call_timeout_s)
+    rng = random.Random(seeds.derive(evaluation.base_seed, "order", case.index))
+    while True:
+        try:
+            measurements = timing.measure(
+                timed, seed_of=lambda rep: seeds.derive(evaluation.base_seed, "time", case.index, rep),
+                settings=settings, rng=rng, flush=lambda: flush(evaluation), verify=verify,
+                exchange=evaluation.exchange, private_inputs=case.reference.mutates_inputs,
+                progress=lambda message: case.progress("time", message))
+            break
+        except timing.ContestantError as failure:
+            if failure.name == "torch.compile":
+                case.report["torch_compile_error"] = failure.message
+            elif failure.name == "reference":
+                if not failure.device_usable:
+                    raise DeviceLost(f"while timing the reference of case {case.index}: {failure.message}") from None
+                raise ProblemError(f"{evaluation.problem.path.name}: case {case.index}: timing the reference failed: "
+                                   f"{failure.message}") from None
+            else:
+                candidate = by_name[failure.name]
+                if not failure.device_usable:
+                    candidate.reject("crash", f"device error in a timed call: {failure.message}")
+                    evaluation.check_device(candidate.name, failure.message)
+                else:
+                    candidate.reject("runtime", f"a timed call failed: {failure.message}")
+            timed = [t for t in timed if t.name != failure.name]
+    bounds = timing.host_bound(measurements, timed)
+    place(case, measurements, bounds, by_name)
 
 
-def _device_usable(backend: Any) -> bool:
+def place(case: CaseRun, measurements: dict[str, timing.Measurement], bounds: dict[str, dict],
+          by_name: dict[str, Candidate]) -> None:
+    """Times, speedups and roofline positions into the case report and the candidates' outcomes."""
+    report, ceilings = case.report, case.evaluation.ceilings
+    peak = roofline.peak_flops(ceilings, report.get("compute_dtype", "float32"), case.reference.allow_tf32)
+
+    def position(summary: dict[str, float]) -> dict[str, float | None]:
+        return roofline.position(summary["median"] / 1e3, report.get("bytes"), report.get("flops"),
+                                 ceilings["bandwidth"], peak)
+
+    reference_time = measurements["reference"].summary()
+    report["reference_ms"] = reference_time
+    if reference_time:
+        report["reference_roofline"] = position(reference_time)
+    compiled = measurements.get("torch.compile")
+    report["torch_compile_ms"] = compiled.summary() if compiled else None
+    report["host_bound"] = {name: bounds[name] for name in ("reference", "torch.compile") if name in bounds}
+    for name, candidate in by_name.items():
+        if name not in measurements or candidate.rejected is not None:
+            continue
+        measurement, outcome = measurements[name], candidate.cases[case.index]
+        outcome.host_bound = bounds.get(name)
+        if measurement.violation is not None:
+            candidate.reject("runtime", measurement.violation)
+            continue
+        summary = measurement.summary()
+        outcome.time_ms = summary
+        outcome.verified_timed_calls = measurement.verified
+        placed = position(summary)
+        outcome.gbps, outcome.tflops, outcome.roofline_pct = placed["gbps"], placed["tflops"], placed["roofline_pct"]
+        if reference_time:
+            outcome.speedup = reference_time["median"] / summary["median"]
+        if report["torch_compile_ms"]:
+            outcome.speedup_vs_compile = report["torch_compile_ms"]["median"] / summary["median"]
+        if placed["floor_ms"] and summary["median"] < 0.95 * placed["floor_ms"]:
+            outcome.flags.append("faster than the roofline floor: check bytes/flops, or work was skipped")
+
+
+CASE_STAGES: dict[str, Callable[[CaseRun], None]] = {
+    "prepare": prepare,
+    "check": check,
+    "time": time_case,
+}
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def reference_contestant(evaluation: Evaluation, case: CaseRun) -> contestants.Handle:
+    """The process that times the reference (no candidate code in it), built for this case."""
+    requests = [{"op": "build", "case": case.index, "init_seed": case.report["init_seed"],
+                 "allow_tf32": case.reference.allow_tf32, "torch_compile": evaluation.options.torch_compile}]
+    if evaluation.reference_timer is None:
+        evaluation.reference_timer = new_contestant(evaluation, "reference")
+        requests.insert(0, {"op": "load", "kind": "reference", "problem": str(evaluation.problem.path),
+                            "quick": evaluation.options.quick})
+    for command in requests:
+        try:
+            reply = evaluation.reference_timer.channel.request(command, evaluation.options.call_timeout_s)
+        except ContestantLost as lost:
+            raise ProblemError(f"case {case.index}: the reference's timing process was lost: {lost}") from None
+        if "error" in reply or "failed" in reply:
+            raise ProblemError(f"case {case.index}: the reference's timing process could not {command['op']} the "
+                               f"problem: {reply.get('error') or reply.get('failed')}")
+    return evaluation.reference_timer
+
+
+def read_outputs(candidate: Candidate, path: str, device: Any) -> list | None:
+    """The outputs a contestant wrote; a file that is missing or not outputs rejects the candidate."""
+    try:
+        return load_outputs(path, device)
+    except Exception as error:
+        candidate.reject("runtime", f"its outputs file could not be read ({one_line(error)})")
+        return None
+
+
+def flush(evaluation: Evaluation) -> None:
+    """Evict L2 from the judge's own process: a buffer larger than L2, written."""
+    backend = evaluation.backend
+    if evaluation.flush_buffer is None:
+        evaluation.flush_buffer = torch.empty(max(backend.l2_flush_bytes // 4, 1), dtype=torch.int32,
+                                              device=backend.device())
+    evaluation.flush_buffer.zero_()
+    backend.synchronize()
+
+
+def device_usable(backend: Any) -> bool:
     if backend.device_type == "cpu":
         return True
     try:
@@ -417,115 +627,35 @@ def _device_usable(backend: Any) -> bool:
         return False
 
 
-def _release_memory(backend: Any) -> None:
-    module = getattr(torch, backend.device_type, None)
-    if module is not None and hasattr(module, "empty_cache"):
-        module.empty_cache()
+def runner_digest(problem_path: str) -> str:
+    """A hash of the runner's own source and the problem file: they must not change during a run."""
+    digest = hashlib.sha256()
+    for path in sorted(RUNNER.rglob("*.py")) + [Path(problem_path)]:
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            digest.update(b"missing")
+    return digest.hexdigest()
 
 
-def _estimated_bytes(inputs: list, model: torch.nn.Module, outputs: Any) -> int:
+def estimated_bytes(inputs: list, model: torch.nn.Module, outputs: Any) -> int:
     parameters = [*model.parameters(), *model.buffers()]
     return tensor_bytes(inputs) + tensor_bytes(parameters) + tensor_bytes(flatten_outputs(outputs))
 
 
-def _compute_dtype(inputs: list, model: torch.nn.Module) -> torch.dtype:
+def compute_dtype(inputs: list, model: torch.nn.Module) -> torch.dtype:
     for value in [*inputs, *model.parameters()]:
         if isinstance(value, torch.Tensor) and value.is_floating_point():
             return value.dtype
     return torch.float32
 
 
-def _time_case(problem: Problem, index: int, case: dict, candidates: list[Candidate],
-               models: dict[str, torch.nn.Module], reference: Reference, backend: Any,
-               tracer: LaunchTracer, options: Options, base_seed: int, ceilings: dict,
-               report: dict[str, Any], emit: Emit) -> None:
-    device = backend.device()
-    contestants = [timing.Contestant("reference", reference.native, guarded=False, verify=False)]
-    if options.torch_compile:
-        try:
-            compiled = torch.compile(reference.model)
-            contestants.append(timing.Contestant(
-                "torch.compile", lambda inputs: _no_grad(compiled, inputs), guarded=False, verify=False))
-        except Exception as error:
-            report["torch_compile_error"] = one_line(error)
-    timed = [c for c in candidates if c.active and c.cases[index].correct and c.name in models]
-    for candidate in timed:
-        model = models[candidate.name]
-        contestants.append(timing.Contestant(candidate.name, lambda inputs, m=model: _no_grad(m, inputs),
-                                             guarded=True, verify=True))
-    last: dict[str, Any] = {}  # the repetition's inputs (held, so their identity stays theirs) and outputs
-
-    def verify(inputs: list, output: Any) -> Verdict:
-        if last.get("inputs") is not inputs:
-            last["inputs"], last["outputs"] = inputs, reference.outputs(inputs)
-        expected, native, exact = last["outputs"]
-        return compare(output, expected, native, allow_tf32=reference.allow_tf32, expected_is_float64=exact)
-
-    emit({"event": "progress", "stage": "time", "case": index,
-          "message": f"case {index + 1}/{len(problem.cases)} ({case_label(case)}): timing"})
-    by_name = {candidate.name: candidate for candidate in timed}
-    while True:
-        try:
-            with tf32(reference.allow_tf32):
-                measurements = timing.measure(
-                    contestants, lambda seed: make_inputs(problem, case, seed, device), backend, tracer,
-                    verify, timing.Settings(reps=options.reps, min_reps=options.min_reps,
-                                    max_reps=options.max_reps, budget_s=options.budget_s), case_seed(base_seed, index, 1000),
-                    private_inputs=reference.mutates_inputs,
-                    progress=lambda message: emit({"event": "progress", "stage": "time", "case": index,
-                                                   "message": message}))
-            break
-        except timing.ContestantError as failure:
-            if failure.name == "torch.compile" and _device_usable(backend):
-                report["torch_compile_error"] = one_line(failure.error)
-                contestants = [c for c in contestants if c.name != failure.name]
-                continue
-            candidate = by_name.get(failure.name)
-            if candidate is None and not _device_usable(backend):
-                for suspect in timed:
-                    suspect.reject("crash", f"device error while timing case {index}, interleaved with "
-                                            f"the reference: {one_line(failure.error)}")
-                raise DeviceLost(f"while timing case {index}: {one_line(failure.error)}") from failure.error
-            if candidate is None:
-                raise ProblemError(f"{problem.path.name}: case {index}: timing {failure.name} failed: "
-                                   f"{one_line(failure.error)}") from failure.error
-            _raise_if_device_lost(backend, failure.error, candidate)
-            candidate.reject("runtime", f"a timed call raised {one_line(failure.error)}")
-            contestants = [c for c in contestants if c.name != failure.name]
-            timed.remove(candidate)
-
-    peak = roofline.peak_flops(ceilings, report.get("compute_dtype", "float32"), reference.allow_tf32)
-
-    def place(summary: dict[str, float]) -> dict[str, float | None]:
-        return roofline.position(summary["median"] / 1e3, report.get("bytes"), report.get("flops"),
-                                 ceilings["bandwidth"], peak)
-
-    reference_time = measurements["reference"].summary()
-    report["reference_ms"] = reference_time
-    if reference_time:
-        report["reference_roofline"] = place(reference_time)
-    compiled_time = measurements.get("torch.compile")
-    report["torch_compile_ms"] = compiled_time.summary() if compiled_time else None
-    for candidate in timed:
-        measurement = measurements[candidate.name]
-        outcome = candidate.cases[index]
-        if measurement.violation is not None:
-            candidate.reject("runtime", measurement.violation)
-            continue
-        summary = measurement.summary()
-        outcome.time_ms = summary
-        outcome.verified_timed_calls = measurement.verified
-        position = place(summary)
-        outcome.gbps, outcome.tflops = position["gbps"], position["tflops"]
-        outcome.roofline_pct = position["roofline_pct"]
-        if reference_time:
-            outcome.speedup = reference_time["median"] / summary["median"]
-        if report["torch_compile_ms"]:
-            outcome.speedup_vs_compile = report["torch_compile_ms"]["median"] / summary["median"]
-        if position["floor_ms"] and summary["median"] < 0.95 * position["floor_ms"]:
-            outcome.flags.append("faster than the roofline floor: check bytes/flops, or work was skipped")
-
-
-def _no_grad(model: torch.nn.Module, inputs: list) -> Any:
-    with torch.no_grad():
-        return model(*inputs)
+def _scratch_root() -> str | None:
+    """Where the judge's exchange files go: shared memory when there is room, else the temp folder."""
+    shm = Path("/dev/shm")
+    try:
+        if shm.is_dir() and shutil.disk_usage(shm).free > 8 << 30:
+            return str(shm)
+    except OSError:
+        pass
+    return None

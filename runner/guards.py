@@ -1,6 +1,6 @@
 """Runtime guards: what candidate code actually did while the runner watched.
 
-Three instruments, installed in the worker process before any candidate is imported:
+Instruments installed in the process that runs candidate code, before any candidate is imported:
 
 - ``LaunchTracer`` counts Triton launches and records, per launch, the kernel name, the stream, the
   thread and the memory of its tensor arguments. Launches are counted through Triton's
@@ -9,12 +9,18 @@ Three instruments, installed in the worker process before any candidate is impor
   in ``InterpretedFunction.run``. Argument memory comes from wrapping the Python entry points
   (``JITFunction.run``, ``InterpretedFunction.run``); ``Autotuner.run``/``Heuristics.run`` are wrapped
   only to mark "inside Triton" so their own torch calls (benchmarking configs) are not blamed on
-  the candidate.
+  the candidate. The Python callbacks Triton runs on the candidate's behalf (heuristics, autotune
+  pre/post hooks, config pre-hooks, prune and perf-model functions, a custom ``do_bench``, grid
+  callables) are candidate code: while one runs, "inside Triton" is suspended, so the recorders see
+  what it does.
 - ``TorchOpRecorder`` (a ``TorchFunctionMode``) watches every torch call the candidate's forward
   makes outside Triton's machinery: allocation, views, shape queries and constants (zeros, full, arange) are allowed,
   anything else is recorded as a torch compute op. Every tensor the forward allocates with
   ``torch.empty*`` is filled with the poison pattern on the spot, so elements a kernel never writes
   are caught even when the allocator hands back memory holding an earlier correct answer.
+- ``BypassRecorder`` (a ``TorchDispatchMode``) backs the function-level recorder up one level
+  down: an aten op that reaches the dispatcher without passing through a torch function the
+  recorder judged (TorchScript, ``DisableTorchFunction``, C++ entry points) is recorded as compute.
 - ``poison`` / ``unwritten_count``: the poison pattern is all bytes 0xFF (a NaN for every float
   type, -1 for signed integers), recognisable in outputs as "never written".
 """
@@ -27,6 +33,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 POISON_BYTE = 0xFF
 
@@ -132,6 +139,30 @@ class LaunchTracer:
     def inside_triton(self) -> bool:
         return getattr(self._inside, "depth", 0) > 0
 
+    @contextlib.contextmanager
+    def candidate_code(self) -> Iterator[None]:
+        """Suspend "inside Triton" while a callback of the candidate's runs from Triton's machinery."""
+        depth = getattr(self._inside, "depth", 0)
+        self._inside.depth = 0
+        try:
+            yield
+        finally:
+            self._inside.depth = depth
+
+    def as_candidate(self, function: Callable | None) -> Callable | None:
+        """``function`` wrapped so that it runs as candidate code (None stays None)."""
+        if function is None or getattr(function, "__ladder_candidate__", False):
+            return function
+        tracer = self
+
+        def callback(*args, **kwargs):
+            with tracer.candidate_code():
+                return function(*args, **kwargs)
+
+        callback.__ladder_candidate__ = True
+        callback.__wrapped__ = function
+        return callback
+
     # -- installation
 
     def install(self) -> None:
@@ -148,6 +179,34 @@ class LaunchTracer:
             from triton.runtime.interpreter import InterpretedFunction
 
             self._wrap(InterpretedFunction, "run", record_arguments=True, count=True)
+        self._wrap_init(Autotuner, self._candidate_autotune_callbacks)
+        self._wrap_init(Heuristics, self._candidate_heuristics)
+
+    def _wrap_init(self, owner: type, adopt: Callable[[Any], None]) -> None:
+        """Every instance built from now on gets its candidate callbacks wrapped (``as_candidate``)."""
+        original = owner.__init__
+
+        def init(self_, *args, **kwargs):
+            original(self_, *args, **kwargs)
+            adopt(self_)
+
+        init.__wrapped__ = original
+        self._originals.append((owner, "__init__", original))
+        owner.__init__ = init
+
+    def _candidate_autotune_callbacks(self, tuner: Any) -> None:
+        if tuner.user_defined_pre_hook:
+            tuner.pre_hook = self.as_candidate(tuner.pre_hook)
+        if tuner.user_defined_post_hook:
+            tuner.post_hook = self.as_candidate(tuner.post_hook)
+        tuner.perf_model = self.as_candidate(tuner.perf_model)
+        tuner.early_config_prune = self.as_candidate(tuner.early_config_prune)
+        tuner._do_bench = self.as_candidate(tuner._do_bench)
+        for config in tuner.configs:
+            config.pre_hook = self.as_candidate(getattr(config, "pre_hook", None))
+
+    def _candidate_heuristics(self, heuristics: Any) -> None:
+        heuristics.values = {name: self.as_candidate(value) for name, value in heuristics.values.items()}
 
     def uninstall(self) -> None:
         from triton import knobs
@@ -162,6 +221,8 @@ class LaunchTracer:
         tracer = self
 
         def run(self_, *args, grid=None, warmup=False, **kwargs):
+            if callable(grid):
+                grid = tracer.as_candidate(grid)
             if not tracer.inside_triton():
                 tracer._inside.entry_stream = tracer.current_stream()
             if not warmup:
@@ -202,10 +263,14 @@ CONSTANTS = {"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "
 VIEWS = {"view", "view_as", "reshape", "reshape_as", "contiguous", "t", "transpose", "permute",
          "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "select",
          "split", "chunk", "unbind", "as_strided", "movedim", "swapaxes", "swapdims", "detach",
-         "__iter__"}
+         "__iter__", "broadcast_to", "broadcast_tensors", "view_as_real", "view_as_complex",
+         "atleast_1d", "atleast_2d", "atleast_3d", "ravel"}
 QUERIES = {"size", "stride", "dim", "ndimension", "numel", "nelement", "data_ptr", "storage_offset",
            "is_contiguous", "element_size", "__get__", "__len__", "is_floating_point", "is_complex",
            "get_device", "untyped_storage", "__hash__", "__getstate__"}
+# Grad-mode switches (``torch.no_grad()`` and friends in a forward) compute nothing.
+GRAD_MODE = {"_set_grad_enabled", "set_grad_enabled", "is_grad_enabled", "_enter_inference_mode",
+             "_exit_inference_mode", "is_inference_mode_enabled", "_DisableFuncTorch"}
 # Conversions are free (and allowed) only when they return the tensor itself.
 NO_OP_ONLY = {"to", "type", "float", "half", "bfloat16", "double", "int", "long", "cuda", "npu",
               "cpu"}
@@ -225,34 +290,73 @@ def torch_call_name(func: Any) -> str:
     return f"torch.{name}"
 
 
+_judged = threading.local()  # depth of torch calls the function-level recorder is handling
+
+
+@contextlib.contextmanager
+def judged() -> Iterator[None]:
+    """Aten ops run inside this were reached through a torch call a recorder saw (or by the runner)."""
+    _judged.depth = getattr(_judged, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _judged.depth -= 1
+
+
+@contextlib.contextmanager
+def unjudged() -> Iterator[None]:
+    """Start afresh: what runs inside is judged on its own (the body of a registered Triton op)."""
+    depth, _judged.depth = getattr(_judged, "depth", 0), 0
+    try:
+        yield
+    finally:
+        _judged.depth = depth
+
+
+def op_name(func: Any) -> str | None:
+    """``namespace::name`` of an operator overload or packet (``mylib::add``), else None."""
+    qualified = getattr(func, "_qualified_op_name", None)
+    if qualified:
+        return qualified
+    namespace, name = getattr(func, "namespace", None), getattr(func, "_opname", None)
+    return f"{namespace}::{name}" if namespace and name else None
+
+
 class TorchOpRecorder(TorchFunctionMode):
     """Records torch compute calls made by the candidate, poisons its fresh allocations.
 
     Calls made while Triton's own machinery runs (launch argument handling, the autotuner's
-    benchmarking, the interpreter's host copies) are not the candidate's and are ignored.
+    benchmarking, the interpreter's host copies) are not the candidate's and are ignored. Operators
+    registered through ``torch.library.triton_op`` (names in ``triton_ops``) are allowed: their
+    bodies are recorded on their own (``runner.sentinel`` wraps them), and launch Triton kernels.
     """
 
-    def __init__(self, tracer: LaunchTracer):
+    def __init__(self, tracer: LaunchTracer, triton_ops: set[str] | None = None,
+                 compute_calls: dict[str, int] | None = None):
         super().__init__()
         self.tracer = tracer
-        self.compute_calls: dict[str, int] = {}
+        self.triton_ops = triton_ops if triton_ops is not None else set()
+        self.compute_calls: dict[str, int] = compute_calls if compute_calls is not None else {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        result = func(*args, **(kwargs or {}))
-        if self.tracer.inside_triton():
-            return result
-        name = getattr(func, "__name__", "")
-        if name in ALLOCATION:
-            for tensor in tensors_in(result):
-                poison(tensor)
-        elif not self._allowed(name, args, result):
+        with judged():
+            result = func(*args, **(kwargs or {}))
+            if self.tracer.inside_triton():
+                return result
+            name = getattr(func, "__name__", "")
+            if name in ALLOCATION:
+                for tensor in tensors_in(result):
+                    poison(tensor)
+                return result
+        if not self._allowed(name, func, args, result):
             label = torch_call_name(func)
             self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
         return result
 
-    @staticmethod
-    def _allowed(name: str, args: tuple, result: Any) -> bool:
-        if name in CONSTANTS or name in VIEWS or name in QUERIES:
+    def _allowed(self, name: str, func: Any, args: tuple, result: Any) -> bool:
+        if name in CONSTANTS or name in VIEWS or name in QUERIES or name in GRAD_MODE:
+            return True
+        if op_name(func) in self.triton_ops:
             return True
         if name in NO_OP_ONLY:
             return bool(args) and result is args[0]
@@ -261,6 +365,36 @@ class TorchOpRecorder(TorchFunctionMode):
             return (isinstance(source, torch.Tensor) and isinstance(result, torch.Tensor)
                     and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr())
         return False
+
+
+class BypassRecorder(TorchDispatchMode):
+    """Aten ops that reached the dispatcher without a torch call ``TorchOpRecorder`` judged.
+
+    In candidate code that is work hidden from the function-level recorder: a TorchScript or
+    traced callable, ``torch._C.DisableTorchFunction``, a C++ entry point. Triton's own machinery
+    is exempt, as for the function-level recorder.
+    """
+
+    def __init__(self, tracer: LaunchTracer, compute_calls: dict[str, int]):
+        super().__init__()
+        self.tracer = tracer
+        self.compute_calls = compute_calls
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if not getattr(_judged, "depth", 0) and not self.tracer.inside_triton():
+            label = f"{func} (outside every torch call the recorder saw)"
+            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+        return func(*args, **(kwargs or {}))
+
+
+@contextlib.contextmanager
+def recording(tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: set[str]) -> Iterator[
+        tuple[TorchOpRecorder, BypassRecorder]]:
+    """Both recorders, active together, sharing one tally of compute calls."""
+    function_level = TorchOpRecorder(tracer, triton_ops, compute_calls)
+    dispatch_level = BypassRecorder(tracer, compute_calls)
+    with dispatch_level, function_level:
+        yield function_level, dispatch_level
 
 
 class ReferenceOpRecorder(TorchFunctionMode):

@@ -1,17 +1,23 @@
-"""Run the worker in a subprocess with a wall-clock timeout; the caller survives whatever happens.
+"""Run the judge in a subprocess with a wall-clock timeout; the caller survives whatever happens.
 
-``run_worker(request, timeout)`` starts ``python -m runner.worker`` with this interpreter, the
-repository on ``PYTHONPATH`` and its own process group, relays its progress events, and kills the
-whole group at the timeout (and after a normal exit, so nothing it started lingers). It returns
-``WorkerOutcome``: the worker's result when it wrote one, otherwise a one-line reason (timeout,
-signal, the last error line of its output) and the last progress event, which names the solution
-and stage that were running.
+``run_worker(request, timeout)`` starts ``python -m runner.worker`` (the judge) with this
+interpreter, the repository on ``PYTHONPATH``, a fresh working directory and an evaluation marker
+in its environment (``runner.sandbox``); it sends the request on the judge's standard input, relays
+its progress events and reads the verdict from a pipe of their own. At the timeout, after a normal
+exit, and when the caller is interrupted (Ctrl-C or SIGTERM), every process of the evaluation is
+killed: the judge's tree and anything that carries the marker, a candidate's ``setsid`` escapee
+included. It returns ``WorkerOutcome``: the judge's result when it wrote one, otherwise a one-line
+reason (timeout, signal, the last error line of its output) and the last progress event, which
+names the solution and stage that were running.
 """
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import os
+import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,8 +26,10 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
+from runner import sandbox
+from runner.errors import last_error_line
 from runner.worker import EVENT_PREFIX
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -30,7 +38,7 @@ TAIL_LINES = 60
 
 @dataclass
 class WorkerOutcome:
-    result: dict[str, Any] | None  # the worker's result file, when it wrote one
+    result: dict[str, Any] | None  # the judge's verdict, when it wrote one
     status: str  # "ok" | "timeout" | "crash"
     reason: str | None = None  # one line, when status is not "ok"
     events: list[dict] = field(default_factory=list)
@@ -53,54 +61,106 @@ def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM raises KeyboardInterrupt while a judge runs, so the cleanup below always happens."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt("terminated")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_worker(request: dict[str, Any], timeout: float,
                on_event: Callable[[dict], None] = lambda event: None,
                env: dict[str, str] | None = None) -> WorkerOutcome:
     started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ladder-worker-") as folder:
-        request_path, result_path = Path(folder) / "request.json", Path(folder) / "result.json"
-        request_path.write_text(json.dumps(request))
-        process = subprocess.Popen(
-            [sys.executable, "-m", "runner.worker", str(request_path), str(result_path)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-            env=worker_environment(env), start_new_session=True, text=True, errors="replace")
-        events: list[dict] = []
-        tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
-
-        def read(stream, parse_events: bool) -> None:
-            for line in stream:
-                if parse_events and line.startswith(EVENT_PREFIX):
-                    try:
-                        event = json.loads(line[len(EVENT_PREFIX):])
-                    except json.JSONDecodeError:
-                        continue
-                    events.append(event)
-                    on_event(event)
-                else:
-                    tail.append(line.rstrip("\n"))
-
-        readers = [threading.Thread(target=read, args=(process.stdout, False), daemon=True),
-                   threading.Thread(target=read, args=(process.stderr, True), daemon=True)]
-        for reader in readers:
-            reader.start()
-        timed_out = not _wait_unreaped(process, timeout)
-        _kill_group(process)  # also whatever the candidate or torch.compile left running
-        for reader in readers:
-            reader.join(timeout=5)
-        elapsed = time.monotonic() - started
-        result = None
-        if result_path.is_file():
-            try:
-                result = json.loads(result_path.read_text())
-            except json.JSONDecodeError:
-                result = None
+    token = f"eval-{random.SystemRandom().getrandbits(64):016x}"
+    folder = tempfile.mkdtemp(prefix="ladder-judge-")
+    result_read, result_write = os.pipe()
+    chunks: list[bytes] = []
+    events: list[dict] = []
+    tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+    process = None
+    try:
+        with _terminate_as_interrupt():
+            process = sandbox.spawn([sys.executable, "-m", "runner.worker", str(result_write)],
+                                    env=worker_environment({**(env or {}), sandbox.EVALUATION_ENV: token}),
+                                    cwd=folder, pass_fds=(result_write,), stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            os.close(result_write)
+            readers = _start_readers(process, result_read, chunks, events, tail, on_event)
+            _send(process, request)
+            timed_out = not _wait_unreaped(process, timeout)
+    finally:
+        if process is None:
+            os.close(result_write)
+        sandbox.kill_evaluation(process.pid if process else None, token)
+        if process is not None:
+            process.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+    for reader in readers:
+        reader.join(timeout=5)
+    os.close(result_read)
+    result = None
+    if chunks:
+        try:
+            result = json.loads(b"".join(chunks))
+        except json.JSONDecodeError:
+            result = None
     outcome = WorkerOutcome(result=result, status="ok", events=events, log_tail=list(tail),
-                            elapsed_s=elapsed)
+                            elapsed_s=time.monotonic() - started)
     if timed_out:
         outcome.status, outcome.reason = "timeout", f"timed out after {timeout:g} s (killed)"
     elif result is None:
         outcome.status, outcome.reason = "crash", _crash_reason(process.returncode, outcome.log_tail)
     return outcome
+
+
+def _send(process: Any, request: dict[str, Any]) -> None:
+    """The request on the judge's standard input (a thread: a large request must not block us)."""
+    def write() -> None:
+        with contextlib.suppress(BrokenPipeError, OSError, ValueError):
+            process.stdin.write(json.dumps(request))
+            process.stdin.close()
+
+    threading.Thread(target=write, daemon=True).start()
+
+
+def _start_readers(process: Any, result_fd: int, chunks: list[bytes], events: list[dict],
+                   tail: collections.deque, on_event: Callable[[dict], None]) -> list[threading.Thread]:
+    def read_lines(stream, parse_events: bool) -> None:
+        for line in stream:
+            if parse_events and line.startswith(EVENT_PREFIX):
+                try:
+                    event = json.loads(line[len(EVENT_PREFIX):])
+                except json.JSONDecodeError:
+                    continue
+                events.append(event)
+                on_event(event)
+            else:
+                tail.append(line.rstrip("\n"))
+
+    def read_result() -> None:
+        while True:
+            chunk = os.read(result_fd, 1 << 16)
+            if not chunk:
+                return
+            chunks.append(chunk)
+
+    readers = [threading.Thread(target=read_lines, args=(process.stdout, False), daemon=True),
+               threading.Thread(target=read_lines, args=(process.stderr, True), daemon=True),
+               threading.Thread(target=read_result, daemon=True)]
+    for reader in readers:
+        reader.start()
+    return readers
 
 
 def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
@@ -114,15 +174,6 @@ def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     return False
 
 
-def _kill_group(process: subprocess.Popen) -> None:
-    """SIGKILL the worker's process group (the worker leads it), then reap the worker."""
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    process.wait()
-
-
 def _crash_reason(returncode: int, tail: list[str]) -> str:
     if returncode is not None and returncode < 0:
         try:
@@ -134,13 +185,5 @@ def _crash_reason(returncode: int, tail: list[str]) -> str:
             how += " (out of host memory?)"
     else:
         how = f"the worker exited with status {returncode} without a result"
-    last = _last_error_line(tail)
+    last = last_error_line(tail)
     return f"{how}: {last}" if last else how
-
-
-def _last_error_line(tail: list[str]) -> str | None:
-    for line in reversed(tail):
-        text = line.strip()
-        if text and ("Error" in text or "error" in text or "Fatal" in text or "Aborted" in text):
-            return text[:300]
-    return None

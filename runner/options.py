@@ -18,6 +18,11 @@ class Options:
     min_reps: int = 30
     max_reps: int = 300
     budget_s: float = 1.0  # timing budget per contestant per case (sets the repetitions)
+    quick: bool = False  # the problem's get_test_cases() (else its smallest case) instead of its cases
+    contestants: str = "process"  # "process": each solution in a sandboxed process; "in-process": trusted code
+    call_timeout_s: float = 300.0  # the longest one request to a contestant may take (compiling included)
+    memory_limit_gib: float | None = None  # resident host memory per contestant; None: half the machine, <= 64
+    process_limit: int = 16  # processes a contestant may have running at once (the compiler's included)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Options":

@@ -39,6 +39,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -140,31 +141,42 @@ def case_label(case: dict[str, Any]) -> str:
     return ", ".join(f"{key}={value}" for key, value in case.items()) or "default"
 
 
-def load_problem(path: str | Path) -> Problem:
-    """Load and validate a problem file (see the module docstring for the format)."""
+def load_problem(path: str | Path, quick: bool = False) -> Problem:
+    """Load and validate a problem file (see the module docstring for the format).
+
+    ``quick`` takes the file's small ``get_test_cases()`` as its cases, or where it has none its
+    smallest case (the least product of its numeric constants): what the CPU interpreter can run
+    in seconds.
+    """
     module = load_module(path, "problem")
     where = Path(path).name
     for required in ("Model", "get_inputs", "get_init_inputs"):
         if not hasattr(module, required):
             raise ProblemError(f"{where}: missing `{required}` (a KernelBench problem defines Model, "
                                "get_inputs and get_init_inputs)")
-    cases = _read_cases(module, where)
+    cases = _read_cases(module, where, "get_test_cases" if quick and hasattr(module, "get_test_cases") else "get_cases")
+    if quick and not hasattr(module, "get_test_cases"):
+        cases = [min(cases, key=_case_size)]
     defaults = {key: getattr(module, key) for case in cases for key in case}
     return Problem(path=Path(path).resolve(), module=module, cases=cases, _defaults=defaults)
 
 
-def _read_cases(module: ModuleType, where: str) -> list[dict[str, Any]]:
-    if not hasattr(module, "get_cases"):
+def _case_size(case: dict[str, Any]) -> float:
+    return math.prod(abs(value) for value in case.values() if isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def _read_cases(module: ModuleType, where: str, function: str = "get_cases") -> list[dict[str, Any]]:
+    if not hasattr(module, function):
         return [{}]
     try:
-        cases = list(module.get_cases())
+        cases = list(getattr(module, function)())
     except Exception as error:
-        raise ProblemError(f"{where}: get_cases() failed: {one_line(error)}") from error
+        raise ProblemError(f"{where}: {function}() failed: {one_line(error)}") from error
     if not cases:
-        raise ProblemError(f"{where}: get_cases() returned no cases")
+        raise ProblemError(f"{where}: {function}() returned no cases")
     for index, case in enumerate(cases):
         if not isinstance(case, dict):
-            raise ProblemError(f"{where}: get_cases()[{index}] is a {type(case).__name__}, not a dict")
+            raise ProblemError(f"{where}: {function}()[{index}] is a {type(case).__name__}, not a dict")
         unknown = [key for key in case if not hasattr(module, key)]
         if unknown:
             raise ProblemError(f"{where}: case {index} sets {', '.join(map(repr, unknown))}, "

@@ -1,66 +1,80 @@
-"""Interleaved device timing of several contestants on the same fresh inputs.
+"""Interleaved device timing of several contestants, each in its own process, on the same fresh inputs.
 
-One repetition:
+The judge (``runner.evaluate``) drives it; every contestant is a process that runs one solution
+(or the reference) and answers requests (``runner.contestant``). One repetition, for each
+contestant in a shuffled order:
 
-1. fresh inputs from a new seed (the same for every contestant in this repetition, never seen
-   before by any of them, so nothing keyed on pointers or values can be reused);
-2. queue idle device work long enough to cover the host time of enqueueing the whole repetition
-   (measured during warm-up), so no timed call starts on an idle device and absorbs host-side
-   launch overhead; then, for each contestant, in a shuffled order: write a buffer larger than L2 (256 MB) so no one
-   starts warm, record a start event, call the forward, make the current stream wait for every
-   stream Triton launched on, record the end event;
-3. synchronize, read the event times, check the launch guards of each timed call (a kernel ran, on
-   the current stream, from this thread, received every output and left none of it unwritten),
-   verify the outputs of a random subset of repetitions against the float64 reference of that
-   repetition's inputs, then fill every output with the poison pattern (so memory the allocator
-   hands back next time holds no correct answer).
+1. ``prepare``: the contestant makes the repetition's inputs from a seed the judge just derived
+   (the same for every contestant in this repetition, never seen before by any of them, so nothing
+   keyed on pointers or values can be reused) and synchronizes;
+2. the judge writes a buffer larger than L2 (256 MB) from its own process, so no one starts warm;
+3. ``run`` arms the call, then ``go``: the contestant queues idle device work long enough to cover
+   the host time of enqueueing its call (measured during warm-up), so the timed call does not
+   absorb host-side launch overhead, records a start event, calls the forward, makes the current
+   stream wait for every stream Triton launched on, records the end event and synchronizes. The
+   judge's own host clock runs from sending ``go`` to its answer;
+4. ``report``: what the launch guards saw (a kernel ran, on the current stream, from this thread,
+   received every output and left none of it unwritten), and the torch-call recorders; on a random
+   subset of repetitions the judge then has the outputs written (``keep``) and compares them with
+   the float64 reference of that repetition's inputs. Outputs are then poisoned, so memory the
+   allocator hands back next time holds no correct answer.
 
 The repetitions count comes from a warm-up estimate (enough repetitions for about ``budget_s`` of
 the slowest contestant, clamped to [min_reps, max_reps]). The summary reports the median and the
 spread (p10-p90, IQR) of the per-call times in milliseconds.
 
-Timing primitives are bound when this module is imported, before any candidate code runs, so a
-candidate that patches ``torch.cuda.Event`` afterwards does not change what the runner measures.
+**The host-side bound.** Event times come from the contestant's process, where candidate code runs.
+The judge's clock around ``go`` cannot be touched from there: it is the call plus a constant cost
+(queued idle work, the round trip, the synchronize), the same for every contestant of a case. The
+reference's process runs no candidate code, so its clock minus its events measures that constant;
+a candidate whose own clock, less the constant, exceeds ``HOST_FACTOR`` times its claimed event
+time plus ``HOST_SLACK_MS`` reported times its calls did not take, and is rejected with both numbers.
 """
 from __future__ import annotations
 
 import math
-import random
 import statistics
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
+from runner.channel import ContestantLost
 from runner.compare import Verdict, flatten_outputs
-from runner.guards import LaunchTracer, Window, poison, spans_overlap, storage_span, unwritten_count
-from runner.inputs import clone
+from runner.guards import Window, unwritten_count
 
+HOST_FACTOR = 1.5
+HOST_SLACK_MS = 0.25
+MAX_VERIFIED = 8
 _perf_counter = time.perf_counter
 
 
 @dataclass
-class Contestant:
-    """One thing to time: a name, a forward on a list of inputs, and how to watch it."""
+class Timed:
+    """One contestant as the timing loop drives it."""
 
     name: str
-    call: Callable[[list], Any]
-    guarded: bool  # Triton launch guards apply (candidate solutions; not the eager reference)
-    verify: bool  # outputs of timed calls are checked against the reference
+    channel: Any  # runner.channel.PipeChannel or LocalChannel
+    which: str = "model"  # the contestant's callable: "model", or "torch.compile" in the reference's
+    guarded: bool = True  # a candidate: guards apply, outputs are verified, the host bound is checked
+    trusted: bool = False  # runs no candidate code: its clock calibrates the host bound
 
 
 class ContestantError(Exception):
-    """A contestant raised while being timed (``name`` says which; ``error`` is the original)."""
+    """A contestant failed while being timed (``name`` says which; ``device_usable`` whether the
+    device survived it)."""
 
-    def __init__(self, name: str, error: BaseException):
-        super().__init__(f"{name}: {error}")
-        self.name, self.error = name, error
+    def __init__(self, name: str, message: str, device_usable: bool = True):
+        super().__init__(f"{name}: {message}")
+        self.name, self.message, self.device_usable = name, message, device_usable
 
 
 @dataclass
 class Measurement:
     times_ms: list[float] = field(default_factory=list)
+    wall_ms: list[float] = field(default_factory=list)
     verified: int = 0
     violation: str | None = None
 
@@ -76,6 +90,7 @@ class Settings:
     budget_s: float = 1.0
     warmup_calls: int = 3
     verify_fraction: float = 0.1
+    timeout_s: float = 300.0  # the longest one request to a contestant may take
 
 
 def summarize(times_ms: list[float]) -> dict[str, float]:
@@ -124,103 +139,99 @@ def output_violation(window: Window, output: Any) -> str | None:
     return None
 
 
-def _poison_outputs(output: Any, keep: list[tuple[int, int]]) -> None:
-    """Poison every output tensor except those sharing memory with ``keep`` (the inputs)."""
-    for tensor in flatten_outputs(output):
-        if isinstance(tensor, torch.Tensor) and not any(
-                spans_overlap(storage_span(tensor), span) for span in keep):
-            poison(tensor)
-
-
-def measure(contestants: list[Contestant], make_inputs: Callable[[int], list], backend: Any,
-            tracer: LaunchTracer, verify: Callable[[list, Any], Verdict], settings: Settings,
-            seed: int, private_inputs: bool = False,
-            progress: Callable[[str], None] = lambda message: None) -> dict[str, Measurement]:
+def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Settings, rng: Any,
+            flush: Callable[[], None], verify: Callable[[str, int, str], Verdict], exchange: Path,
+            private_inputs: bool = False, progress: Callable[[str], None] = lambda message: None,
+            ) -> dict[str, Measurement]:
     """Time the contestants, interleaved, and return one ``Measurement`` per name.
 
-    ``private_inputs`` gives each contestant its own copy of the repetition's inputs (made before
-    its timed region), for problems whose reference writes to its inputs.
-    Raises ``ContestantError`` naming the contestant when one raises.
+    ``seed_of(rep)`` is the inputs' seed of a repetition (``rep`` -1 is the warm-up);
+    ``verify(name, seed, path)`` compares the outputs a contestant wrote to ``path`` with the
+    reference on that seed's inputs. ``private_inputs`` gives each call its own copy of the inputs
+    (for problems whose reference writes to its inputs). Raises ``ContestantError`` naming the
+    contestant when one fails.
     """
-    rng = random.Random(seed)
-    results = {contestant.name: Measurement() for contestant in contestants}
-    flush = torch.empty(backend.l2_flush_bytes // 4, dtype=torch.int32, device=backend.device())
+    results = {t.name: Measurement() for t in timed}
 
-    host_ms: dict[str, float] = {}
-
-    def timed(contestant: Contestant, inputs: list) -> tuple[Any, Window, Any, Any]:
-        start, end = backend.event(), backend.event()
-        if private_inputs:
-            inputs = clone(inputs)
-        enqueue_started = _perf_counter()
-        with tracer.watch(contestant.name) as window:
-            start.record()
-            try:
-                output = contestant.call(inputs)
-            except Exception as error:
-                raise ContestantError(contestant.name, error) from error
-            backend.join_streams(window.streams())
-            end.record()
-        host_ms[contestant.name] = (_perf_counter() - enqueue_started) * 1e3
-        return output, window, start, end
-
-    # Warm-up (compilation, autotuning, caches) and a per-call estimate for the repetition count.
-    inputs = make_inputs(rng.randrange(2**31))
-    estimate_ms = 0.0
-    for contestant in contestants:
-        for _ in range(settings.warmup_calls):
-            _poison_outputs(timed(contestant, inputs)[0], [])
+    def ask(contestant: Timed, command: dict[str, Any]) -> dict[str, Any]:
         try:
-            backend.synchronize()
-            _, _, start, end = timed(contestant, inputs)
-            backend.synchronize()
-        except ContestantError:
-            raise
-        except Exception as error:  # asynchronous device errors surface at the synchronize
-            raise ContestantError(contestant.name, error) from error
-        estimate_ms = max(estimate_ms, start.elapsed_time(end))
+            reply = contestant.channel.request(command, settings.timeout_s)
+        except ContestantLost as lost:
+            raise ContestantError(contestant.name, str(lost), device_usable=True) from None
+        if "error" in reply:
+            raise ContestantError(contestant.name, reply["error"], reply.get("device_usable", True))
+        return reply
+
+    # Warm-up (compilation, autotuning, caches) and per-call estimates for the repetition count.
+    estimate_ms, host_ms = 0.0, 0.0
+    for contestant in timed:
+        reply = ask(contestant, {"op": "warmup", "which": contestant.which, "seed": seed_of(-1),
+                                 "calls": settings.warmup_calls, "private": private_inputs})
+        estimate_ms, host_ms = max(estimate_ms, reply["estimate_ms"]), max(host_ms, reply["host_ms"])
     reps = settings.reps or int(min(settings.max_reps, max(settings.min_reps,
                                                            settings.budget_s * 1e3 / max(estimate_ms, 1e-3))))
-    verified_reps = set(rng.sample(range(reps), max(1, min(reps, math.ceil(reps * settings.verify_fraction)))))
-    verified_reps.add(reps - 1)
-    # Host time to enqueue one repetition, with a margin for flushes and bookkeeping; capped so a
-    # pathologically slow host side costs seconds, not minutes (its calls then include host time).
-    stall_ms = min(2.0 * sum(host_ms.values()) + 0.1, 50.0)
-    progress(f"timing {len(contestants)} contestants x {reps} repetitions")
-    tracer.stray.clear()
+    count = max(1, min(reps, MAX_VERIFIED, math.ceil(reps * settings.verify_fraction)))
+    verified_reps = set(rng.sample(range(reps), count)) | {reps - 1}
+    # Idle device work covering one call's host time, with a margin; capped so a pathologically slow
+    # host side costs seconds, not minutes (its calls then include host time).
+    stall_ms = min(2.0 * host_ms + 0.1, 50.0)
+    progress(f"timing {len(timed)} contestants x {reps} repetitions")
     started = _perf_counter()
-
     for rep in range(reps):
-        inputs = make_inputs(rng.randrange(2**31))
-        input_spans = [storage_span(x) for x in inputs if isinstance(x, torch.Tensor)]
-        order = [c for c in contestants if results[c.name].violation is None]
+        seed = seed_of(rep)
+        order = [t for t in timed if results[t.name].violation is None]
         rng.shuffle(order)
-        calls = []
-        backend.stall(stall_ms)
         for contestant in order:
-            flush.zero_()
-            calls.append((contestant, *timed(contestant, inputs)))
-        try:
-            backend.synchronize()
-        except Exception as error:
-            raise ContestantError(calls[-1][0].name if len(calls) == 1 else "several contestants", error) from error
-        for contestant, output, window, start, end in calls:
             result = results[contestant.name]
-            result.times_ms.append(start.elapsed_time(end))
-            if contestant.guarded:
-                problem = guard_violation(window, backend.current_stream()) or output_violation(window, output)
-                if problem is None and tracer.stray:
-                    problem = f"{len(tracer.stray)} Triton launch(es) happened outside any forward"
-                if problem is not None:
-                    result.violation = f"timed call {rep + 1}: {problem}"
-                elif contestant.verify and rep in verified_reps:
-                    verdict = verify(inputs, output)
-                    result.verified += 1
-                    if not verdict.ok:
-                        result.violation = (f"timed call {rep + 1} returned a wrong result ({verdict.reason}): "
-                                            "outputs cached or work skipped between calls")
-            _poison_outputs(output, input_spans)
-        del calls
+            ask(contestant, {"op": "prepare", "seed": seed})
+            flush()
+            ask(contestant, {"op": "run", "which": contestant.which, "stall_ms": stall_ms,
+                             "private": private_inputs})
+            sent = _perf_counter()
+            done = ask(contestant, {"op": "go"})
+            result.wall_ms.append((_perf_counter() - sent) * 1e3)
+            result.times_ms.append(float(done["time_ms"]))
+            report = ask(contestant, {"op": "report"})
+            if not contestant.guarded:
+                continue
+            if report.get("violation"):
+                result.violation = f"timed call {rep + 1}: {report['violation']}"
+            elif rep in verified_reps:
+                path = str(exchange / f"{contestant.name}-timed-{rng.getrandbits(64):016x}.pt")
+                ask(contestant, {"op": "keep", "output": path})
+                verdict = verify(contestant.name, seed, path)
+                result.verified += 1
+                if not verdict.ok:
+                    result.violation = (f"timed call {rep + 1} returned a wrong result ({verdict.reason}): "
+                                        "outputs cached or work skipped between calls")
         if rep % 20 == 19 and _perf_counter() - started > 1.0:
             progress(f"timing repetition {rep + 1}/{reps}")
     return results
+
+
+def host_bound(measurements: dict[str, Measurement], timed: list[Timed]) -> dict[str, dict[str, float]]:
+    """Per contestant: the judge's clock and the events, medians in ms, and what the clock implies
+    the call took once the constant cost the trusted contestant shows is taken off (``implied_ms``).
+
+    A guarded contestant whose implied time exceeds what its events claim by more than the bound
+    allows gets its ``violation`` set here.
+    """
+    trusted = next((t.name for t in timed if t.trusted and measurements[t.name].wall_ms), None)
+    if trusted is None:
+        return {}
+    calibration = measurements[trusted]
+    overhead = statistics.median(w - e for w, e in zip(calibration.wall_ms, calibration.times_ms))
+    bounds = {}
+    for contestant in timed:
+        measured = measurements[contestant.name]
+        if not measured.wall_ms:
+            continue
+        wall, events = statistics.median(measured.wall_ms), statistics.median(measured.times_ms)
+        implied = wall - overhead
+        bounds[contestant.name] = {"wall_ms": wall, "events_ms": events, "overhead_ms": overhead,
+                                   "implied_ms": implied}
+        if contestant.guarded and measured.violation is None and implied > HOST_FACTOR * events + HOST_SLACK_MS:
+            measured.violation = (f"its event times disagree with the judge's host clock: the events claim "
+                                  f"{events:.4g} ms per call, the clock measured {wall:.4g} ms of which "
+                                  f"{overhead:.4g} ms is the harness's own cost, so at least {implied:.4g} ms")
+    return bounds

@@ -1,10 +1,15 @@
-"""The process that runs candidate code: ``python -m runner.worker REQUEST.json RESULT.json``.
+"""The judge's process: ``python -m runner.worker RESULT_FD``, the request on standard input.
 
 The caller (``runner.isolation``) starts it with the same Python, ``PYTHONPATH`` pointing at the
-repository (it works where ladder is not installed), and a wall-clock timeout. The request names the
-problem, the solutions, the backend (``auto`` picks one here, before Triton is imported, so that
-``TRITON_INTERPRET`` takes effect) and the options. The result file holds the evaluation
-(``runner.evaluate``) or ``{"error": {"stage", "reason"}}``.
+repository (it works where ladder is not installed), a wall-clock timeout and an evaluation marker
+in its environment. The request names the problem, the solutions, the backend (``auto`` picks one
+here, before Triton is imported, so that ``TRITON_INTERPRET`` takes effect) and the options. The
+verdict (``runner.evaluate``) or ``{"error": {"stage", "reason"}}`` goes back on the pipe
+``RESULT_FD``, which no contestant inherits; this process is made undumpable first, so other
+processes of the same user cannot open its pipes through /proc.
+
+The judge is a child subreaper: whatever a contestant starts and abandons is re-parented here and
+killed with the rest when the evaluation ends, however it ends (SIGTERM included).
 
 Progress goes to stderr as lines ``EVENT_PREFIX + json``; the caller shows them and remembers the
 last one, so a hang or a crash can be attributed to the solution and stage that were running.
@@ -13,31 +18,38 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
-from pathlib import Path
+
+from runner import sandbox
 
 EVENT_PREFIX = "\x1eladder-event "
 
 
 def main(argv: list[str]) -> None:
-    request_path, result_path = Path(argv[0]), Path(argv[1])
-    request = json.loads(request_path.read_text())
-    # A private copy of stderr for events: candidate code redirecting sys.stderr does not lose them.
+    result_fd = int(argv[0])
+    sandbox.become_undumpable()
+    sandbox.become_subreaper()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    request = json.loads(sys.stdin.read())
+    # A private copy of stderr for events: code redirecting sys.stderr does not lose them.
     events = os.fdopen(os.dup(2), "w", buffering=1)
 
     def emit(event: dict) -> None:
         events.write(EVENT_PREFIX + json.dumps(event, default=str) + "\n")
 
-    result = run(request, emit)
-    temporary = result_path.with_suffix(".tmp")
-    temporary.write_text(json.dumps(result, default=str))
-    temporary.replace(result_path)
-    # Skip interpreter teardown: after a device error, releasing the device can hang or crash, and
-    # everything the caller needs is written.
-    for stream in (sys.stdout, sys.stderr, events):
-        stream.flush()
-    os._exit(0)
+    try:
+        result = run(request, emit)
+        with os.fdopen(result_fd, "w") as channel:
+            channel.write(json.dumps(result, default=str))
+    finally:
+        sandbox.kill_evaluation(os.getpid(), os.environ.get(sandbox.EVALUATION_ENV))
+        # Skip interpreter teardown: after a device error, releasing the device can hang or crash,
+        # and everything the caller needs is written.
+        for stream in (sys.stdout, sys.stderr, events):
+            stream.flush()
+        os._exit(0)
 
 
 def run(request: dict, emit) -> dict:

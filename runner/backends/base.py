@@ -16,6 +16,8 @@ class Backend:
         launch_hook_fires: whether Triton calls ``knobs.runtime.launch_enter_hook`` on this
             backend (the interpreter bypasses the launcher, so launches are counted elsewhere).
         l2_flush_bytes: size of the buffer written between timed repetitions to evict L2.
+        spec: how a contestant process finds this backend (``runner.backends.load_backend``):
+            the name for ladder's own, ``module:attribute`` for one defined elsewhere.
     """
 
     name = "base"
@@ -24,6 +26,10 @@ class Backend:
     env: dict[str, str] = {}
     launch_hook_fires = False
     l2_flush_bytes = 0
+
+    @property
+    def spec(self) -> str:
+        return self.name
 
     def is_available(self) -> bool:
         return True
@@ -49,6 +55,12 @@ class Backend:
 
     def event(self):
         raise NotImplementedError(f"backend {self.name!r} has no timing events")
+
+    def record(self, event) -> None:
+        event.record()
+
+    def elapsed_ms(self, start, end) -> float:
+        return start.elapsed_time(end)
 
     def current_stream(self) -> int | None:
         """The current stream's handle, in the form Triton's launch hook reports it."""

@@ -27,11 +27,11 @@ class CudaBackend(TorchDeviceBackend):
             probe_cycles = 2_000_000
             start, end = self.event(), self.event()
             torch.cuda._sleep(probe_cycles)  # first call loads the kernel
-            start.record()
+            self.record(start)
             torch.cuda._sleep(probe_cycles)
-            end.record()
-            end.synchronize()
-            self._calibrated = probe_cycles / max(start.elapsed_time(end), 1e-3)
+            self.record(end)
+            self.synchronize()
+            self._calibrated = probe_cycles / max(self.elapsed_ms(start, end), 1e-3)
         return self._calibrated
 
     def unavailable_reason(self) -> str:

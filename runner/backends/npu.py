@@ -36,5 +36,7 @@ class NpuBackend(TorchDeviceBackend):
     def setup(self) -> None:
         import torch_npu  # noqa: F401  (registers torch.npu and the "npu" device type)
 
+        super().setup()
+
 
 backend = NpuBackend()

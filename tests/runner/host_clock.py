@@ -15,8 +15,13 @@ class HostEvent:
 
 class HostClockBackend(Backend):
     name = "host-clock"
+    spec = "tests.runner.host_clock:backend"
     can_time = True
+    env = {"TRITON_INTERPRET": "1"}
     l2_flush_bytes = 1 << 16
 
     def event(self):
         return HostEvent()
+
+
+backend = HostClockBackend()

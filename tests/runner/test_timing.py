@@ -1,17 +1,27 @@
-"""The interleaved timing loop, on the CPU with a host-clock stand-in for device events."""
+"""The interleaved timing loop, on the CPU with a host-clock stand-in for device events.
+
+Contestants answer in process here (``LocalChannel``); the loop is the one the judge drives
+across processes.
+"""
+import random
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
+from runner.channel import LocalChannel
 from runner.compare import compare
+from runner.contestant import Contestant
+from runner.exchange import load_outputs
 from runner.guards import LaunchTracer
-from runner.problem import load_module
-from runner.timing import Contestant, Settings, measure, summarize
+from runner.inputs import make_inputs
+from runner.problem import load_module, load_problem
+from runner.timing import Measurement, Settings, Timed, host_bound, measure, summarize
 from .host_clock import HostClockBackend
 
 FIXTURES = Path(__file__).parent / "fixtures"
+PROBLEM = FIXTURES / "add" / "problem.py"
 
 
 @pytest.fixture(scope="module")
@@ -30,20 +40,31 @@ def tracer():
     tracer.uninstall()
 
 
-def make_inputs(seed):
-    generator = torch.Generator().manual_seed(seed)
-    return [torch.randn(512, generator=generator), torch.randn(512, generator=generator)]
+@pytest.fixture(scope="module")
+def problem():
+    return load_problem(PROBLEM)
 
 
-def verify(inputs, output):
-    x, y = inputs
-    expected = x.double() + 0.5 * y.double()
-    return compare(output, expected, x + 0.5 * y, allow_tf32=False, expected_is_float64=True)
+def local(name, call, tracer, problem, guarded=True):
+    contestant = Contestant(name, sandboxed=False, backend=HostClockBackend(), tracer=tracer)
+    contestant.kind = "solution" if guarded else "reference"
+    contestant.problem, contestant.case = problem, problem.cases[0]
+    contestant.callables = {"model": call}
+    return Timed(name, LocalChannel(contestant.handle), guarded=guarded, trusted=not guarded)
 
 
-def run(contestants, tracer, reps=6):
-    return measure(contestants, make_inputs, HostClockBackend(), tracer, verify,
-                   Settings(reps=reps, warmup_calls=1, verify_fraction=1.0), seed=1)
+def verify(problem):
+    def check(name, seed, path):
+        x, y = make_inputs(problem, problem.cases[0], seed, torch.device("cpu"))
+        return compare(load_outputs(path, "cpu"), x.double() + 0.5 * y.double(), x + 0.5 * y,
+                       allow_tf32=False, expected_is_float64=True)
+    return check
+
+
+def run(timed, problem, tmp_path, reps=6, settings=None):
+    return measure(timed, seed_of=lambda rep: 1000 + rep, rng=random.Random(1), flush=lambda: None,
+                   settings=settings or Settings(reps=reps, warmup_calls=1, verify_fraction=1.0),
+                   verify=verify(problem), exchange=tmp_path)
 
 
 def test_summary_reports_median_and_spread():
@@ -53,20 +74,20 @@ def test_summary_reports_median_and_spread():
     assert summary["iqr"] == pytest.approx(49.5) and summary["reps"] == 100
 
 
-def test_contestants_share_fresh_inputs_each_repetition_in_shuffled_order(tracer, add_module):
+def test_contestants_share_fresh_inputs_each_repetition_in_shuffled_order(tracer, add_module, problem, tmp_path):
     model = add_module.ModelNew(0.5)
     seen = {"a": [], "b": []}
     order = []
 
     def contestant(name):
         def call(inputs):
-            seen[name].append(inputs[0][0].item())
+            seen[name].append(inputs[0])
             order.append(name)
             return model(*inputs)
-        return Contestant(name, call, guarded=True, verify=True)
+        return local(name, call, tracer, problem)
 
-    results = run([contestant("a"), contestant("b")], tracer, reps=8)
-    timed_a, timed_b = seen["a"][-8:], seen["b"][-8:]
+    results = run([contestant("a"), contestant("b")], problem, tmp_path, reps=8)
+    timed_a, timed_b = [x[0].item() for x in seen["a"][-8:]], [x[0].item() for x in seen["b"][-8:]]
     assert timed_a == timed_b  # same inputs for both in every repetition
     assert len(set(timed_a)) == 8  # never the same inputs twice
     pairs = {tuple(order[i:i + 2]) for i in range(len(order) - 16, len(order), 2)}
@@ -74,45 +95,56 @@ def test_contestants_share_fresh_inputs_each_repetition_in_shuffled_order(tracer
     assert all(result.violation is None and len(result.times_ms) == 8 for result in results.values())
 
 
-def test_timed_call_returning_a_stale_result_is_caught(tracer, add_module):
+def test_timed_call_returning_a_stale_result_is_caught(tracer, add_module, problem, tmp_path):
     model = add_module.ModelNew(0.5)
     first = []
 
     def replays_first_inputs(inputs):
-        first.append(inputs) if not first else None
+        first.append([x.clone() for x in inputs]) if not first else None
         return model(*first[0])  # a kernel runs, on inputs it has seen before
 
-    results = run([Contestant("stale", replays_first_inputs, guarded=True, verify=True)], tracer)
+    results = run([local("stale", replays_first_inputs, tracer, problem)], problem, tmp_path)
     assert "returned a wrong result" in results["stale"].violation
     assert results["stale"].summary() is None
 
 
-def test_timed_call_that_launches_nothing_is_a_violation(tracer, add_module):
+def test_timed_call_that_launches_nothing_is_a_violation(tracer, add_module, problem, tmp_path):
     model = add_module.ModelNew(0.5)
     calls = []
 
     def lazy(inputs):
         calls.append(1)
-        return model(*inputs) if len(calls) <= 2 else inputs[0] + 0.5 * inputs[1]
+        return model(*inputs) if len(calls) <= 2 else torch.empty_like(inputs[0])
 
-    results = run([Contestant("lazy", lazy, guarded=True, verify=True)], tracer)
+    results = run([local("lazy", lazy, tracer, problem)], problem, tmp_path)
     assert results["lazy"].violation == "timed call 1: launched no Triton kernel"
 
 
-def test_reference_contestant_is_timed_without_guards(tracer):
-    results = run([Contestant("reference", lambda inputs: inputs[0] + 0.5 * inputs[1],
-                              guarded=False, verify=False)], tracer, reps=5)
+def test_timed_call_computing_with_torch_is_a_violation(tracer, add_module, problem, tmp_path):
+    model = add_module.ModelNew(0.5)
+    calls = []
+
+    def switches_to_torch(inputs):
+        calls.append(1)
+        return model(*inputs) if len(calls) <= 2 else inputs[0] + 0.5 * inputs[1]
+
+    results = run([local("switch", switches_to_torch, tracer, problem)], problem, tmp_path)
+    assert "forward calls torch compute ops" in results["switch"].violation
+
+
+def test_reference_contestant_is_timed_without_guards(tracer, problem, tmp_path):
+    results = run([local("reference", lambda inputs: inputs[0] + 0.5 * inputs[1], tracer, problem, guarded=False)],
+                  problem, tmp_path, reps=5)
     assert results["reference"].violation is None and results["reference"].summary()["reps"] == 5
 
 
-def test_repetitions_follow_the_budget_within_bounds(tracer):
-    slow = Contestant("slow", lambda inputs: time.sleep(0.01), guarded=False, verify=False)
-    results = measure([slow], make_inputs, HostClockBackend(), tracer, verify,
-                      Settings(min_reps=3, max_reps=50, budget_s=0.05, warmup_calls=1), seed=0)
+def test_repetitions_follow_the_budget_within_bounds(tracer, problem, tmp_path):
+    slow = local("slow", lambda inputs: time.sleep(0.01), tracer, problem, guarded=False)
+    results = run([slow], problem, tmp_path, settings=Settings(min_reps=3, max_reps=50, budget_s=0.05, warmup_calls=1))
     assert 3 <= len(results["slow"].times_ms) <= 6
 
 
-def test_timed_call_returning_a_buffer_no_kernel_received_is_a_violation(tracer, add_module):
+def test_timed_call_returning_a_buffer_no_kernel_received_is_a_violation(tracer, add_module, problem, tmp_path):
     model = add_module.ModelNew(0.5)
     kept = []
 
@@ -121,5 +153,20 @@ def test_timed_call_returning_a_buffer_no_kernel_received_is_a_violation(tracer,
         kept.append(output) if not kept else None
         return kept[0]
 
-    results = run([Contestant("keeper", keeps_first_output, guarded=True, verify=True)], tracer)
+    results = run([local("keeper", keeps_first_output, tracer, problem)], problem, tmp_path)
     assert "which no Triton kernel wrote in that call" in results["keeper"].violation
+
+
+def test_the_host_clock_bounds_what_a_contestants_events_may_claim():
+    reference = Timed("reference", None, guarded=False, trusted=True)
+    honest, liar = Timed("honest", None), Timed("liar", None)
+    measurements = {
+        "reference": Measurement(times_ms=[1.0] * 9, wall_ms=[1.3] * 9),
+        "honest": Measurement(times_ms=[2.0] * 9, wall_ms=[2.31] * 9),
+        "liar": Measurement(times_ms=[0.1] * 9, wall_ms=[2.3] * 9),  # events read a twentieth of the call
+    }
+    bounds = host_bound(measurements, [reference, honest, liar])
+    assert measurements["honest"].violation is None
+    assert bounds["honest"]["implied_ms"] == pytest.approx(2.01)
+    assert "disagree with the judge's host clock" in measurements["liar"].violation
+    assert bounds["liar"]["overhead_ms"] == pytest.approx(0.3)

@@ -1,0 +1,340 @@
+"""The process that runs candidate code for the judge: ``python -m runner.contestant RECEIVE_FD SEND_FD``.
+
+It never decides anything. It loads one solution (or the problem's reference, for timing), builds
+it per case, runs the forwards the judge asks for on inputs made from seeds the judge draws, and
+reports what it saw: the outputs (as files the judge names), the launches, the guards' findings,
+the event times. The judge (``runner.evaluate``) compares, times and writes the verdict.
+
+Requests, in the order the judge sends them (``OPS``):
+
+``load``     backend, problem, solution (or ``kind: reference``); the guards are installed and the
+             ``Sentinel`` armed before the solution is imported
+``build``    one case: init inputs from the judge's seed, the model, the reference's parameters
+``check``    one checked forward on fresh inputs: outputs to a file, launches, violations
+``warmup``   a few calls (compilation, autotuning) and the per-call estimates timing needs
+``prepare``  the next timed repetition's inputs (made and synchronized before the judge flushes L2)
+``run``      arm one timed call (inputs, events, guards), then ``go``: queue idle device work,
+             event, forward, event, synchronize; then ``report``: what the guards saw
+``keep``     write the last timed call's outputs for the judge to verify
+``finish``   exit
+
+The same ``Contestant`` answers in the judge's own process for trusted code (``LocalChannel``),
+without the sentinel.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from typing import Any, Callable
+
+import torch
+
+from runner import guards
+from runner.backends import select_backend
+from runner.channel import serve
+from runner.compare import flatten_outputs
+from runner.errors import one_line
+from runner.exchange import input_digest, save_outputs
+from runner.guards import LaunchTracer, poison, spans_overlap, storage_span
+from runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
+from runner.problem import ProblemError, load_problem, load_solution
+from runner.reference import tf32
+from runner.sentinel import Sentinel, compiled_objects, stacks_intact
+from runner.timing import guard_violation, output_violation
+
+# Every harness module this process needs is imported above, before any candidate code: once the
+# sentinel is armed, candidate code can no longer import (or reach through sys.modules) the harness.
+BACKEND_ENV = "LADDER_BACKEND"
+_perf_counter = time.perf_counter
+
+
+class Contestant:
+    def __init__(self, name: str, *, sandboxed: bool, backend: Any = None, tracer: Any = None):
+        self.name = name
+        self.sandboxed = sandboxed
+        self.backend, self.tracer = backend, tracer
+        self.sentinel = None
+        self.kind = "solution"
+        self.problem = None
+        self.model_class = None
+        self.model = None
+        self.callables: dict[str, Callable[[list], Any]] = {}
+        self.case: dict | None = None
+        self.inputs: list | None = None
+        self.held: Any = None
+        self.input_spans: list[tuple[int, int]] = []
+        self.last_outputs: list[tuple[int, int]] = []
+        self.compute_calls: dict[str, int] = {}
+        self.allow_tf32 = False
+
+    # ---------------------------------------------------------------------------- requests
+
+    def handle(self, command: dict[str, Any]) -> dict[str, Any]:
+        op = OPS.get(command.get("op"))
+        if op is None:
+            return {"error": f"unknown request {command.get('op')!r}"}
+        try:
+            return op(self, command)
+        except Exception as error:  # candidate code failing is data for the judge, never a crash here
+            if self.sentinel is not None and self.sentinel.violations:
+                return {"rejected": {"stage": "runtime", "reason": self.sentinel.violations[0]}}
+            return {"error": one_line(error), "device_usable": self._device_usable()}
+
+    def _device_usable(self) -> bool:
+        if self.backend is None or self.backend.device_type == "cpu":
+            return True
+        try:
+
+            self.backend.synchronize()
+            torch.ones(1, device=self.backend.device()).add_(1).sum().item()
+            return True
+        except Exception:
+            return False
+
+    # ---------------------------------------------------------------------------- load/build
+
+    def load(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.kind = command.get("kind", "solution")
+        try:
+            self.problem = load_problem(command["problem"], quick=bool(command.get("quick")))
+        except ProblemError as error:
+            return {"error": str(error)}
+        if self.kind == "reference":
+            self.model_class = self.problem.Model
+            return {"ok": True}
+        self._install_guards(command)
+        try:
+            self.model_class = load_solution(command["solution"])
+        except ProblemError as error:
+            return {"rejected": {"stage": "load", "reason": str(error)}}
+        tampering = self.sentinel.intact() if self.sentinel else None
+        if tampering:
+            return {"rejected": {"stage": "runtime", "reason": tampering}}
+        return {"ok": True}
+
+    def _install_guards(self, command: dict[str, Any]) -> None:
+        if self.tracer is None:
+            self.tracer = LaunchTracer(self.backend.launch_hook_fires, self.backend.current_stream)
+            self.tracer.install()
+        if self.sandboxed:
+            self.sentinel = Sentinel(command["solution"], command["problem"], guards)
+            self.sentinel.recording = lambda: guards.recording(self.tracer, self.compute_calls,
+                                                               self.sentinel.triton_ops)
+            self.sentinel.snapshot_hooks()
+            self.sentinel.arm()
+
+    def build(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.case = self.problem.cases[command["case"]]
+        self.allow_tf32 = bool(command.get("allow_tf32"))
+        device = self.backend.device()
+        seed = command["init_seed"]
+        init_inputs = make_init_inputs(self.problem, self.case, seed, device)
+        seed_everything(seed)
+        self.model = None
+        try:
+            with self.problem.applied(self.case), device:
+                model = self.model_class(*init_inputs).to(device)
+        except Exception as error:
+            what = "Model" if self.kind == "reference" else "ModelNew"
+            return {"failed": f"{what}(*get_init_inputs()) failed: {one_line(error)}",
+                    "device_usable": self._device_usable()}
+        if command.get("parameters") and isinstance(model, torch.nn.Module):
+            theirs = torch.load(command["parameters"], map_location=device, weights_only=True)
+            ours = model.state_dict()
+            if ours.keys() == theirs.keys() and all(ours[k].shape == theirs[k].shape for k in ours):
+                model.load_state_dict(theirs)
+        self.model = model
+        self.callables = {"model": lambda inputs: self._call(model, inputs)}
+        if self.kind == "reference" and command.get("torch_compile"):
+            compiled = torch.compile(model)
+            self.callables["torch.compile"] = lambda inputs: self._call(compiled, inputs)
+        if self.sentinel is not None:
+            found = compiled_objects(model, sys.modules.get(self.model_class.__module__))
+            if found:
+                return {"rejected": {"stage": "runtime",
+                                     "reason": f"uses TorchScript, tracing or torch.compile: {found[0]}"}}
+        return {"ok": True}
+
+    def _call(self, model: Any, inputs: list) -> Any:
+        with torch.no_grad(), tf32(self.allow_tf32 and self.kind == "reference"):
+            return model(*inputs)
+
+    # ---------------------------------------------------------------------------- one forward
+
+    def _forward(self, which: str, inputs: list) -> tuple[Any, Any, str | None]:
+        """One call under the guards: (output, the launch window, tampering or None)."""
+        guarded = self.kind == "solution"
+        if not guarded:
+            return self.callables[which](inputs), None, None
+        with torch.no_grad(), self.tracer.watch(self.name) as window, guards.recording(
+                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set()) as modes:
+            output = self.callables[which](inputs)
+            tampering = stacks_intact(*modes) if self.sentinel else None
+        return output, window, tampering or (self.sentinel.intact() if self.sentinel else None)
+
+    def check(self, command: dict[str, Any]) -> dict[str, Any]:
+        inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
+        arguments = clone(inputs)
+        self.tracer.stray.clear()
+        self.compute_calls.clear()
+        output, window, tampering = self._forward("model", arguments)
+        self.backend.synchronize()
+        reply: dict[str, Any] = {"digest": input_digest(inputs), "launches": len(window.launches),
+                                 "kernels": sorted({launch.kernel for launch in window.launches})}
+        if tampering:
+            return {**reply, "rejected": {"stage": "runtime", "reason": tampering}}
+        if self.compute_calls:
+            calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
+            return {**reply, "rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
+        tensors = [(position, tensor) for position, tensor in enumerate(flatten_outputs(output))
+                   if isinstance(tensor, torch.Tensor) and tensor.numel()]
+        previous, self.last_outputs = self.last_outputs, [storage_span(t) for _, t in tensors]
+        violation = next((f"returns output {position} of the previous call without writing it (output "
+                          "cached across calls)" for position, tensor in tensors
+                          if storage_span(tensor) in previous and not window.wrote(tensor)), None)
+        violation = violation or guard_violation(window, self.backend.current_stream())
+        if violation is None and self.tracer.stray:
+            violation = f"let {len(self.tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
+        if violation is None:
+            violation = next((f"returns output {position}, which no Triton kernel wrote (its memory was "
+                              "never passed to one)" for position, tensor in tensors if not window.wrote(tensor)),
+                             None)
+        save_outputs(output, command["output"])
+        reply.update(violation=violation, mutated=changed(inputs, arguments))
+        for _, tensor in tensors:
+            poison(tensor)
+        return reply
+
+    # ---------------------------------------------------------------------------- timing
+
+    def warmup(self, command: dict[str, Any]) -> dict[str, Any]:
+
+        inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
+        which = command.get("which", "model")
+        for _ in range(command["calls"]):
+            self._poison(self._forward(which, self._private(inputs, command))[0], [])
+        self.backend.synchronize()
+        start, end = self.backend.event(), self.backend.event()
+        begun = _perf_counter()
+        self.backend.record(start)
+        output = self._forward(which, self._private(inputs, command))[0]
+        self.backend.record(end)
+        host_ms = (_perf_counter() - begun) * 1e3
+        self.backend.synchronize()
+        self._poison(output, [])
+        return {"estimate_ms": self.backend.elapsed_ms(start, end), "host_ms": host_ms}
+
+    def prepare(self, command: dict[str, Any]) -> dict[str, Any]:
+        self._drop()
+        self.inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
+        self.input_spans = [storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)]
+        self.backend.synchronize()
+        return {"ok": True}
+
+    def run(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Arm one timed call: its inputs, events and guards are set up now, so that the judge's
+        host clock around ``go`` brackets only queueing, the call and the synchronize."""
+        self._timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
+                       "events": (self.backend.event(), self.backend.event()),
+                       "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack()}
+        if self.tracer is not None:
+            self.tracer.stray.clear()
+        self.compute_calls.clear()
+        if self.kind == "solution":
+            stack = self._timed["stack"]
+            stack.enter_context(torch.no_grad())
+            self._timed["window"] = stack.enter_context(self.tracer.watch(self.name))
+            self._timed["modes"] = stack.enter_context(guards.recording(
+                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set()))
+        return {"ready": True}
+
+    def go(self, command: dict[str, Any]) -> dict[str, Any]:
+        timed = self._timed
+        start, end = timed["events"]
+        window = timed.get("window")
+        try:
+            self.backend.stall(timed["stall_ms"])
+            begun = _perf_counter()
+            self.backend.record(start)
+            timed["output"] = self.callables[timed["which"]](timed["inputs"])
+            if window is not None:
+                self.backend.join_streams(window.streams())
+            self.backend.record(end)
+            timed["host_ms"] = (_perf_counter() - begun) * 1e3
+            timed["tampering"] = stacks_intact(*timed["modes"]) if self.sentinel and "modes" in timed else None
+        finally:
+            timed["stack"].close()
+        self.backend.synchronize()
+        return {"time_ms": self.backend.elapsed_ms(start, end)}
+
+    def report(self, command: dict[str, Any]) -> dict[str, Any]:
+        """What the guards saw in the last timed call (after the judge's clock stopped)."""
+        timed, self._timed = self._timed, {}
+        output, window = timed["output"], timed.get("window")
+        self.held = output
+        reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
+        if self.kind == "solution":
+            problem = timed.get("tampering") or (self.sentinel.intact() if self.sentinel else None)
+            if problem is None and self.compute_calls:
+                problem = "forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
+            problem = problem or guard_violation(window, self.backend.current_stream()) or output_violation(
+                window, output)
+            if problem is None and self.tracer.stray:
+                problem = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
+            reply["violation"] = problem
+        return reply
+
+    def keep(self, command: dict[str, Any]) -> dict[str, Any]:
+        save_outputs(self.held, command["output"])
+        self._drop()
+        return {"ok": True}
+
+    def finish(self, command: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True}
+
+    def _private(self, inputs: list, command: dict[str, Any]) -> list:
+
+        return clone(inputs) if command.get("private") else inputs
+
+    def _drop(self) -> None:
+        if self.held is not None:
+            self._poison(self.held, self.input_spans)
+            self.held = None
+
+    def _poison(self, output: Any, keep: list[tuple[int, int]]) -> None:
+        """Poison every output tensor except those sharing memory with ``keep`` (the inputs), so
+        memory the allocator hands back next time holds no correct answer."""
+        for tensor in flatten_outputs(output):
+            if isinstance(tensor, torch.Tensor) and not any(spans_overlap(storage_span(tensor), s) for s in keep):
+                poison(tensor)
+
+
+OPS: dict[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = {
+    "load": Contestant.load,
+    "build": Contestant.build,
+    "check": Contestant.check,
+    "warmup": Contestant.warmup,
+    "prepare": Contestant.prepare,
+    "run": Contestant.run,
+    "go": Contestant.go,
+    "report": Contestant.report,
+    "keep": Contestant.keep,
+    "finish": Contestant.finish,
+}
+
+
+def main(argv: list[str]) -> None:
+    receive_fd, send_fd = int(argv[0]), int(argv[1])
+    backend = select_backend(os.environ[BACKEND_ENV])  # its environment was set by the judge
+    backend.setup()
+    contestant = Contestant(os.environ.get("LADDER_CONTESTANT", "solution"), sandboxed=True, backend=backend)
+    serve(receive_fd, send_fd, contestant.handle)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)  # skip teardown: after a device error, releasing the device can hang
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,107 @@
+"""Starting, watching and ending the contestants of one evaluation.
+
+A contestant runs one solution, or the problem's reference for timing (``runner.contestant``).
+``start`` gives it a process of its own: a fresh working directory, its log, two private pipes for
+the protocol, the limits of ``runner.sandbox`` watched from here, and the environment its backend
+needs before Triton is imported. ``local`` answers the same requests in this process (trusted code
+only: the suite's own solutions, the reference). Either way the judge holds a ``Handle``.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from runner import sandbox
+from runner.channel import LocalChannel, PipeChannel
+from runner.errors import last_error_line
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+LOG_TAIL = 200
+
+
+@dataclass
+class Handle:
+    name: str
+    channel: Any
+    process: Any = None
+    watch: sandbox.Watch | None = None
+    log: Path | None = None
+    folder: Path | None = None
+    stopped: bool = field(default=False)
+
+    def death(self) -> str:
+        """One line: why the contestant's process is gone (a limit, a signal, its last error)."""
+        if self.watch is not None and self.watch.reason:
+            return self.watch.reason
+        code = None
+        if self.process is not None:
+            try:
+                code = self.process.wait(timeout=2.0)  # the pipe closes a moment before the process ends
+            except Exception:
+                code = self.process.poll()
+        if code is None:
+            how = "the contestant stopped answering"
+        elif code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            how = f"the contestant's process was killed by {name}" + (" (out of host memory?)" if name == "SIGKILL" else "")
+        else:
+            how = f"the contestant's process exited with status {code}"
+        last = last_error_line(_tail(self.log))
+        return f"{how}: {last}" if last else how
+
+    def stop(self, token: str | None) -> None:
+        if self.stopped:
+            return
+        self.stopped = True
+        if self.process is not None:
+            if self.watch is not None:
+                self.watch.stop()
+            sandbox.kill_evaluation(self.process.pid, None)
+            self.process.wait()
+            self.channel.close()
+
+
+def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token: str) -> Handle:
+    """A contestant in a process of its own (see the module docstring)."""
+    folder = Path(tempfile.mkdtemp(prefix=f"contestant-{name}-", dir=exchange))
+    log = folder / "log.txt"
+    to_child_read, to_child_write = os.pipe()
+    from_child_read, from_child_write = os.pipe()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH")]))
+    env.update(backend.env)
+    env.update({"PYTHONUNBUFFERED": "1", "LADDER_BACKEND": getattr(backend, "spec", backend.name), "LADDER_CONTESTANT": name,
+                sandbox.EVALUATION_ENV: token})
+    with open(log, "w") as output:
+        process = sandbox.spawn([sys.executable, "-m", "runner.contestant", str(to_child_read), str(from_child_write)],
+                                env=env, cwd=folder, pass_fds=(to_child_read, from_child_write),
+                                stdout=output, stderr=output)
+    os.close(to_child_read)
+    os.close(from_child_write)
+    handle = Handle(name, None, process=process, log=log, folder=folder)
+    handle.channel = PipeChannel(process, to_child_write, from_child_read, handle.death)
+    handle.watch = sandbox.Watch(process.pid, limits).start()
+    return handle
+
+
+def local(name: str, backend: Any, tracer: Any) -> Handle:
+    from runner.contestant import Contestant
+
+    return Handle(name, LocalChannel(Contestant(name, sandboxed=False, backend=backend, tracer=tracer).handle))
+
+
+def _tail(log: Path | None) -> list[str]:
+    if log is None or not log.is_file():
+        return []
+    try:
+        return log.read_text(errors="replace").splitlines()[-LOG_TAIL:]
+    except OSError:
+        return []
