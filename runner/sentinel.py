@@ -9,6 +9,10 @@ What it does, each a named protection in ``PROTECTIONS``:
   refused and recorded (work there escapes the timed region and the recorders).
 - ``file-writes``: opening files for writing, and removing or renaming them, from candidate code
   is refused and recorded (a candidate could otherwise rewrite the harness on disk).
+- ``signals``: signals to other processes (the judge, its other contestants) from candidate code
+  are refused and recorded.
+- ``introspection``: walking the garbage collector's objects or other frames from candidate code
+  is refused and recorded (the way to the recorders' own state).
 - ``harness-imports``: candidate code cannot import ladder's own packages (the runner's guards,
   the comparison); the contestant's own copies are already loaded and stay private.
 - ``compilers``: TorchScript, tracing, ``torch.compile`` and ``torch.export`` from candidate code
@@ -37,8 +41,9 @@ from typing import Any, Callable
 # Modules whose frames are skipped when deciding who asked for something.
 PLUMBING = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio", "os", "posixpath",
             "io", "_io", "pathlib", "shutil", "tempfile", "codecs", "importlib", "_frozen_importlib",
-            "_frozen_importlib_external", "runner.sentinel", "contextlib", "functools")
+            "_frozen_importlib_external", "runner.sentinel", "contextlib", "functools", "inspect")
 HARNESS_PACKAGES = ("runner", "diagnoser", "indexer")
+_getframe = sys._getframe  # bound before the introspection protection replaces it
 WRITE_MODES = set("wax+")
 
 
@@ -67,11 +72,13 @@ class Sentinel:
                                              and not filename.startswith(self.folder + "."))
 
     def asked_by_candidate(self) -> bool:
-        frame = sys._getframe(2)
+        frame = _getframe(2)
         while frame is not None:
             module = frame.f_globals.get("__name__", "")
             if not (module.split(".")[0] in PLUMBING or module in PLUMBING or module.startswith("runner.sentinel")):
-                return self.is_candidate_file(frame.f_code.co_filename)
+                # Code a candidate exec'd runs with its globals, whatever its file name.
+                return (self.is_candidate_file(frame.f_code.co_filename)
+                        or self.is_candidate_file(str(frame.f_globals.get("__file__") or "")))
             frame = frame.f_back
         return False
 
@@ -226,6 +233,27 @@ def _file_writes(sentinel: Sentinel) -> None:
         sentinel._guard(os, name, f"called os.{name}")
 
 
+def _signals(sentinel: Sentinel) -> None:
+    import signal
+
+    for owner, name in ((os, "kill"), (os, "killpg"), (signal, "pthread_kill")):
+        sentinel._guard(owner, name, f"sent a signal with {owner.__name__}.{name}")
+
+
+def _introspection(sentinel: Sentinel) -> None:
+    import gc
+
+    for name in ("get_objects", "get_referrers", "get_referents"):
+        sentinel._guard(gc, name, f"walked the process's objects (gc.{name})")
+
+    def getframe(depth: int = 0):
+        if sentinel.asked_by_candidate():
+            sentinel.refuse("walked the stack's frames (sys._getframe, inspect)")
+        return _getframe(depth + 1)  # the caller's frame, as if this wrapper were not there
+
+    sys._getframe = getframe
+
+
 class _HarnessBlocker:
     """A meta-path finder refusing candidate imports of ladder's packages."""
 
@@ -293,6 +321,8 @@ PROTECTIONS: dict[str, Callable[[Sentinel], None]] = {
     "file-writes": _file_writes,
     "compilers": _compilers,
     "recorder-switches": _recorder_switches,
+    "signals": _signals,
+    "introspection": _introspection,
     "triton-ops": _triton_ops,
     "harness-imports": _harness_imports,  # last: the others import from the harness while arming
 }

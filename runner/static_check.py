@@ -5,9 +5,11 @@ rules guard against the known ways a candidate can look fast or correct without 
 Triton (measuring.md). Rules with severity ``error`` reject the solution before it runs; ``warning``
 rules are reported. Runtime guards (``runner.guards``) back up what source analysis cannot see.
 
-The **hot path** is ``ModelNew.forward`` plus every function or ``ModelNew`` method it calls
-(transitively) in the same file, except Triton kernels (``@triton.jit`` and friends): their bodies
-are Triton language, where ``tl.dot`` is the point. In the hot path the candidate may allocate
+The **hot path** is ``ModelNew.forward`` plus every function or ``ModelNew`` method it calls or
+merely refers to (transitively) in the same file, and the arguments of every Triton decorator
+(heuristics, autotune hooks, prune and perf-model functions, config pre-hooks), which Triton calls
+on the candidate's behalf; Triton kernels themselves (``@triton.jit`` and friends) are not: their
+bodies are Triton language, where ``tl.dot`` is the point. In the hot path the candidate may allocate
 (``torch.empty*``, constant fills), reshape and view tensors, ask about shapes, strides and devices,
 and launch Triton kernels; nothing else that computes.
 
@@ -59,8 +61,14 @@ class Source:
         self.filename = filename
         self.tree = ast.parse(text, filename=filename)
         self.aliases = self._aliases()
-        self.functions = {node.name: node for node in self.tree.body
-                          if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.functions: dict[str, ast.AST] = {node.name: node for node in self.tree.body
+                                              if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        # Module-level lambdas (``grid = lambda meta: ...``) are functions too.
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Lambda):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.functions[target.id] = node.value
         self.model_new = next((node for node in self.tree.body
                                if isinstance(node, ast.ClassDef) and node.name == "ModelNew"), None)
         self.methods = ({node.name: node for node in self.model_new.body
@@ -118,27 +126,42 @@ class Source:
                     aliases[name.asname or name.name] = f"{node.module}.{name.name}"
         return aliases
 
+    def triton_decorators(self) -> list[ast.AST]:
+        """The decorator expressions of Triton kernels: their arguments are code Triton runs."""
+        found = []
+        for node in ast.walk(self.tree):
+            for decorator in getattr(node, "decorator_list", []):
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if self.dotted(target) in TRITON_DECORATORS and isinstance(decorator, ast.Call):
+                    found.append(decorator)
+        return found
+
     def _hot_path(self) -> list[ast.AST]:
         forward = self.methods.get("forward")
-        if forward is None:
-            return []
         seen: dict[int, ast.AST] = {}
-        pending = [forward]
+        pending = ([forward] if forward is not None else []) + self.triton_decorators()
         while pending:
             function = pending.pop()
             if id(function) in seen or self.is_kernel(function):
                 continue
             seen[id(function)] = function
             for node in ast.walk(function):
-                if not isinstance(node, ast.Call):
-                    continue
-                callee = node.func
-                if isinstance(callee, ast.Name) and callee.id in self.functions:
-                    pending.append(self.functions[callee.id])
-                elif (isinstance(callee, ast.Attribute) and isinstance(callee.value, ast.Name)
-                      and callee.value.id == "self" and callee.attr in self.methods):
-                    pending.append(self.methods[callee.attr])
+                if isinstance(node, ast.Name) and node.id in self.functions:
+                    pending.append(self.functions[node.id])
+                elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                      and node.value.id == "self" and node.attr in self.methods):
+                    pending.append(self.methods[node.attr])
         return list(seen.values())
+
+    def triton_ops(self) -> set[str]:
+        """Operators this file registers with ``torch.library.triton_op`` (``torch.ops.ns.name``)."""
+        names = set()
+        for node in ast.walk(self.tree):
+            for decorator in getattr(node, "decorator_list", []):
+                if (isinstance(decorator, ast.Call) and self.dotted(decorator.func) == "torch.library.triton_op"
+                        and decorator.args and isinstance(decorator.args[0], ast.Constant)):
+                    names.add(str(decorator.args[0].value).replace("::", "."))
+        return names
 
 
 # ------------------------------------------------------------------------------- the rules
@@ -149,7 +172,14 @@ ALLOWED_TORCH_CALLS = {
     "full_like", "device", "Size", "finfo", "iinfo", "is_tensor", "no_grad", "inference_mode",
     "promote_types", "result_type", "broadcast_shapes", "get_default_dtype", "is_floating_point",
     "tensor", "as_tensor", "scalar_tensor", "arange",
+    # views: a new shape or order over the same memory, no compute
+    "reshape", "flatten", "unflatten", "broadcast_to", "broadcast_tensors", "squeeze", "unsqueeze",
+    "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind", "movedim", "swapaxes",
+    "swapdims", "as_strided", "view_as_real", "view_as_complex", "atleast_1d", "atleast_2d",
+    "atleast_3d", "ravel", "set_grad_enabled", "is_grad_enabled",
 }
+# torch.library entry points for registering and launching Triton kernels as torch operators.
+ALLOWED_LIBRARY_CALLS = {"triton_op", "wrap_triton", "capture_triton"}
 ALLOWED_DEVICE_CALLS = {"current_device", "device_count", "get_device_capability",
                         "get_device_properties", "get_device_name", "device", "is_available"}
 # Tensor methods that compute (seen as ``x.<name>(...)`` on anything that is not a module).
@@ -175,10 +205,12 @@ INTROSPECTION_CALLS = {"eval", "exec", "compile", "__import__", "globals", "loca
 OTHER_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit",
                    "torch.utils.cpp_extension", "torch.export", "cupy", "numba", "tvm", "jax",
                    "tensorflow")
-PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "runner"}
+PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "runner", "os", "sys", "gc", "threading",
+                   "subprocess", "signal", "io"}
 
 
 def _torch_compute(source: Source) -> Iterator[tuple[int, str]]:
+    registered = source.triton_ops()
     for _, node in source.hot_nodes():
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
             yield node.lineno, "uses the @ operator (a torch matmul) in the hot path"
@@ -186,7 +218,7 @@ def _torch_compute(source: Source) -> Iterator[tuple[int, str]]:
             continue
         name = source.dotted(node.func)
         if name is not None:
-            if _torch_call_is_compute(name):
+            if _torch_call_is_compute(name) and name.removeprefix("torch.ops.") not in registered:
                 yield node.lineno, f"calls {name} in the hot path"
             continue
         if isinstance(node.func, ast.Attribute) and node.func.attr in TENSOR_COMPUTE_METHODS:
@@ -203,6 +235,8 @@ def _torch_call_is_compute(name: str) -> bool:
         return len(parts) > 2 and parts[2] not in ALLOWED_DEVICE_CALLS and parts[2] not in STREAM_CALLS
     if parts[1] == "nn":
         return not (len(parts) > 2 and parts[2] in NN_CONTAINERS)
+    if parts[1] == "library":
+        return not (len(parts) > 2 and parts[2] in ALLOWED_LIBRARY_CALLS)
     if parts[1] in ("float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "uint8",
                     "int8", "int16", "dtype", "Tensor", "Generator"):
         return False
@@ -428,6 +462,51 @@ def _calls_reference(source: Source) -> Iterator[tuple[int, str]]:
                 yield node.lineno, "imports the problem file (the reference)"
 
 
+HARNESS_MODULES = {"runner", "diagnoser", "indexer", "ladder"}
+WRITE_MODES = set("wax+")
+FILE_CALLS = {"os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir", "os.removedirs", "os.truncate",
+              "os.chmod", "os.symlink", "os.link", "os.makedirs", "os.mkdir", "os.open"}
+PROCESS_CALLS = {"os.kill", "os.killpg", "os.fork", "os.forkpty", "os.system", "os.popen", "os.execv", "os.execve",
+                 "os.execvp", "os.execvpe", "os._exit", "os.abort", "os.setsid", "os.setpgid", "os.posix_spawn",
+                 "os.posix_spawnp", "sys.exit", "signal.signal", "signal.pthread_kill", "signal.raise_signal"}
+TORCH_INTERNALS = ("torch._C", "torch.overrides", "torch.utils._python_dispatch", "torch._ops", "torch._library",
+                   "torch.library.custom_op", "torch.library.Library", "torch.library.impl",
+                   "torch.library.register_kernel", "torch.library.define")
+
+
+def _harness_import(source: Source) -> Iterator[tuple[int, str]]:
+    yield from _imports_of(source, HARNESS_MODULES, "imports {module} (the harness that judges it)")
+
+
+def _file_writes(source: Source) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(source.tree):
+        if not isinstance(node, ast.Call):
+            continue
+        name = source.dotted(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        if name in ("open", "io.open", "builtins.open") or (isinstance(node.func, ast.Attribute)
+                                                             and node.func.attr == "open" and name != "os.open"):
+            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            if isinstance(mode, ast.Constant) and WRITE_MODES & set(str(mode.value)):
+                yield node.lineno, f"opens a file for writing (mode {mode.value!r})"
+        elif isinstance(node.func, ast.Attribute) and node.func.attr in ("write_text", "write_bytes", "unlink",
+                                                                        "rename", "replace", "rmdir", "touch"):
+            yield node.lineno, f"calls .{node.func.attr}() (writing files)"
+        elif name in FILE_CALLS or name.startswith("shutil."):
+            yield node.lineno, f"calls {name} (writing files)"
+
+
+def _process_control(source: Source) -> Iterator[tuple[int, str]]:
+    for node, name in source.names():
+        if name in PROCESS_CALLS:
+            yield node.lineno, f"uses {name} (signals, exits and new processes)"
+
+
+def _torch_internals(source: Source) -> Iterator[tuple[int, str]]:
+    for node, name in source.names():
+        if any(name == prefix or name.startswith(prefix + ".") for prefix in TORCH_INTERNALS):
+            yield node.lineno, f"uses {name} (torch internals that can switch the recorders off or run unseen ops)"
+
+
 def _no_triton_kernel(source: Source) -> Iterator[tuple[int, str]]:
     if not any(source.is_kernel(node) for node in ast.walk(source.tree)
                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))):
@@ -469,6 +548,12 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
          "generators", _other_compiler),
     Rule("calls-reference", ERROR, "subclassing, instantiating or importing the reference Model",
          _calls_reference),
+    Rule("harness-import", ERROR, "importing ladder's own packages (the runner, its guards, the comparison)",
+         _harness_import),
+    Rule("file-write", ERROR, "writing, removing or renaming files", _file_writes),
+    Rule("process-control", ERROR, "signals, exits, new processes and sessions", _process_control),
+    Rule("torch-internals", ERROR, "torch._C, torch.overrides, dispatch modes, custom operators other than "
+         "torch.library.triton_op", _torch_internals),
     Rule("state-in-forward", WARNING, "forward assigns self attributes (state across calls)",
          _state_in_forward),
     Rule("no-triton-kernel", WARNING, "no @triton.jit kernel defined in the file", _no_triton_kernel),
