@@ -1,4 +1,4 @@
-"""Precision and recall of triage on the labeled kernels (tests/triage/labeled), per catalog id and
+"""Precision and recall of triage on the labeled kernels (bench/sets/triage/labeled), per catalog id and
 overall, on the CPU: the source rung always, plus rung-3 facts compiled ahead of time with `--ir`.
 
     PYTHONPATH=. python3 bench/triage/labeled.py [--ir] [--facts-cache DIR] [--out bench/results/triage-labeled.json]
@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-LABELED = ROOT / "tests" / "triage" / "labeled"
+LABELED = ROOT / "bench" / "sets" / "triage" / "labeled"
 
 
 def load_labels(folder: Path = LABELED) -> dict[str, set[str]]:

@@ -1,9 +1,9 @@
-"""Precision and recall of triage on one of the evaluation sets under tests/triage, per catalog id
+"""Precision and recall of triage on one of the evaluation sets under bench/sets/triage, per catalog id
 and overall, on the CPU: the source rung, and the source rung plus rung-3 facts compiled ahead of time.
 
     PYTHONPATH=. python3 bench/triage/score_set.py SET [--no-ir] [--facts-cache DIR] [--out FILE]
 
-SET is a folder name under tests/triage (`heldout`, `blind2`, `blind3`); the report goes to
+SET is a folder name under bench/sets/triage (`heldout`, `blind2`, `blind3`); the report goes to
 bench/results/triage-SET.json unless `--out` says otherwise. Each of those sets was written and
 labeled without reading the detectors or the sets they were tuned on, and committed before it was
 first scored; a set stops measuring generalisation once detectors are changed after looking at its
@@ -27,12 +27,12 @@ from labeled import evaluate, show_and_save  # noqa: E402  (bench/triage/labeled
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("set", help="folder under tests/triage holding labels.yaml and one folder per kernel")
+    parser.add_argument("set", help="folder under bench/sets/triage holding labels.yaml and one folder per kernel")
     parser.add_argument("--no-ir", action="store_true", help="score the source rung only")
     parser.add_argument("--facts-cache", type=Path, help="keep rung-3 facts per kernel in this folder (labeled.py)")
     parser.add_argument("--out", type=Path, help="where the report goes (default bench/results/triage-SET.json)")
     args = parser.parse_args()
-    folder = ROOT / "tests" / "triage" / args.set
+    folder = ROOT / "bench" / "sets" / "triage" / args.set
     if not (folder / "labels.yaml").is_file():
         parser.error(f"{folder} holds no labels.yaml")
     reports = {"source": evaluate(folder, with_ir=False)}

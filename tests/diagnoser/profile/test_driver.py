@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-KERNELS = Path(__file__).parent / "data" / "kernels"
-REPO = Path(__file__).resolve().parents[2]
+KERNELS = Path(__file__).parents[1] / "data" / "kernels"
+REPO = Path(__file__).resolve().parents[3]
 
 
 def run_driver(tmp_path, jobs):

@@ -1,6 +1,6 @@
 """Run a solution under Triton's interpreter against its problem's reference, on small cases.
 
-    python tests/triage/interpret_check.py SOLUTION PROBLEM
+    python tests/diagnoser/triage/interpret_check.py SOLUTION PROBLEM
 
 Uses the problem's `get_test_cases()` (small shapes) when it has one. Every config of an
 autotuned kernel is executed: the autotuner's benchmark is replaced by a single run of the

@@ -12,7 +12,7 @@ import pytest
 from diagnoser.triage import triage
 from diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
 
-from .triage_helpers import FIXTURES, fixture, interpret, write_pair
+from .triage_helpers import FIXTURES, LABELED, fixture, interpret, write_pair
 
 CASES = [
     ("elementwise", "nv.tiny-block"),
@@ -102,7 +102,7 @@ def test_autotune_keeps_the_original_config_first():
 
 
 def test_autotune_zeroes_atomically_updated_outputs(pair):
-    labeled = FIXTURES.parent / "labeled" / "k12"
+    labeled = LABELED / "k12"
     solution, problem = pair((labeled / "solution.py").read_text(), str(labeled / "problem.py"))
     fixed = apply_fix("nv.hardcoded-config", solution, problem)
     assert "reset_to_zero=['out_ptr']" in fixed
@@ -124,7 +124,7 @@ def test_scalar_access_hints_state_what_every_case_makes_true():
 
 
 def test_scalar_access_refuses_hints_that_some_case_makes_false(pair):
-    labeled = FIXTURES.parent / "labeled" / "k19"
+    labeled = LABELED / "k19"
     source = (labeled / "solution.py").read_text()
     problem = FIXTURES / "rows_unaligned" / "problem.py"
     odd = Path(pair(source, str(problem))[1])

@@ -1,4 +1,4 @@
-"""The third blind triage set (tests/triage/blind3) is balanced, explained and gives nothing away.
+"""The third blind triage set (bench/sets/triage/blind3) is balanced, explained and gives nothing away.
 
 The set measures how pattern triage generalises: besides the checks every set shares
 (test_label_sets.py: labels match folders, known ids, backend prefixes, justified labels, kernels

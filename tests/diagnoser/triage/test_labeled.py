@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "triage"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "bench" / "triage"))
 
 from labeled import evaluate, load_labels  # noqa: E402
 

@@ -1,6 +1,6 @@
 """Check every held-out solution against its problem's reference under Triton's interpreter.
 
-    python tests/triage/heldout/interpret_all.py [--all-cases] [--json] [NAME ...]
+    python bench/sets/triage/heldout/interpret_all.py [--all-cases] [--json] [NAME ...]
 
 One process for the whole set (importing torch and triton costs seconds; the interpreter must be
 switched on before triton is imported, so this always runs as its own process). By default each
@@ -26,7 +26,7 @@ import torch  # noqa: E402
 from triton.runtime import autotuner  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[2]
+ROOT = HERE.parents[3]
 
 
 def kernel_dirs() -> list[Path]:

@@ -8,8 +8,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "fixtures"
-LABELED = HERE / "labeled"
-ROOT = HERE.parents[1]
+ROOT = HERE.parents[2]
+SETS = ROOT / "bench" / "sets" / "triage"  # the evaluation sets
+LABELED = SETS / "labeled"
 
 
 def fixture(name: str) -> tuple[str, str]:

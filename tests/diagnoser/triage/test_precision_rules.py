@@ -6,15 +6,15 @@ from pathlib import Path
 
 from diagnoser.triage import run_triage
 
-from .triage_helpers import HERE, write_pair
+from .triage_helpers import SETS, write_pair
 
-BLIND2 = HERE / "blind2"
+BLIND2 = SETS / "blind2"
 
 
 def found(tmp_path: Path, base: str, *edits: tuple[str, str], cases: str | None = None) -> dict[str, list]:
-    """Findings by pattern for `base` (a folder under tests/triage) after text edits of its
+    """Findings by pattern for `base` (a folder under bench/sets/triage) after text edits of its
     solution and, given `cases`, another get_cases()."""
-    folder = HERE / base
+    folder = SETS / base
     text = (folder / "solution.py").read_text()
     for old, new in edits:
         assert old in text, old
@@ -204,7 +204,7 @@ def fact(fact_kind: str, line: int, kernel: str, **value) -> dict:
 
 
 def with_facts(base: str, *facts: dict) -> dict[str, list]:
-    folder = HERE / base
+    folder = SETS / base
     result: dict[str, list] = {}
     for finding in run_triage(str(folder / "solution.py"), str(folder / "problem.py"), facts=list(facts)).findings:
         result.setdefault(finding.pattern, []).append(finding)
@@ -268,11 +268,11 @@ def test_a_compiled_cross_warp_reduction_accumulated_for_after_the_loop_is(tmp_p
 
 # --------------------------------------------------------------------------- nv.scalar-access
 
-RELU = "../../kernels/level1/19_relu"
+RELU = "../../../kernels/level1/19_relu"
 
 
 def test_a_mask_on_a_size_that_is_no_multiple_of_the_vector_claims_no_hint(tmp_path):
-    folder = HERE / RELU
+    folder = SETS / RELU
     findings = run_triage(str(folder / "solution.py"), str(folder / "problem.py"), min_confidence=0).findings
     scalar = [f for f in findings if f.pattern == "nv.scalar-access"]
     assert scalar and all(f.confidence < 0.5 for f in scalar)
@@ -307,7 +307,7 @@ def test_a_small_intermediate_whose_consumer_re_reads_the_producers_input_is_unf
 
 
 def test_a_hint_true_in_one_case_and_false_in_another_is_reported_as_padding(tmp_path):
-    findings = found(tmp_path, "../../kernels/level1/01_square_matmul")["nv.scalar-access"]
+    findings = found(tmp_path, "../../../kernels/level1/01_square_matmul")["nv.scalar-access"]
     detail = findings[0].evidence[0]["detail"]
     assert findings[0].confidence < 0.85 and "No hint is true in every case" in detail
     assert "N=4999" in detail and "N=3000" in detail
@@ -393,14 +393,14 @@ def _reduction_fact(folder: Path, kernel: str, line: int):
 
 
 def test_a_compiled_cross_warp_sum_of_a_dot_result_is_the_dots_tiling_not_a_loop_carried_reduction():
-    folder = HERE / "blind3" / "whisper_cross_attention"
+    folder = SETS / "blind3" / "whisper_cross_attention"
     result = run_triage(str(folder / "solution.py"), str(folder / "problem.py"),
                         facts=[_reduction_fact(folder, "cross_attn_fwd", 32)], detectors=["ir_reductions"])
     assert "nv.loop-carried-reduction" not in {f.pattern for f in result.findings}
 
 
 def test_a_compiled_cross_warp_sum_of_loaded_data_is():
-    folder = HERE / "blind3" / "cosine_similarity_rows"
+    folder = SETS / "blind3" / "cosine_similarity_rows"
     result = run_triage(str(folder / "solution.py"), str(folder / "problem.py"),
                         facts=[_reduction_fact(folder, "cosine_rows_kernel", 18)], detectors=["ir_reductions"])
     assert "nv.loop-carried-reduction" in {f.pattern for f in result.findings}

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
 
 import pytest
-from .ladder_recorded import replaying
+from ..ladder_recorded import replaying
 
 from diagnoser import ladder, report
 

@@ -7,7 +7,7 @@ import pytest
 
 from diagnoser.profile import ncu
 
-SAMPLE = (Path(__file__).parent / "data" / "ncu_raw_2025.csv").read_text()
+SAMPLE = (Path(__file__).parents[1] / "data" / "ncu_raw_2025.csv").read_text()
 
 
 @pytest.fixture(scope="module")
@@ -132,7 +132,7 @@ def _fake_ncu(tmp_path, monkeypatch, refuse_metrics=False):
     import sys
     script = tmp_path / "ncu"
     script.write_text(FAKE_NCU.format(python=sys.executable, refuse_metrics=refuse_metrics,
-                                      sample=str(Path(__file__).parent / "data" / "ncu_raw_2025.csv")))
+                                      sample=str(Path(__file__).parents[1] / "data" / "ncu_raw_2025.csv")))
     script.chmod(0o755)
     monkeypatch.setenv("NCU", str(script))
 

@@ -1,4 +1,4 @@
-"""The second blind triage set (tests/triage/blind2) covers the whole catalog and holds clean kernels.
+"""The second blind triage set (bench/sets/triage/blind2) covers the whole catalog and holds clean kernels.
 
 The checks every set shares (labels match folders, known ids, backend prefixes, justified labels,
 kernels correct under the interpreter) are in test_label_sets.py.

@@ -1,4 +1,4 @@
-"""The evaluation sets under tests/triage (heldout, blind2, blind3): where they are, what they hold."""
+"""The evaluation sets under bench/sets/triage (heldout, blind2, blind3): where they are, what they hold."""
 from __future__ import annotations
 
 import re
@@ -7,12 +7,13 @@ from pathlib import Path
 import yaml
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
+REPO = HERE.parents[2]
+SETS_DIR = REPO / "bench" / "sets" / "triage"
 SETS = ("heldout", "blind2", "blind3")
 
 
 def folder(name: str) -> Path:
-    return HERE / name
+    return SETS_DIR / name
 
 
 def labels(name: str) -> dict[str, list[str]]:

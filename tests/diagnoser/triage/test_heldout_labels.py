@@ -1,4 +1,4 @@
-"""The held-out triage set (tests/triage/heldout) holds clean kernels, small test cases, and every
+"""The held-out triage set (bench/sets/triage/heldout) holds clean kernels, small test cases, and every
 solution is correct.
 
 Its score is a report (bench/triage/score_set.py heldout), not a test: these tests only keep the set

@@ -8,7 +8,7 @@ import pytest
 
 from diagnoser.profile import msprof
 
-SAMPLE = Path(__file__).parent / "data" / "op_summary_20250101000000.csv"
+SAMPLE = Path(__file__).parents[1] / "data" / "op_summary_20250101000000.csv"
 
 
 def test_summary_rows_keep_duration_block_dim_and_pipeline_ratios():

@@ -1,7 +1,7 @@
 """Run each kernel of this set on its smallest test case under Triton's interpreter and compare it
 with the problem's reference, computed in float64 where the reference allows it.
 
-    python tests/triage/blind2/interpret_check.py [FOLDER ...]     # default: every folder here
+    python bench/sets/triage/blind2/interpret_check.py [FOLDER ...]     # default: every folder here
 
 One line per kernel (`ok` or what went wrong); exit status 1 when any kernel fails. Meant to run in
 its own process: TRITON_INTERPRET must be set before triton is imported.
@@ -16,7 +16,7 @@ from pathlib import Path
 
 os.environ["TRITON_INTERPRET"] = "1"
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[2]
+REPO = HERE.parents[3]
 sys.path.insert(0, str(REPO))
 # Ascend solutions `import torch_npu`; on a machine without it an empty module stands in.
 sys.modules.setdefault("torch_npu", types.ModuleType("torch_npu"))
