@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "explain": "diagnoser.triage.cli:explain",
     "kb": "diagnoser.triage.cli:kb",
     "diagnose": "diagnoser.cli.diagnose:diagnose",
+    "optimize": "diagnoser.optimize.cli:optimize",
 }
 
 

@@ -1,0 +1,370 @@
+"""``ladder optimize``: the evidence-grounded loop, one round at a time, resumable at every point.
+
+The baseline (round 0) times the initial solution against eager PyTorch and ``torch.compile``.
+Then each round runs ``ROUND_STAGES`` in order over one ``Round``:
+
+``diagnose``  the ladder on the best kernel so far (rungs 1-4 as the policy decides; rung 2 reads
+              the best's timing from the last gate instead of timing it again); a diagnosis is
+              cached by what it diagnosed, so an unchanged best is not diagnosed twice.
+``brief``     what the proposer is shown, cut to ``--evidence``, with the history of earlier rounds.
+``propose``   the proposer's candidates (``diagnoser.optimize.proposers``), saved before gating.
+``gate``      one judge run: the candidates interleaved with the best, twice, and the initial
+              version (``diagnoser.optimize.gate``); the fastest accepted one becomes the best.
+``record``    one journal line for the round, appended once everything above is done.
+
+The loop stops when every case is within ``roofline_stop`` of its roofline floor, after
+``patience`` rounds without gain, when the proposer has nothing new, when ``budget_s`` is spent,
+or after ``rounds``. A candidate that does not compile, hangs, crashes the device or is wrong is a
+failed candidate with its one-line reason and the loop goes on; a lost device or an interrupted
+run stops with the journal intact, and ``resume`` continues at the next round with the same best.
+"""
+from __future__ import annotations
+
+import difflib
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from diagnoser.optimize.brief import Brief, brief_for
+from diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
+from diagnoser.optimize.journal import Journal, JournalError, content_key
+from diagnoser.optimize.proposers import Proposal, Proposer
+from diagnoser.optimize.proposers.rules import source_hash
+
+
+class OptimizeError(Exception):
+    """A run that cannot start or go on (one line): bad arguments, a lost device, a broken journal."""
+
+
+@dataclass
+class Settings:
+    rounds: int = 15
+    candidates: int = 4
+    evidence: str = "full"
+    patience: int = 3
+    budget_s: float | None = None
+    roofline_stop: float = 90.0  # % of the roofline floor every case must reach to stop early
+    rungs: tuple[int, ...] = (1, 2, 3, 4)
+    gate: GateSettings = field(default_factory=GateSettings)
+
+
+Gate = Callable[..., GateResult]
+Diagnose = Callable[[Path, Path, GateResult | None, "Run"], dict[str, Any]]
+
+
+@dataclass
+class Run:
+    """One optimization run: its journal, its problem, the best so far and what happened before."""
+
+    journal: Journal
+    problem: Path
+    initial: Path
+    proposer: Proposer
+    settings: Settings
+    gate: Gate
+    diagnose: Diagnose
+    progress: Callable[[str], None]
+    best_path: Path | None = None
+    best: dict[str, Any] = field(default_factory=dict)
+    last_gate: GateResult | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    seconds_before: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+    stopped: str | None = None
+
+
+@dataclass
+class Round:
+    run: Run
+    number: int
+    started: float = field(default_factory=time.monotonic)
+    diagnosis: dict[str, Any] | None = None
+    brief: Brief | None = None
+    proposals: list[Proposal] = field(default_factory=list)
+    files: dict[str, Path] = field(default_factory=dict)
+    result: GateResult | None = None
+
+
+# ---------------------------------------------------------------------------------- the run
+
+
+def optimize(solution: str | Path, problem: str | Path, out: str | Path, proposer: Proposer, settings: Settings,
+             *, resume: bool = False, gate: Gate = run_gate, diagnose: Diagnose | None = None,
+             progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+    """Run (or resume) the loop; the journal's last state, as ``summary`` reads it."""
+    journal = Journal(out)
+    run = Run(journal=journal, problem=Path(problem).resolve(), initial=Path(solution).resolve(), proposer=proposer,
+              settings=settings, gate=gate, diagnose=diagnose or diagnose_best, progress=progress)
+    if journal.exists():
+        if not resume:
+            raise OptimizeError(f"{journal.folder} already holds a run: pass --resume to continue it, or another --out")
+        restore(run)
+    else:
+        baseline(run)
+    while run.stopped is None:
+        run.stopped = stop_reason(run)
+        if run.stopped is not None:
+            break
+        one_round(run, journal.last_round() + 1)
+    return summary(journal, run.stopped)
+
+
+def baseline(run: Run) -> None:
+    """Round 0: the initial solution timed against eager and torch.compile, the run's header."""
+    run.progress("baseline: timing the initial solution")
+    initial_copy = run.journal.folder / "initial.py"
+    run.journal.folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run.initial, initial_copy)
+    result = run.gate(run.problem, run.initial, run.initial, {}, run.settings.gate, torch_compile=True)
+    best = best_record(run.initial, 0, result.best_cases)
+    if not all(case["correct"] for case in best["cases"]):
+        wrong = next(case for case in best["cases"] if not case["correct"])
+        raise OptimizeError(f"the initial solution is not correct (case {wrong['label']}: {wrong.get('reason')}); "
+                            "fix it before optimizing")
+    run.journal.start({"solution": str(run.initial), "problem": str(run.problem), "proposer": run.proposer.name,
+                       "settings": _settings_dict(run.settings), "device": result.device,
+                       "device_uuid": result.device_uuid, "timed": result.timed, "spread": result.spread,
+                       "torch_compile_ms": _compile_times(result), "best": best,
+                       "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
+    run.best_path, run.best, run.last_gate = run.journal.set_best(run.initial.read_text()), best, result
+
+
+def restore(run: Run) -> None:
+    run.journal.truncate_to_complete()
+    header = run.journal.header()
+    if Path(header["problem"]) != run.problem:
+        raise OptimizeError(f"{run.journal.folder} is a run of {header['problem']}, not of {run.problem}")
+    run.best = run.journal.best()
+    run.best_path = run.journal.folder / "best.py"
+    if not run.best_path.is_file() or source_hash(run.best_path.read_text()) != run.best["source_hash"]:
+        # a kill between the journal line and the copy: the line is the truth
+        run.journal.set_best((run.journal.folder / run.best["file"]).read_text())
+    run.history = [history_entry(r) for r in run.journal.rounds()]
+    run.seconds_before = sum(r.get("seconds", 0.0) for r in run.journal.records())
+    run.progress(f"resuming after round {run.journal.last_round()}")
+
+
+def one_round(run: Run, number: int) -> None:
+    state = Round(run, number)
+    for name, stage in ROUND_STAGES.items():
+        run.progress(f"round {number}: {name}")
+        stage(state)
+        if run.stopped is not None:
+            return
+
+
+def stop_reason(run: Run) -> str | None:
+    settings, rounds = run.settings, run.journal.rounds()
+    if rounds and rounds[-1].get("exhausted"):
+        return f"the {run.proposer.name} proposer has nothing new to try"
+    if len(rounds) >= settings.rounds:
+        return f"{settings.rounds} rounds done"
+    cases = run.best.get("cases", [])
+    if cases and all((c.get("roofline_pct") or 0) >= settings.roofline_stop for c in cases):
+        return f"every case is within {100 - settings.roofline_stop:g}% of its roofline floor"
+    recent = rounds[-settings.patience:]
+    if len(recent) == settings.patience and not any(r.get("accepted") for r in recent):
+        return f"{settings.patience} rounds without a gain"
+    spent = run.seconds_before + time.monotonic() - run.started
+    if settings.budget_s is not None and spent >= settings.budget_s:
+        return f"the time budget of {settings.budget_s:g} s is spent"
+    return None
+
+
+# ---------------------------------------------------------------------------------- the stages
+
+
+def diagnose_stage(state: Round) -> None:
+    run = state.run
+    if run.settings.evidence != "full":
+        return
+    key = content_key(run.best_path.read_text(), run.problem.read_text(), repr(run.settings.rungs))
+    state.diagnosis = run.journal.diagnosis(key)
+    if state.diagnosis is None:
+        state.diagnosis = run.diagnose(run.best_path, run.problem, run.last_gate, run)
+        run.journal.save_diagnosis(key, state.diagnosis)
+
+
+def brief_stage(state: Round) -> None:
+    run = state.run
+    state.brief = brief_for(state.number, str(run.problem), str(run.best_path), run.settings.evidence,
+                            state.diagnosis, run.best.get("cases", []), run.history)
+
+
+def propose_stage(state: Round) -> None:
+    run = state.run
+    state.proposals = run.proposer.propose(state.brief, run.settings.candidates)
+    for index, proposal in enumerate(state.proposals, 1):
+        if proposal.source is not None:
+            state.files[f"r{state.number}-c{index}"] = run.journal.save_candidate(state.number, index, proposal.source)
+
+
+def gate_stage(state: Round) -> None:
+    run = state.run
+    if not state.files:
+        return
+    from runner.bench import BenchError
+
+    try:
+        state.result = run.gate(run.problem, run.best_path, run.initial, state.files, run.settings.gate)
+    except BenchError as error:
+        raise OptimizeError(f"round {state.number}: the gate could not run: {error}") from None
+    if state.result.record.get("device_error"):
+        raise OptimizeError(f"round {state.number}: the device was lost ({state.result.record['device_error']}); "
+                            "the journal is intact: rerun with --resume")
+
+
+def record_stage(state: Round) -> None:
+    run = state.run
+    best_source = run.best_path.read_text()
+    entries = []
+    for index, proposal in enumerate(state.proposals, 1):
+        name = f"r{state.number}-c{index}"
+        verdict = state.result.verdicts.get(name) if state.result else None
+        entry = {"id": name, **proposal.to_dict(),
+                 "file": f"candidates/{name}.py" if proposal.source is not None else None,
+                 "source_hash": source_hash(proposal.source) if proposal.source is not None else None,
+                 "diff": _diff(best_source, proposal.source) if proposal.source is not None else None,
+                 "outcome": verdict.to_dict() if verdict else {"accepted": False, "reason": proposal.failure}}
+        entries.append(entry)
+    winner = state.result.winner if state.result else None
+    accepted = next((e for e in entries if winner and e["id"] == winner.name), None)
+    if accepted is not None:
+        new_best = state.files[accepted["id"]]
+        run.best_path = run.journal.set_best(new_best.read_text())
+        run.best = best_record(new_best, state.number, winner.cases, file=accepted["file"])
+    elif state.result is not None:
+        run.best = refresh_best(run.best, state.result)
+    if state.result is not None:
+        run.last_gate = state.result
+    shown = accepted or max(entries, key=lambda e: e["outcome"].get("geomean_vs_best") or 0.0, default=None)
+    record = {
+        "kind": "round", "round": state.number, "proposer": run.proposer.name,
+        "rung_reached": (state.diagnosis or {}).get("reached"),
+        "evidence": sorted({f.get("pattern") for f in (state.diagnosis or {}).get("findings", []) if f.get("pattern")}),
+        "evidence_ids": [f"{f.get('pattern')}@{f.get('line')}" for f in (state.diagnosis or {}).get("findings", [])],
+        "proposals": entries, "accepted": accepted["id"] if accepted else None,
+        "proposal": {"summary": shown["summary"], "patterns": shown.get("patterns", [])} if shown else None,
+        "diff": shown["diff"] if shown else None,
+        "outcome": _learnable(shown, accepted is not None) if shown else None,
+        "exhausted": not state.proposals,
+        "spread": state.result.spread if state.result else None,
+        "device": state.result.device if state.result else None,
+        "device_uuid": state.result.device_uuid if state.result else None,
+        "best": run.best, "seconds": round(time.monotonic() - state.started, 2),
+    }
+    run.journal.append(record)
+    run.history.append(history_entry(record))
+
+
+ROUND_STAGES: dict[str, Callable[[Round], None]] = {
+    "diagnose": diagnose_stage,
+    "brief": brief_stage,
+    "propose": propose_stage,
+    "gate": gate_stage,
+    "record": record_stage,
+}
+
+
+# ---------------------------------------------------------------------------------- records
+
+
+def best_record(path: Path, round_number: int, cases: list[dict[str, Any]], file: str = "initial.py") -> dict[str, Any]:
+    """The best so far as the journal keeps it: where it is, and its figures in the latest gate run
+    (``speedup_vs_initial`` there was timed against the initial version in that same run)."""
+    return with_cases({"round": round_number, "file": file, "source_hash": source_hash(path.read_text())}, cases)
+
+
+def refresh_best(best: dict[str, Any], result: GateResult) -> dict[str, Any]:
+    """The best keeps its place; its figures are those of its latest timing."""
+    if not all(case.get("time_ms") for case in result.best_cases):
+        return best
+    return with_cases(best, result.best_cases)
+
+
+def with_cases(best: dict[str, Any], cases: list[dict[str, Any]]) -> dict[str, Any]:
+    rows = [{**case, "speedup_vs_initial": case.get("speedup_vs_initial", 1.0 if best["round"] == 0 else None)}
+            for case in cases]
+    return {**best, "cases": rows, "geomean_vs_initial": geomean([r.get("speedup_vs_initial") for r in rows]) or 1.0,
+            "geomean_vs_eager": geomean([r.get("speedup_vs_eager") for r in rows])}
+
+
+def history_entry(record: dict[str, Any]) -> dict[str, Any]:
+    """What later rounds' briefs say about a round: each candidate, its outcome in one line."""
+    return {"round": record["round"],
+            "proposals": [{"summary": e["summary"], "source_hash": e.get("source_hash"),
+                           "outcome": (e.get("outcome") or {}).get("reason") or "no outcome"}
+                          for e in record.get("proposals", [])]}
+
+
+def summary(journal: Journal, stopped: str | None) -> dict[str, Any]:
+    header, best = journal.header(), journal.best()
+    return {"run": str(journal.folder), "problem": header["problem"], "solution": header["solution"],
+            "proposer": header["proposer"], "rounds": journal.last_round(), "stopped": stopped,
+            "best_round": best["round"], "best_file": str(journal.folder / "best.py"),
+            "geomean_vs_initial": best["geomean_vs_initial"], "geomean_vs_eager": best.get("geomean_vs_eager"),
+            "cases": best["cases"], "device": header.get("device")}
+
+
+def _learnable(entry: dict[str, Any], accepted: bool) -> dict[str, Any]:
+    """The round's outcome under the names ``ladder kb learn`` reads."""
+    outcome = entry.get("outcome") or {}
+    return {"compiled": outcome.get("compiled"), "correct": outcome.get("correct"),
+            "speedup": outcome.get("geomean_vs_best"), "accepted": accepted, "reason": outcome.get("reason")}
+
+
+def _diff(before: str, after: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        "a/solution.py", "b/solution.py"))
+
+
+def _compile_times(result: GateResult) -> dict[str, float | None]:
+    return {str(c["case"]): (c.get("torch_compile_ms") or {}).get("median") for c in result.record.get("cases", [])}
+
+
+def _settings_dict(settings: Settings) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(settings)
+
+
+# ---------------------------------------------------------------------------------- diagnosis
+
+
+def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: Run) -> dict[str, Any]:
+    """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run)."""
+    from diagnoser import ladder, rungs
+    from diagnoser.subject import Subject
+
+    device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
+    subject = Subject(str(best), str(problem), backend="cuda" if device else "aot", target="sm90", device=device)
+    steps = dict(ladder.RUNGS)
+    if device is not None:
+        measured = _profile_from_gate(last_gate)
+
+        def replay(subject: Subject, state: dict) -> dict:
+            return rungs.profiled(subject, state, measured)
+        old = steps["profile"]
+        steps["profile"] = ladder.Rung(old.number, old.title, replay, old.needs_device, old.outputs)
+    state = ladder.new_state(subject)
+    state["options"] = {"ncu": False}
+    return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps)
+
+
+def _profile_from_gate(result: GateResult) -> dict[str, Any]:
+    from diagnoser.profile import nvidia
+    from runner.bench import flat_record
+
+    record = flat_record(result.record, "best")
+    ceilings = nvidia.ceilings_for(record["device"], result.record.get("ceilings"))
+    return nvidia.assemble(record, ceilings, {"available": False, "why": "ncu not used in the loop", "cases": {},
+                                              "errors": {}})
+
+
+def load_run(folder: str | Path) -> Journal:
+    journal = Journal(folder)
+    if not journal.exists():
+        raise JournalError(f"{folder}: no optimization journal here")
+    return journal

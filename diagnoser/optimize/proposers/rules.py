@@ -1,0 +1,99 @@
+"""The ``rules`` proposer: the catalog's mechanical fixes for what the diagnosis found, no model.
+
+Each round it proposes, for the best kernel so far:
+
+1. every mechanical fix (``diagnoser.triage.fixes``) whose pattern the evidence names, one per
+   candidate, in ``FIX_ORDER``;
+2. all of them applied one after the other, as one more candidate (fixes compose: free the tiles
+   into an autotune space, then group the GEMM grid, then pipeline its K loop...);
+
+skipping every source it has proposed before (the history says which). With ``--evidence none``
+or ``timing`` it sees no findings and tries every fix blindly, each fix deciding from the source
+alone whether it applies: the difference is what the diagnosis adds. A fix that does not apply
+says why (``NotApplicable``), and the proposer moves on. When nothing new is left, it proposes
+nothing and the loop stops: that is where the rules run out and a rewrite by a model or an agent
+has to take over.
+"""
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from diagnoser.optimize.brief import Brief
+from diagnoser.optimize.proposers import Proposal
+
+# The order fixes are tried and composed in: the configuration first (it frees the tile sizes the
+# others then tune around), then the grid order, the loop pipelining, the dot's tile shape, the
+# access width.
+FIX_ORDER = ("nv.hardcoded-config", "nv.tiny-block", "nv.gemm-no-grouped-order", "nv.unpipelined-loop",
+             "nv.mma-v2-on-hopper", "nv.scalar-access")
+
+
+class RulesProposer:
+    name = "rules"
+
+    def __init__(self, **settings: Any):
+        self.settings = settings
+
+    def propose(self, brief: Brief, count: int) -> list[Proposal]:
+        from diagnoser.triage.fixes import FIXES
+
+        tried = {entry["source_hash"] for past in brief.history for entry in past.get("proposals", [])
+                 if entry.get("source_hash")}
+        tried.add(source_hash(brief.best_source))
+        found = {f.get("pattern"): f for f in brief.findings if f.get("pattern") in FIXES}
+        blind = brief.evidence_level != "full"
+        patterns = [p for p in FIX_ORDER if p in FIXES and (blind or p in found)]
+        proposals: list[Proposal] = []
+        composed, composed_patterns = brief.best_source, []
+        for pattern in patterns:
+            single, _ = fixed(pattern, brief.best_source, brief.best_path, brief.problem_path)
+            if single is not None and source_hash(single) not in tried:
+                tried.add(source_hash(single))
+                proposals.append(self._proposal(single, [pattern], found))
+            stacked, _ = fixed(pattern, composed, brief.best_path, brief.problem_path)
+            if stacked is not None:
+                composed, composed_patterns = stacked, composed_patterns + [pattern]
+        if len(composed_patterns) > 1 and source_hash(composed) not in tried:
+            proposals.append(self._proposal(composed, composed_patterns, found))
+        return proposals[:count] if count else proposals
+
+    @staticmethod
+    def _proposal(source: str, patterns: list[str], found: dict[str, dict]) -> Proposal:
+        return Proposal(source=source, summary="fix " + " + ".join(_describe(p) for p in patterns), patterns=patterns,
+                        evidence=[found[p] for p in patterns if p in found])
+
+
+def fixed(pattern: str, source: str, solution_path: str, problem_path: str) -> tuple[str | None, str]:
+    """(the source with ``pattern`` fixed, "") or (None, the one-line reason it does not apply).
+
+    The source is written beside the solution it came from, so that what the fix reads relative to
+    it (the problem, sibling modules) resolves as it would for the solution itself.
+    """
+    from diagnoser.triage.fixes import NotApplicable, apply_fix
+
+    folder = Path(solution_path).resolve().parent
+    with tempfile.NamedTemporaryFile("w", suffix=".py", prefix=".ladder-fix-", dir=folder, delete=False) as handle:
+        handle.write(source)
+        scratch = Path(handle.name)
+    try:
+        return apply_fix(pattern, scratch, problem_path), ""
+    except NotApplicable as why:
+        return None, str(why)
+    except (SyntaxError, ValueError) as error:
+        return None, f"{pattern}: the fix could not read the source ({error})"
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
+def source_hash(source: str) -> str:
+    return hashlib.sha256(source.encode()).hexdigest()[:16]
+
+
+def _describe(pattern: str) -> str:
+    from diagnoser.triage.catalog import load_catalog
+
+    entry = load_catalog().get(pattern)
+    return f"{pattern} ({entry.title})" if entry else pattern

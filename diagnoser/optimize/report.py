@@ -1,0 +1,210 @@
+"""Reports of an optimization run, rendered from its journal alone: JSON, Markdown, one HTML page.
+
+``build(journal)`` condenses the journal into one document (nothing is measured again); Markdown
+and HTML render that document. The HTML page is self-contained (jinja2 template, matplotlib plots
+inlined as SVG): the speedup of every round with the best so far, each case's roofline position
+before and after, each case's time against the initial version, eager PyTorch and torch.compile,
+and every accepted change with the evidence that led to it.
+"""
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from diagnoser.optimize.journal import Journal
+
+
+def build(journal: Journal) -> dict[str, Any]:
+    header, rounds = journal.header(), journal.rounds()
+    initial = {c["case"]: c for c in header["best"]["cases"]}
+    best = journal.best()
+    compiled = header.get("torch_compile_ms") or {}
+    cases = []
+    for case in best["cases"]:
+        first = initial.get(case["case"], {})
+        cases.append({"case": case["case"], "label": case.get("label"), "initial_ms": first.get("time_ms"),
+                      "best_ms": case.get("time_ms"), "eager_ms": first.get("eager_ms") or case.get("eager_ms"),
+                      "torch_compile_ms": compiled.get(str(case["case"])),
+                      "roofline_before": first.get("roofline_pct"), "roofline_after": case.get("roofline_pct"),
+                      "speedup_vs_initial": case.get("speedup_vs_initial")})
+    trajectory, candidates, changes = [], [], []
+    for record in rounds:
+        trajectory.append({"round": record["round"], "best_vs_initial": record["best"]["geomean_vs_initial"]})
+        for proposal in record.get("proposals", []):
+            outcome = proposal.get("outcome") or {}
+            candidates.append({"round": record["round"], "id": proposal["id"], "summary": proposal["summary"],
+                               "vs_initial": outcome.get("geomean_vs_initial"), "accepted": outcome.get("accepted"),
+                               "reason": outcome.get("reason")})
+            if outcome.get("accepted") and proposal["id"] == record.get("accepted"):
+                changes.append({"round": record["round"], "summary": proposal["summary"],
+                                "patterns": proposal.get("patterns", []), "evidence": proposal.get("evidence", []),
+                                "speedup_vs_best": outcome.get("geomean_vs_best"), "diff": proposal.get("diff")})
+    return {"run": str(journal.folder), "problem": header["problem"], "solution": header["solution"],
+            "proposer": header["proposer"], "device": header.get("device"), "rounds": len(rounds),
+            "best_round": best["round"], "geomean_vs_initial": best["geomean_vs_initial"],
+            "geomean_vs_eager": best.get("geomean_vs_eager"),
+            "geomean_vs_compile": _geomean_vs_compile(cases), "cases": cases, "trajectory": trajectory,
+            "candidates": candidates, "changes": changes,
+            "seconds": round(sum(r.get("seconds", 0.0) for r in rounds), 1)}
+
+
+def _geomean_vs_compile(cases: list[dict[str, Any]]) -> float | None:
+    from diagnoser.optimize.gate import geomean
+
+    return geomean([c["torch_compile_ms"] / c["best_ms"] for c in cases if c.get("torch_compile_ms") and c.get("best_ms")])
+
+
+# ---------------------------------------------------------------------------------- Markdown
+
+
+def markdown(document: dict[str, Any]) -> str:
+    lines = [f"# ladder optimize: {document['problem']}", "",
+             f"{document['rounds']} rounds with the {document['proposer']} proposer on {document['device']}; best from "
+             f"round {document['best_round']}: **{document['geomean_vs_initial']:.3f}x** over the initial version "
+             f"(geomean over cases){_vs('eager', document['geomean_vs_eager'])}"
+             f"{_vs('torch.compile', document['geomean_vs_compile'])}.", "",
+             "| case | initial ms | best ms | eager ms | torch.compile ms | x initial | % roofline before -> after |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for case in document["cases"]:
+        lines.append(f"| {case['label']} | {_n(case['initial_ms'])} | {_n(case['best_ms'])} | {_n(case['eager_ms'])} | "
+                     f"{_n(case['torch_compile_ms'])} | {_n(case['speedup_vs_initial'], '{:.2f}x')} | "
+                     f"{_n(case['roofline_before'], '{:.1f}')} -> {_n(case['roofline_after'], '{:.1f}')} |")
+    lines += ["", "## Accepted changes", ""]
+    if not document["changes"]:
+        lines.append("None: no candidate passed the gate.")
+    for change in document["changes"]:
+        lines.append(f"- round {change['round']}: {change['summary']} ({_n(change['speedup_vs_best'], '{:.3f}x')} over "
+                     "the best before it)")
+        for finding in change["evidence"]:
+            where = f" line {finding['line']}" if finding.get("line") else ""
+            lines.append(f"  - evidence: {finding.get('pattern')}{where}: {finding.get('title')}")
+    lines += ["", "## Every candidate", "", "| round | candidate | x initial | outcome |", "| --- | --- | --- | --- |"]
+    for candidate in document["candidates"]:
+        lines.append(f"| {candidate['round']} | {candidate['summary']} | {_n(candidate['vs_initial'], '{:.3f}x')} | "
+                     f"{'accepted' if candidate['accepted'] else 'not accepted'}: {candidate['reason']} |")
+    return "\n".join(lines) + "\n"
+
+
+def _vs(what: str, value: float | None) -> str:
+    return f", {value:.3f}x over {what}" if value else ""
+
+
+def _n(value: Any, template: str = "{:.4g}") -> str:
+    return "-" if value is None else template.format(value)
+
+
+# ---------------------------------------------------------------------------------- HTML
+
+TEMPLATE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>ladder optimize: {{ d.problem }}</title>
+<style>
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
+table { border-collapse: collapse; margin: 1em 0; } td, th { border: 1px solid #ccc; padding: 4px 8px; }
+th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.plots { display: flex; flex-wrap: wrap; gap: 1em; } .plots figure { margin: 0; }
+pre { background: #f8f8f8; padding: 8px; overflow-x: auto; font-size: 12px; }
+.accepted { color: #1a7f37; } .rejected { color: #a40e26; }
+</style></head><body>
+<h1>ladder optimize: {{ d.problem }}</h1>
+<p>{{ d.rounds }} rounds with the <b>{{ d.proposer }}</b> proposer on {{ d.device }} ({{ d.seconds }} s).
+Best from round {{ d.best_round }}: <b>{{ "%.3f"|format(d.geomean_vs_initial) }}x</b> over the initial version
+(geomean over cases){% if d.geomean_vs_eager %}, {{ "%.3f"|format(d.geomean_vs_eager) }}x over eager{% endif %}
+{% if d.geomean_vs_compile %}, {{ "%.3f"|format(d.geomean_vs_compile) }}x over torch.compile{% endif %}.</p>
+<div class="plots">{% for plot in plots %}<figure>{{ plot }}</figure>{% endfor %}</div>
+<h2>Cases</h2>
+<table><tr><th>case</th><th>initial ms</th><th>best ms</th><th>eager ms</th><th>torch.compile ms</th>
+<th>x initial</th><th>% roofline before</th><th>% roofline after</th></tr>
+{% for c in d.cases %}<tr><td>{{ c.label }}</td><td class="num">{{ n(c.initial_ms) }}</td><td class="num">{{ n(c.best_ms) }}</td>
+<td class="num">{{ n(c.eager_ms) }}</td><td class="num">{{ n(c.torch_compile_ms) }}</td>
+<td class="num">{{ n(c.speedup_vs_initial, "{:.2f}x") }}</td><td class="num">{{ n(c.roofline_before, "{:.1f}") }}</td>
+<td class="num">{{ n(c.roofline_after, "{:.1f}") }}</td></tr>{% endfor %}</table>
+<h2>Accepted changes</h2>
+{% if not d.changes %}<p>None: no candidate passed the gate.</p>{% endif %}
+{% for ch in d.changes %}<h3>Round {{ ch.round }}: {{ ch.summary }} ({{ n(ch.speedup_vs_best, "{:.3f}x") }} over the best before)</h3>
+<ul>{% for f in ch.evidence %}<li>{{ f.pattern }}{% if f.line %} (line {{ f.line }}){% endif %}: {{ f.title }}</li>{% endfor %}</ul>
+{% if ch.diff %}<pre>{{ ch.diff }}</pre>{% endif %}{% endfor %}
+<h2>Every candidate</h2>
+<table><tr><th>round</th><th>candidate</th><th>x initial</th><th>outcome</th></tr>
+{% for c in d.candidates %}<tr><td class="num">{{ c.round }}</td><td>{{ c.summary }}</td>
+<td class="num">{{ n(c.vs_initial, "{:.3f}x") }}</td>
+<td class="{{ 'accepted' if c.accepted else 'rejected' }}">{{ 'accepted' if c.accepted else 'not accepted' }}: {{ c.reason }}</td></tr>{% endfor %}</table>
+</body></html>
+"""
+
+
+def html(document: dict[str, Any]) -> str:
+    import jinja2
+
+    environment = jinja2.Environment(autoescape=True)
+    plots = [jinja2.utils.markupsafe.Markup(svg) for svg in (trajectory_plot(document), roofline_plot(document),
+                                                             times_plot(document)) if svg]
+    return environment.from_string(TEMPLATE).render(d=document, plots=plots, n=_n)
+
+
+def _figure():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(5.4, 3.4), dpi=100)
+    return pyplot, figure, axes
+
+
+def _svg(pyplot: Any, figure: Any) -> str:
+    buffer = io.StringIO()
+    figure.tight_layout()
+    figure.savefig(buffer, format="svg")
+    pyplot.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]
+
+
+def trajectory_plot(document: dict[str, Any]) -> str | None:
+    if not document["trajectory"]:
+        return None
+    pyplot, figure, axes = _figure()
+    rounds = [0] + [point["round"] for point in document["trajectory"]]
+    best = [1.0] + [point["best_vs_initial"] for point in document["trajectory"]]
+    axes.step(rounds, best, where="post", label="best so far", color="#1f77b4")
+    tried = [(c["round"], c["vs_initial"]) for c in document["candidates"] if c["vs_initial"]]
+    if tried:
+        axes.scatter(*zip(*tried), s=14, color="#999999", label="candidates", zorder=3)
+    axes.set_xlabel("round")
+    axes.set_ylabel("speedup over the initial version")
+    axes.set_title("Speedup per round")
+    axes.legend(loc="best", fontsize=8)
+    return _svg(pyplot, figure)
+
+
+def roofline_plot(document: dict[str, Any]) -> str | None:
+    cases = [c for c in document["cases"] if c["roofline_before"] is not None or c["roofline_after"] is not None]
+    if not cases:
+        return None
+    pyplot, figure, axes = _figure()
+    positions = range(len(cases))
+    axes.bar([p - 0.2 for p in positions], [c["roofline_before"] or 0 for c in cases], 0.4, label="initial")
+    axes.bar([p + 0.2 for p in positions], [c["roofline_after"] or 0 for c in cases], 0.4, label="best")
+    axes.set_xticks(list(positions), [str(c["label"]) for c in cases], rotation=30, ha="right", fontsize=7)
+    axes.set_ylabel("% of the roofline floor")
+    axes.set_title("Roofline position per case")
+    axes.legend(loc="best", fontsize=8)
+    return _svg(pyplot, figure)
+
+
+def times_plot(document: dict[str, Any]) -> str | None:
+    series = [("initial", "initial_ms"), ("best", "best_ms"), ("eager", "eager_ms"), ("torch.compile", "torch_compile_ms")]
+    cases = document["cases"]
+    if not any(c["best_ms"] for c in cases):
+        return None
+    pyplot, figure, axes = _figure()
+    width = 0.8 / len(series)
+    for index, (label, key) in enumerate(series):
+        axes.bar([p - 0.4 + width * (index + 0.5) for p in range(len(cases))], [c[key] or 0 for c in cases], width,
+                 label=label)
+    axes.set_yscale("log")
+    axes.set_xticks(list(range(len(cases))), [str(c["label"]) for c in cases], rotation=30, ha="right", fontsize=7)
+    axes.set_ylabel("ms (median, log scale)")
+    axes.set_title("Time per case")
+    axes.legend(loc="best", fontsize=8)
+    return _svg(pyplot, figure)

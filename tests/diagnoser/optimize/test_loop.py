@@ -1,0 +1,190 @@
+"""The optimization loop's control flow, with the device timer replaced by a deterministic one.
+
+Candidates carry their own timing in a comment (``# speed: 1.5`` or one factor per case); the fake
+gate turns that into a judge's evaluation and the real gate decides on it.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from diagnoser.optimize import loop
+from diagnoser.optimize.gate import GateSettings, decide
+from diagnoser.optimize.journal import Journal
+from diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from diagnoser.optimize.proposers import Proposal
+
+CASES = 3
+INITIAL = "class ModelNew:\n    pass\n# speed: 1.0\n"
+
+
+def speeds(source: str) -> list[float]:
+    found = re.search(r"# speed: ([\d.,]+)", source)
+    values = [float(v) for v in found.group(1).split(",")] if found else [1.0]
+    return values * CASES if len(values) == 1 else values
+
+
+def fake_report(source: str) -> dict:
+    if "# reject" in source:
+        return {"ok": False, "rejected": {"stage": "runtime", "reason": "forward calls torch compute ops: Tensor.add x1"},
+                "cases": [{"case": i, "label": f"c{i}", "correct": False, "reason": "rejected"} for i in range(CASES)]}
+    wrong = "# wrong" in source
+    cases = []
+    for i, speed in enumerate(speeds(source)):
+        time_ms = (i + 1) / speed
+        case = {"case": i, "label": f"c{i}", "correct": not wrong, "flags": [], "roofline_pct": min(100.0, 40.0 * speed),
+                "speedup": 2.0 * speed, "time_ms": {"median": time_ms}}
+        if wrong:
+            case["reason"] = "seed 1: output: max error 0.5 exceeds tolerance 1e-4"
+        cases.append(case)
+    return {"ok": not wrong, "rejected": None, "cases": cases}
+
+
+def fake_gate(problem, best, initial, candidates, settings, torch_compile=False):
+    files = {"best": best, "best-again": best}
+    if Path(initial).read_text() != Path(best).read_text():
+        files["initial"] = initial
+    files.update(candidates)
+    result = {"timed": True, "device": "fake GPU", "device_uuid": "GPU-0", "backend": "fake",
+              "cases": [{"case": i, "reference_ms": {"median": 2.0 * (i + 1)}} for i in range(CASES)],
+              "solutions": {name: fake_report(Path(path).read_text()) for name, path in files.items()}}
+    return decide(result, list(candidates), "initial" if "initial" in files else "best")
+
+
+class Scripted:
+    """Proposes the scripted sources round after round (a round with an empty list: nothing new)."""
+
+    name = "scripted"
+
+    def __init__(self, rounds: list[list[str]]):
+        self.rounds = rounds
+        self.calls = 0
+
+    def propose(self, brief, count):
+        self.calls += 1
+        batch = self.rounds[brief.round - 1] if brief.round <= len(self.rounds) else []
+        return [Proposal(source=INITIAL.replace("# speed: 1.0", marker), summary=f"try {marker}") for marker in batch]
+
+
+@pytest.fixture
+def pair(tmp_path):
+    solution, problem = tmp_path / "solution.py", tmp_path / "problem.py"
+    solution.write_text(INITIAL)
+    problem.write_text("# the problem\n")
+    return solution, problem
+
+
+def run(pair, tmp_path, script, resume=False, **settings):
+    solution, problem = pair
+    defaults = {"rounds": 15, "patience": 3, "evidence": "timing", "gate": GateSettings()}
+    return optimize(solution, problem, tmp_path / "run", Scripted(script), Settings(**{**defaults, **settings}),
+                    resume=resume, gate=fake_gate)
+
+
+def rounds_of(tmp_path):
+    return Journal(tmp_path / "run").rounds()
+
+
+def test_accepts_the_fastest_gated_improvement_and_never_a_wrong_or_slower_one(pair, tmp_path):
+    result = run(pair, tmp_path, [["# speed: 1.5", "# speed: 0.99", "# speed: 3.0 # wrong", "# speed: 4.0 # reject"]])
+    first = rounds_of(tmp_path)[0]
+    assert first["accepted"] == "r1-c1"
+    outcomes = {p["id"]: p["outcome"] for p in first["proposals"]}
+    assert "not faster than the best" in outcomes["r1-c2"]["reason"]
+    assert "max error" in outcomes["r1-c3"]["reason"] and not outcomes["r1-c3"]["accepted"]
+    assert "rejected (runtime)" in outcomes["r1-c4"]["reason"]
+    assert result["geomean_vs_initial"] == pytest.approx(1.5)
+    assert "speed: 1.5" in (tmp_path / "run" / "best.py").read_text()
+
+
+def test_keeps_the_best_when_a_later_round_gains_nothing(pair, tmp_path):
+    run(pair, tmp_path, [["# speed: 1.5"], ["# speed: 1.2"], ["# speed: 1.505"]])
+    rounds = rounds_of(tmp_path)
+    assert [r["accepted"] for r in rounds[:3]] == ["r1-c1", None, None]
+    assert rounds[-1]["best"]["round"] == 1 and "speed: 1.5\n" in (tmp_path / "run" / "best.py").read_text()
+
+
+def test_a_candidate_slower_than_the_initial_version_on_one_case_is_not_accepted(pair, tmp_path):
+    run(pair, tmp_path, [["# speed: 3.0,3.0,0.8"]])
+    outcome = rounds_of(tmp_path)[0]["proposals"][0]["outcome"]
+    assert not outcome["accepted"] and "slower than the initial version on case c2" in outcome["reason"]
+
+
+def test_stops_early_at_the_roofline(pair, tmp_path):
+    result = run(pair, tmp_path, [["# speed: 2.5"], ["# speed: 3.0"]])
+    assert "roofline floor" in result["stopped"] and result["rounds"] == 1
+
+
+def test_stops_after_patience_rounds_without_gain(pair, tmp_path):
+    result = run(pair, tmp_path, [["# speed: 0.9"]] * 10, patience=3)
+    assert result["rounds"] == 3 and "3 rounds without a gain" in result["stopped"]
+
+
+def test_stops_when_the_proposer_has_nothing_new(pair, tmp_path):
+    result = run(pair, tmp_path, [["# speed: 1.5"], []])
+    assert result["rounds"] == 2 and "nothing new" in result["stopped"]
+
+
+def test_refuses_to_overwrite_a_run_without_resume(pair, tmp_path):
+    run(pair, tmp_path, [["# speed: 1.5"], []])
+    with pytest.raises(OptimizeError, match="--resume"):
+        run(pair, tmp_path, [["# speed: 1.5"], []])
+
+
+class Killed(BaseException):
+    """A kill -9 at some point of a round: nothing after it runs, nothing is cleaned up."""
+
+
+@pytest.mark.parametrize("stage", list(loop.ROUND_STAGES))
+def test_a_kill_at_any_stage_resumes_with_the_same_best_and_no_round_twice(pair, tmp_path, monkeypatch, stage):
+    script = [["# speed: 1.5"], ["# speed: 2.0"], ["# speed: 1.9"], []]
+    reference = tmp_path / "reference"
+    reference.mkdir()
+    (reference / "solution.py").write_text(INITIAL)
+    run((reference / "solution.py", pair[1]), reference, script)
+    expected = [(r["round"], r["accepted"]) for r in rounds_of(reference)]
+
+    original = loop.ROUND_STAGES[stage]
+    calls = {"n": 0}
+
+    def dies_in_round_two(state):
+        if state.number == 2 and calls["n"] == 0:
+            calls["n"] += 1
+            original(state)
+            raise Killed()
+        original(state)
+
+    monkeypatch.setitem(loop.ROUND_STAGES, stage, dies_in_round_two)
+    with pytest.raises(Killed):
+        run(pair, tmp_path, script)
+    monkeypatch.setitem(loop.ROUND_STAGES, stage, original)
+    run(pair, tmp_path, script, resume=True)
+    got = [(r["round"], r["accepted"]) for r in rounds_of(tmp_path)]
+    assert got == expected
+    assert "speed: 2.0" in (tmp_path / "run" / "best.py").read_text()
+
+
+def test_a_journal_line_cut_short_is_not_a_round(pair, tmp_path):
+    run(pair, tmp_path, [["# speed: 1.5"], ["# speed: 2.0"]], rounds=1)
+    journal = tmp_path / "run" / "journal.jsonl"
+    with open(journal, "ab") as handle:
+        handle.write(b'{"kind": "round", "round": 2, "best"')  # the tail of an append a kill cut
+    result = run(pair, tmp_path, [["# speed: 1.5"], ["# speed: 2.0"], []], resume=True, rounds=3)
+    numbers = [r["round"] for r in rounds_of(tmp_path)]
+    assert numbers == sorted(set(numbers)) == [1, 2, 3] and result["geomean_vs_initial"] == pytest.approx(2.0)
+
+
+def test_each_round_records_what_learn_and_the_report_need(pair, tmp_path):
+    run(pair, tmp_path, [["# speed: 1.5"], []])
+    first = rounds_of(tmp_path)[0]
+    for key in ("round", "proposer", "proposals", "accepted", "proposal", "diff", "outcome", "best", "device",
+                "device_uuid", "seconds", "spread"):
+        assert key in first
+    assert first["outcome"] == {"compiled": True, "correct": True, "speedup": pytest.approx(1.5), "accepted": True,
+                                "reason": first["proposals"][0]["outcome"]["reason"]}
+    assert first["diff"].startswith("--- a/solution.py") and (tmp_path / "run" / first["proposals"][0]["file"]).is_file()
+    header = Journal(tmp_path / "run").header()
+    assert header["device"] == "fake GPU" and json.dumps(header)
