@@ -27,11 +27,18 @@ class PipeChannel:
         self._describe_death = describe_death
 
     def request(self, command: dict[str, Any], timeout: float) -> dict[str, Any]:
+        self.send(command)
+        return self.receive(timeout, command.get("op", "?"))
+
+    def send(self, command: dict[str, Any]) -> None:
+        """Send without waiting: several contestants then work at once (``receive`` each reply)."""
         try:
             os.write(self._send, (json.dumps(command) + "\n").encode())
         except (BrokenPipeError, OSError):
             raise ContestantLost(self._describe_death()) from None
-        return self._reply(timeout, command.get("op", "?"))
+
+    def receive(self, timeout: float, op: str) -> dict[str, Any]:
+        return self._reply(timeout, op)
 
     def _reply(self, timeout: float, op: str) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -75,6 +82,13 @@ class LocalChannel:
 
     def request(self, command: dict[str, Any], timeout: float) -> dict[str, Any]:
         return json.loads(json.dumps(self._handler(command), default=str))
+
+    def send(self, command: dict[str, Any]) -> None:
+        self._pending = self.request(command, 0.0)
+
+    def receive(self, timeout: float, op: str) -> dict[str, Any]:
+        reply, self._pending = self._pending, None
+        return reply
 
     def close(self) -> None:
         pass

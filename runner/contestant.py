@@ -9,6 +9,7 @@ Requests, in the order the judge sends them (``OPS``):
 
 ``load``     backend, problem, solution (or ``kind: reference``); the guards are installed and the
              ``Sentinel`` armed before the solution is imported
+``precompile`` (GPU only) every kernel compiled ahead of time, into Triton's cache
 ``build``    one case: init inputs from the judge's seed, the model, the reference's parameters
 ``check``    one checked forward on fresh inputs: outputs to a file, launches, violations
 ``warmup``   a few calls (compilation, autotuning) and the per-call estimates timing needs
@@ -27,6 +28,7 @@ import contextlib
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -39,6 +41,7 @@ from runner.errors import one_line
 from runner.exchange import input_digest, save_outputs
 from runner.guards import LaunchTracer, poison, spans_overlap, storage_span
 from runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
+from runner.precompile import compile_kernels
 from runner.problem import ProblemError, load_problem, load_solution
 from runner.reference import tf32
 from runner.sentinel import Sentinel, compiled_objects, stacks_intact
@@ -124,6 +127,13 @@ class Contestant:
                                                                self.sentinel.triton_ops)
             self.sentinel.snapshot_hooks()
             self.sentinel.arm()
+
+    def precompile(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Compile every kernel the solution launches on any case, ahead of time and with no device
+        (``runner.precompile``): the judge asks every contestant at once, so they compile in parallel,
+        and the first checked call (autotuning included) finds them in Triton's cache."""
+        kernels = compile_kernels(Path(command["solution"]), Path(command["problem"]), command["target"])
+        return {"kernels": len(kernels)}
 
     def build(self, command: dict[str, Any]) -> dict[str, Any]:
         self.case = self.problem.cases[command["case"]]
@@ -313,6 +323,7 @@ class Contestant:
 
 OPS: dict[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = {
     "load": Contestant.load,
+    "precompile": Contestant.precompile,
     "build": Contestant.build,
     "check": Contestant.check,
     "warmup": Contestant.warmup,

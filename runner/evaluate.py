@@ -167,22 +167,45 @@ class Evaluation:
     runner_digest: str = ""
 
     def request(self, candidate: Candidate, command: dict[str, Any]) -> dict[str, Any] | None:
-        """A request to a candidate's contestant; None (and the candidate rejected) if it is lost."""
-        try:
-            reply = candidate.handle.channel.request(command, self.options.call_timeout_s)
-        except ContestantLost as lost:
-            stage = "timeout" if "within" in str(lost) else "crash"
-            candidate.reject(stage, f"{lost} (in stage '{command['op']}')")
-            candidate.handle.stop(self.token)
-            return None
-        if "error" in reply and not reply.get("device_usable", True):
-            candidate.reject("crash", f"device error: {reply['error']}")
-            self.check_device(candidate.name, reply["error"])
-            return None
-        if reply.get("rejected"):
-            candidate.reject(reply["rejected"]["stage"], reply["rejected"]["reason"])
-            return None
-        return reply
+        """A request to a candidate's contestant; None (and the candidate rejected) if it is lost,
+        crashed the device or was caught tampering."""
+        return self.request_all([candidate], lambda _: command).get(candidate.name)
+
+    def request_all(self, candidates: list[Candidate], command_for: Callable[[Candidate], dict[str, Any]],
+                    optional: bool = False) -> dict[str, dict[str, Any]]:
+        """The same request to every candidate at once (they work in parallel), then each reply, as
+        ``request`` handles it. An ``optional`` request (an accelerator only) rejects no one for
+        its own failure: its replies come back as they are."""
+        sent = []
+        for candidate in candidates:
+            command = command_for(candidate)
+            try:
+                candidate.handle.channel.send(command)
+                sent.append((candidate, command))
+            except ContestantLost as lost:
+                self._lost(candidate, command, lost)
+        replies = {}
+        for candidate, command in sent:
+            try:
+                reply = candidate.handle.channel.receive(self.options.call_timeout_s, command["op"])
+            except ContestantLost as lost:
+                self._lost(candidate, command, lost)
+                continue
+            if optional:
+                replies[candidate.name] = reply
+            elif "error" in reply and not reply.get("device_usable", True):
+                candidate.reject("crash", f"device error: {reply['error']}")
+                self.check_device(candidate.name, reply["error"])
+            elif reply.get("rejected"):
+                candidate.reject(reply["rejected"]["stage"], reply["rejected"]["reason"])
+            else:
+                replies[candidate.name] = reply
+        return replies
+
+    def _lost(self, candidate: Candidate, command: dict[str, Any], lost: ContestantLost) -> None:
+        stage = "timeout" if "within" in str(lost) else "crash"
+        candidate.reject(stage, f"{lost} (in stage '{command['op']}')")
+        candidate.handle.stop(self.token)
 
     def check_device(self, who: str, error: str) -> None:
         """After a contestant's device error: in process (or for the device itself) that is the end."""
@@ -282,14 +305,21 @@ def start_contestants(evaluation: Evaluation) -> None:
 
         evaluation.tracer = LaunchTracer(evaluation.backend.launch_hook_fires, evaluation.backend.current_stream)
         evaluation.tracer.install()
-    for candidate in evaluation.candidates:
-        if candidate.rejected is not None:
-            continue
-        evaluation.emit({"event": "progress", "solution": candidate.name, "stage": "load",
-                         "message": f"importing {candidate.path.name}"})
+    waiting = [c for c in evaluation.candidates if c.rejected is None]
+    for candidate in waiting:  # every process starts at once: their imports overlap
         candidate.handle = new_contestant(evaluation, candidate.name)
-        evaluation.request(candidate, {"op": "load", "problem": str(evaluation.problem.path),
-                                       "solution": str(candidate.path), "quick": evaluation.options.quick})
+    evaluation.emit({"event": "progress", "stage": "load", "message": f"importing {len(waiting)} solution(s)"})
+    replies = evaluation.request_all(waiting, lambda c: {"op": "load", "problem": str(evaluation.problem.path),
+                                                         "solution": str(c.path), "quick": evaluation.options.quick})
+    for candidate in waiting:
+        if "error" in replies.get(candidate.name, {}):
+            candidate.reject("load", replies[candidate.name]["error"])
+    target = compile_target(evaluation.backend) if evaluation.options.precompile else None
+    if target is not None:
+        evaluation.emit({"event": "progress", "stage": "precompile", "message": f"compiling for {target} in parallel"})
+        evaluation.request_all([c for c in waiting if c.active],
+                               lambda c: {"op": "precompile", "solution": str(c.path), "target": target,
+                                          "problem": str(evaluation.problem.path)}, optional=True)
 
 
 def new_contestant(evaluation: Evaluation, name: str) -> contestants.Handle:
@@ -604,6 +634,14 @@ def read_outputs(candidate: Candidate, path: str, device: Any) -> list | None:
     except Exception as error:
         candidate.reject("runtime", f"its outputs file could not be read ({one_line(error)})")
         return None
+
+
+def compile_target(backend: Any) -> str | None:
+    """``sm90`` for the CUDA device here (what its contestants compile for ahead of time), else None."""
+    if backend.name != "cuda":
+        return None
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm{major}{minor}"
 
 
 def flush(evaluation: Evaluation) -> None:

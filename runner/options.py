@@ -23,6 +23,7 @@ class Options:
     call_timeout_s: float = 300.0  # the longest one request to a contestant may take (compiling included)
     memory_limit_gib: float | None = None  # resident host memory per contestant; None: half the machine, <= 64
     process_limit: int = 16  # processes a contestant may have running at once (the compiler's included)
+    precompile: bool = True  # on CUDA, every contestant compiles its kernels ahead of time, all at once
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Options":
