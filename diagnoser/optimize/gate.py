@@ -165,7 +165,8 @@ def _cases(report: dict[str, Any], best: dict[int, float], initial: dict[int, fl
         time_ms = (case.get("time_ms") or {}).get("median")
         row = {"case": case["case"], "label": case.get("label"), "correct": bool(case.get("correct")),
                "time_ms": time_ms, "eager_ms": eager.get(case["case"]), "roofline_pct": case.get("roofline_pct"),
-               "speedup_vs_eager": case.get("speedup"), "speedup_vs_compile": case.get("speedup_vs_compile")}
+               "speedup_vs_eager": case.get("speedup"), "speedup_vs_compile": case.get("speedup_vs_compile"),
+               "host_bound": case.get("host_bound")}
         if time_ms and case["case"] in best:
             row["speedup_vs_best"] = best[case["case"]] / time_ms
         if time_ms and case["case"] in initial:

@@ -34,6 +34,9 @@ from diagnoser.optimize.proposers import Proposal, Proposer
 from diagnoser.optimize.proposers.rules import source_hash
 
 
+DEADLINE = "this call's deadline has passed (--resume continues)"
+
+
 class OptimizeError(Exception):
     """A run that cannot start or go on (one line): bad arguments, a lost device, a broken journal."""
 
@@ -44,7 +47,8 @@ class Settings:
     candidates: int = 4
     evidence: str = "full"
     patience: int = 3
-    budget_s: float | None = None
+    budget_s: float | None = None  # for the whole run, across resumes
+    deadline: float | None = None  # time.monotonic() at which this call stops (a resume continues)
     roofline_stop: float = 90.0  # % of the roofline floor every case must reach to stop early
     rungs: tuple[int, ...] = (1, 2, 3, 4)
     gate: GateSettings = field(default_factory=GateSettings)
@@ -108,6 +112,10 @@ def optimize(solution: str | Path, problem: str | Path, out: str | Path, propose
         if run.stopped is not None:
             break
         one_round(run, journal.last_round() + 1)
+    last = journal.records()[-1]
+    if not (last.get("kind") == "stop" and last.get("reason") == run.stopped):
+        journal.append({"kind": "stop", "reason": run.stopped, "final": run.stopped != DEADLINE,
+                        "after_round": journal.last_round(), "best": run.best})
     return summary(journal, run.stopped)
 
 
@@ -170,6 +178,8 @@ def stop_reason(run: Run) -> str | None:
     spent = run.seconds_before + time.monotonic() - run.started
     if settings.budget_s is not None and spent >= settings.budget_s:
         return f"the time budget of {settings.budget_s:g} s is spent"
+    if settings.deadline is not None and time.monotonic() >= settings.deadline:
+        return DEADLINE
     return None
 
 
