@@ -7,7 +7,10 @@ Each round it proposes, for the best kernel so far:
 2. all of them applied one after the other, as one more candidate (fixes compose: free the tiles
    into an autotune space, then group the GEMM grid, then pipeline its K loop...);
 
-skipping every source it has proposed before (the history says which). With ``--evidence none``
+skipping every source it has proposed before (the history says which). When the timing shows a
+case short of its roofline and no finding names the configuration, the tile/warp/stage search of
+``nv.hardcoded-config`` is tried anyway: a gap nothing else explains implicates those knobs first,
+and Triton's autotuner times the configurations on the device. With ``--evidence none``
 or ``timing`` it sees no findings and tries every fix blindly, each fix deciding from the source
 alone whether it applies: the difference is what the diagnosis adds. A fix that does not apply
 says why (``NotApplicable``), and the proposer moves on. When nothing new is left, it proposes
@@ -27,6 +30,8 @@ from diagnoser.optimize.proposers import Proposal
 # The order fixes are tried and composed in: the configuration first (it frees the tile sizes the
 # others then tune around), then the grid order, the loop pipelining, the dot's tile shape, the
 # access width.
+CONFIG_SEARCH = "nv.hardcoded-config"
+ROOFLINE_GAP = 90.0  # % of the roofline floor below which a case has a gap to explain
 FIX_ORDER = ("nv.hardcoded-config", "nv.tiny-block", "nv.gemm-no-grouped-order", "nv.unpipelined-loop",
              "nv.mma-v2-on-hopper", "nv.scalar-access")
 
@@ -45,25 +50,33 @@ class RulesProposer:
         tried.add(source_hash(brief.best_source))
         found = {f.get("pattern"): f for f in brief.findings if f.get("pattern") in FIXES}
         blind = brief.evidence_level != "full"
-        patterns = [p for p in FIX_ORDER if p in FIXES and (blind or p in found)]
+        implicated = set(found) | ({CONFIG_SEARCH} if short_of_roofline(brief) else set())
+        patterns = [p for p in FIX_ORDER if p in FIXES and (blind or p in implicated)]
         proposals: list[Proposal] = []
         composed, composed_patterns = brief.best_source, []
         for pattern in patterns:
             single, _ = fixed(pattern, brief.best_source, brief.best_path, brief.problem_path)
             if single is not None and source_hash(single) not in tried:
                 tried.add(source_hash(single))
-                proposals.append(self._proposal(single, [pattern], found))
+                proposals.append(self._proposal(single, [pattern], found, blind))
             stacked, _ = fixed(pattern, composed, brief.best_path, brief.problem_path)
             if stacked is not None:
                 composed, composed_patterns = stacked, composed_patterns + [pattern]
         if len(composed_patterns) > 1 and source_hash(composed) not in tried:
-            proposals.append(self._proposal(composed, composed_patterns, found))
+            proposals.append(self._proposal(composed, composed_patterns, found, blind))
         return proposals[:count] if count else proposals
 
     @staticmethod
-    def _proposal(source: str, patterns: list[str], found: dict[str, dict]) -> Proposal:
-        return Proposal(source=source, summary="fix " + " + ".join(_describe(p) for p in patterns), patterns=patterns,
+    def _proposal(source: str, patterns: list[str], found: dict[str, dict], blind: bool) -> Proposal:
+        moves = [_describe(p) if p in found else f"{_describe(p)} (tried without evidence)" if blind
+                 else f"{p} configuration search (a gap no finding explains)" for p in patterns]
+        return Proposal(source=source, summary="fix " + " + ".join(moves), patterns=patterns,
                         evidence=[found[p] for p in patterns if p in found])
+
+
+def short_of_roofline(brief: Brief) -> bool:
+    """Whether the timing shows a case short of its roofline floor (a gap to close)."""
+    return any((case.get("roofline_pct") or 0.0) < ROOFLINE_GAP for case in brief.timing if case.get("time_ms"))
 
 
 def fixed(pattern: str, source: str, solution_path: str, problem_path: str) -> tuple[str | None, str]:

@@ -1,0 +1,111 @@
+"""``ladder suite --optimize``: the loop over every operator of the suite, resumable per operator.
+
+Each operator gets a run directory of its own under ``OUT/<level>/<operator>``; an operator whose
+journal exists is resumed (and one whose run already stopped costs a glance at its journal). The
+summary is read from the journals alone: per operator the initial -> best speedup, against eager
+and torch.compile, % of the roofline before and after, the round of the best and the patterns
+behind each accepted change; across operators the geometric mean and median.
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from diagnoser.optimize import report
+from diagnoser.optimize.gate import geomean
+from diagnoser.optimize.journal import Journal
+from diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from diagnoser.optimize.proposers import load_proposer
+
+
+def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out: Path, *,
+                   progress: Callable[[str], None] = lambda line: None,
+                   on_operator: Callable[[dict[str, Any]], None] = lambda row: None) -> dict[str, Any]:
+    """Optimize every operator (``diagnoser.suite.operators.Operator``); the suite's document."""
+    rows = []
+    stopped = None
+    for op in operators:
+        folder = out / op.key
+        if stopped is not None:
+            rows.append({"operator": op.key, "error": f"not run: {stopped}"})
+            continue
+        started = time.monotonic()
+        try:
+            optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,
+                     resume=Journal(folder).exists(), progress=lambda line, op=op: progress(f"{op.key}: {line}"))
+            row = operator_row(op.key, Journal(folder))
+        except OptimizeError as error:
+            row = {"operator": op.key, "error": str(error)}
+            if "device was lost" in str(error):
+                stopped = f"the device was lost during {op.key}"
+        row["elapsed_s"] = round(time.monotonic() - started, 1)
+        rows.append(row)
+        on_operator(row)
+    return {"proposer": proposer, "summary": summarize(rows), "operators": rows, "stopped": stopped}
+
+
+def operator_row(key: str, journal: Journal) -> dict[str, Any]:
+    document = report.build(journal)
+    cases = document["cases"]
+    return {
+        "operator": key, "run": str(journal.folder), "rounds": document["rounds"], "best_round": document["best_round"],
+        "speedup_vs_initial": document["geomean_vs_initial"], "speedup_vs_eager": document["geomean_vs_eager"],
+        "speedup_vs_compile": document["geomean_vs_compile"],
+        "roofline_before": geomean([c["roofline_before"] for c in cases]),
+        "roofline_after": geomean([c["roofline_after"] for c in cases]),
+        "patterns": sorted({p for change in document["changes"] for p in change["patterns"]}),
+        "device_seconds": document["seconds"], "stopped": _stop_of(journal),
+    }
+
+
+def _stop_of(journal: Journal) -> str | None:
+    last = journal.records()[-1]
+    return last.get("reason") if last.get("kind") == "stop" else None
+
+
+def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counted = [row for row in rows if row.get("speedup_vs_initial")]
+
+    def spread(key: str) -> dict[str, float | None]:
+        values = [row[key] for row in counted if row.get(key)]
+        return {"geomean": geomean(values), "median": statistics.median(values) if values else None}
+
+    return {"operators": len(rows), "counted": len(counted),
+            "speedup_vs_initial": spread("speedup_vs_initial"), "speedup_vs_eager": spread("speedup_vs_eager"),
+            "speedup_vs_compile": spread("speedup_vs_compile"), "roofline_before": spread("roofline_before"),
+            "roofline_after": spread("roofline_after"),
+            "slower_than_initial": [row["operator"] for row in counted if row["speedup_vs_initial"] < 1.0],
+            "not_counted": [row["operator"] for row in rows if not row.get("speedup_vs_initial")]}
+
+
+def table(document: dict[str, Any]) -> str:
+    """The terminal table of ``ladder suite --optimize``."""
+    header = ["operator", "rounds", "best", "x initial", "x eager", "x compile", "% roof before", "% roof after",
+              "patterns"]
+    lines = [header]
+    for row in document["operators"]:
+        if "error" in row:
+            lines.append([row["operator"], "-", "-", "-", "-", "-", "-", "-", row["error"][:60]])
+            continue
+        lines.append([row["operator"], str(row["rounds"]), str(row["best_round"]), _f(row["speedup_vs_initial"], "x"),
+                      _f(row["speedup_vs_eager"], "x"), _f(row["speedup_vs_compile"], "x"),
+                      _f(row["roofline_before"], "", 1), _f(row["roofline_after"], "", 1),
+                      ", ".join(row["patterns"]) or "-"])
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    out = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
+    out.insert(1, "  ".join("-" * width for width in widths))
+    summary = document["summary"]
+    out += ["", f"{summary['counted']}/{summary['operators']} operators: initial -> best geomean "
+            f"{_f(summary['speedup_vs_initial']['geomean'], 'x')}, median {_f(summary['speedup_vs_initial']['median'], 'x')}; "
+            f"vs eager {_f(summary['speedup_vs_eager']['geomean'], 'x')}; vs torch.compile "
+            f"{_f(summary['speedup_vs_compile']['geomean'], 'x')}; % of roofline "
+            f"{_f(summary['roofline_before']['geomean'], '', 1)} -> {_f(summary['roofline_after']['geomean'], '', 1)}"]
+    if summary["slower_than_initial"]:
+        out.append("slower than the initial version: " + ", ".join(summary["slower_than_initial"]))
+    return "\n".join(out) + "\n"
+
+
+def _f(value: float | None, suffix: str, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}{suffix}"
