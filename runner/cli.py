@@ -69,7 +69,8 @@ def _progress(event: dict) -> None:
     if event.get("event") == "backend":
         message = f"backend: {event['backend']}"
     if message:
-        click.echo(f"ladder: {message}", err=True)
+        elapsed = f"[{event['t']:6.1f} s] " if isinstance(event.get("t"), (int, float)) else ""
+        click.echo(f"ladder: {elapsed}{message}", err=True)
 
 
 # ------------------------------------------------------------------------------------- the table

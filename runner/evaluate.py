@@ -322,12 +322,14 @@ def start_contestants(evaluation: Evaluation) -> None:
                                           "problem": str(evaluation.problem.path)}, optional=True)
 
 
-def new_contestant(evaluation: Evaluation, name: str) -> contestants.Handle:
+def new_contestant(evaluation: Evaluation, name: str, trusted: bool = False) -> contestants.Handle:
+    """A contestant for one solution; ``trusted`` (the reference) gets no process limit, since
+    torch.compile of the reference starts a pool of compile workers."""
     if not evaluation.sandboxed:
         return contestants.local(name, evaluation.backend, evaluation.tracer)
     limits = sandbox.Limits(memory_bytes=int(evaluation.options.memory_limit_gib * (1 << 30))
                             if evaluation.options.memory_limit_gib else sandbox.default_memory_limit(),
-                            processes=evaluation.options.process_limit)
+                            processes=None if trusted else evaluation.options.process_limit)
     return contestants.start(name, evaluation.backend, evaluation.exchange, limits, evaluation.token)
 
 
@@ -613,7 +615,7 @@ def reference_contestant(evaluation: Evaluation, case: CaseRun) -> contestants.H
     requests = [{"op": "build", "case": case.index, "init_seed": case.report["init_seed"],
                  "allow_tf32": case.reference.allow_tf32, "torch_compile": evaluation.options.torch_compile}]
     if evaluation.reference_timer is None:
-        evaluation.reference_timer = new_contestant(evaluation, "reference")
+        evaluation.reference_timer = new_contestant(evaluation, "reference", trusted=True)
         requests.insert(0, {"op": "load", "kind": "reference", "problem": str(evaluation.problem.path),
                             "quick": evaluation.options.quick})
     for command in requests:

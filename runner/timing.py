@@ -45,8 +45,8 @@ from runner.channel import ContestantLost
 from runner.compare import Verdict, flatten_outputs
 from runner.guards import Window, unwritten_count
 
-HOST_FACTOR = 1.5
-HOST_SLACK_MS = 0.25
+HOST_FACTOR = 2.0
+HOST_SLACK_MS = 0.5
 MAX_VERIFIED = 8
 _perf_counter = time.perf_counter
 

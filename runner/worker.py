@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import sys
+import time
 import traceback
 
 from runner import sandbox
@@ -36,7 +37,10 @@ def main(argv: list[str]) -> None:
     # A private copy of stderr for events: code redirecting sys.stderr does not lose them.
     events = os.fdopen(os.dup(2), "w", buffering=1)
 
+    started = time.monotonic()
+
     def emit(event: dict) -> None:
+        event = {**event, "t": round(time.monotonic() - started, 2)}
         events.write(EVENT_PREFIX + json.dumps(event, default=str) + "\n")
 
     try:
