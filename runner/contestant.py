@@ -13,10 +13,11 @@ Requests, in the order the judge sends them (``OPS``):
 ``build``    one case: init inputs from the judge's seed, the model, the reference's parameters
 ``check``    one checked forward on fresh inputs: outputs to a file, launches, violations
 ``warmup``   a few calls (compilation, autotuning) and the per-call estimates timing needs
-``prepare``  the next timed repetition's inputs (made and synchronized before the judge flushes L2)
-``run``      arm one timed call (inputs, events, guards), then ``go``: queue idle device work,
-             event, forward, event, synchronize; then ``report``: what the guards saw
-``keep``     write the last timed call's outputs for the judge to verify
+``arm``      the next timed call's inputs (made and synchronized before the judge flushes L2),
+             events and guards, and the guards' report of the call before it
+``go``       queue idle device work, event, forward, event, synchronize: the timed call
+``keep``     the last timed call's report, and its outputs written for the judge to verify
+``report``   the last timed call's report, when nothing else carried it
 ``finish``   exit
 
 The same ``Contestant`` answers in the judge's own process for trusted code (``LocalChannel``),
@@ -236,16 +237,15 @@ class Contestant:
         self._poison(output, [])
         return {"estimate_ms": self.backend.elapsed_ms(start, end), "host_ms": host_ms}
 
-    def prepare(self, command: dict[str, Any]) -> dict[str, Any]:
+    def arm(self, command: dict[str, Any]) -> dict[str, Any]:
+        """Make the next timed call's inputs and set its events and guards up, so that the judge's
+        host clock around ``go`` brackets only queueing, the call and the synchronize; the reply
+        carries the guards' report of the call before it (one message fewer per repetition)."""
+        previous = self._report()
         self._drop()
         self.inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
         self.input_spans = [storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)]
         self.backend.synchronize()
-        return {"ok": True}
-
-    def run(self, command: dict[str, Any]) -> dict[str, Any]:
-        """Arm one timed call: its inputs, events and guards are set up now, so that the judge's
-        host clock around ``go`` brackets only queueing, the call and the synchronize."""
         self._timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
                        "events": (self.backend.event(), self.backend.event()),
                        "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack()}
@@ -258,7 +258,7 @@ class Contestant:
             self._timed["window"] = stack.enter_context(self.tracer.watch(self.name))
             self._timed["modes"] = stack.enter_context(guards.recording(
                 self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set()))
-        return {"ready": True}
+        return {"ready": True, "previous": previous}
 
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
         timed = self._timed
@@ -277,11 +277,25 @@ class Contestant:
         finally:
             timed["stack"].close()
         self.backend.synchronize()
+        timed["done"] = True
         return {"time_ms": self.backend.elapsed_ms(start, end)}
 
     def report(self, command: dict[str, Any]) -> dict[str, Any]:
-        """What the guards saw in the last timed call (after the judge's clock stopped)."""
-        timed, self._timed = self._timed, {}
+        """The guards' report of the last timed call, when no later request carried it."""
+        return {"report": self._report()}
+
+    def keep(self, command: dict[str, Any]) -> dict[str, Any]:
+        """The last timed call's report, and its outputs written for the judge to verify."""
+        report = self._report()
+        save_outputs(self.held, command["output"])
+        self._drop()
+        return {"report": report}
+
+    def _report(self) -> dict[str, Any] | None:
+        """What the guards saw in the last timed call (after the judge's clock stopped), once."""
+        timed, self._timed = getattr(self, "_timed", {}), {}
+        if not timed.get("done"):
+            return None
         output, window = timed["output"], timed.get("window")
         self.held = output
         reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
@@ -295,11 +309,6 @@ class Contestant:
                 problem = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
             reply["violation"] = problem
         return reply
-
-    def keep(self, command: dict[str, Any]) -> dict[str, Any]:
-        save_outputs(self.held, command["output"])
-        self._drop()
-        return {"ok": True}
 
     def finish(self, command: dict[str, Any]) -> dict[str, Any]:
         return {"ok": True}
@@ -327,8 +336,7 @@ OPS: dict[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = {
     "build": Contestant.build,
     "check": Contestant.check,
     "warmup": Contestant.warmup,
-    "prepare": Contestant.prepare,
-    "run": Contestant.run,
+    "arm": Contestant.arm,
     "go": Contestant.go,
     "report": Contestant.report,
     "keep": Contestant.keep,

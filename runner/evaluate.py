@@ -409,10 +409,11 @@ def prepare(case: CaseRun) -> None:
         parameters = evaluation.new_file(f"parameters-{case.index}")
         torch.save(case.reference_model.state_dict(), parameters)
     case.report["init_seed"] = init_seed
-    for candidate in [c for c in evaluation.candidates if c.active]:
-        reply = evaluation.request(candidate, {"op": "build", "case": case.index, "init_seed": init_seed,
-                                               "parameters": parameters})
-        outcome = candidate.cases[case.index]
+    building = [c for c in evaluation.candidates if c.active]
+    replies = evaluation.request_all(building, lambda c: {"op": "build", "case": case.index, "init_seed": init_seed,
+                                                          "parameters": parameters})
+    for candidate in building:
+        reply, outcome = replies.get(candidate.name), candidate.cases[case.index]
         if reply is not None and "failed" in reply:
             outcome.fail(reply["failed"])
         elif reply is not None and "error" in reply:
@@ -427,14 +428,21 @@ def check(case: CaseRun) -> None:
         if not checking:
             break
         case.progress("check", f"correctness, seed {draw + 1}/{evaluation.options.seeds}")
+        paths = {c.name: evaluation.new_file(f"{c.name}-check") for c in checking}
+        command = lambda c: {"op": "check", "seed": seed, "output": paths[c.name]}  # noqa: E731
+        for candidate in checking:
+            candidate.cases[case.index].seeds.append(seed)
+        # The first call of a case compiles and autotunes: one contestant at a time, so that no
+        # autotuner times its configurations against another's work; later seeds run at once.
+        if draw == 0:
+            answered = {}
+            for candidate in checking:
+                answered.update(evaluation.request_all([candidate], command))
+        else:
+            answered = evaluation.request_all(checking, command)
         replies = {}
         for candidate in checking:
-            outcome = candidate.cases[case.index]
-            outcome.seeds.append(seed)
-            evaluation.emit({"event": "progress", "solution": candidate.name, "stage": "check", "case": case.index,
-                             "message": ""})
-            path = evaluation.new_file(f"{candidate.name}-check")
-            reply = evaluation.request(candidate, {"op": "check", "seed": seed, "output": path})
+            outcome, reply, path = candidate.cases[case.index], answered.get(candidate.name), paths[candidate.name]
             if reply is None:
                 continue
             if "launches" in reply:

@@ -4,20 +4,20 @@ The judge (``runner.evaluate``) drives it; every contestant is a process that ru
 (or the reference) and answers requests (``runner.contestant``). One repetition, for each
 contestant in a shuffled order:
 
-1. ``prepare``: the contestant makes the repetition's inputs from a seed the judge just derived
+1. ``arm``: the contestant makes the repetition's inputs from a seed the judge just derived
    (the same for every contestant in this repetition, never seen before by any of them, so nothing
-   keyed on pointers or values can be reused) and synchronizes;
+   keyed on pointers or values can be reused), synchronizes and sets the call up;
 2. the judge writes a buffer larger than L2 (256 MB) from its own process, so no one starts warm;
-3. ``run`` arms the call, then ``go``: the contestant queues idle device work long enough to cover
+3. ``go``: the contestant queues idle device work long enough to cover
    the host time of enqueueing its call (measured during warm-up), so the timed call does not
    absorb host-side launch overhead, records a start event, calls the forward, makes the current
    stream wait for every stream Triton launched on, records the end event and synchronizes. The
    judge's own host clock runs from sending ``go`` to its answer;
-4. ``report``: what the launch guards saw (a kernel ran, on the current stream, from this thread,
-   received every output and left none of it unwritten), and the torch-call recorders; on a random
-   subset of repetitions the judge then has the outputs written (``keep``) and compares them with
-   the float64 reference of that repetition's inputs. Outputs are then poisoned, so memory the
-   allocator hands back next time holds no correct answer.
+4. what the launch guards saw (a kernel ran, on the current stream, from this thread, received
+   every output and left none of it unwritten) and the torch-call recorders comes back with the
+   next request; on a random subset of repetitions the judge has the outputs written (``keep``)
+   and compares them with the float64 reference of that repetition's inputs. Outputs are then
+   poisoned, so memory the allocator hands back next time holds no correct answer.
 
 The repetitions count comes from a warm-up estimate (enough repetitions for about ``budget_s`` of
 the slowest contestant, clamped to [min_reps, max_reps]). The summary reports the median and the
@@ -47,7 +47,7 @@ from runner.guards import Window, unwritten_count
 
 HOST_FACTOR = 2.0
 HOST_SLACK_MS = 0.5
-MAX_VERIFIED = 8
+MAX_VERIFIED = 4  # outputs of timed calls compared with the reference, at random (and the last)
 _perf_counter = time.perf_counter
 
 
@@ -177,28 +177,35 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
     stall_ms = min(2.0 * host_ms + 0.1, 50.0)
     progress(f"timing {len(timed)} contestants x {reps} repetitions")
     started = _perf_counter()
+    unreported: dict[str, int] = {}  # contestant -> the repetition whose report is still to come
+
+    def take(contestant: Timed, report: dict[str, Any] | None) -> None:
+        rep = unreported.pop(contestant.name, None)
+        result = results[contestant.name]
+        if contestant.guarded and report and report.get("violation") and result.violation is None:
+            result.violation = f"timed call {rep + 1}: {report['violation']}"
+
     for rep in range(reps):
         seed = seed_of(rep)
         order = [t for t in timed if results[t.name].violation is None]
         rng.shuffle(order)
         for contestant in order:
             result = results[contestant.name]
-            ask(contestant, {"op": "prepare", "seed": seed})
+            take(contestant, ask(contestant, {"op": "arm", "seed": seed, "which": contestant.which,
+                                              "stall_ms": stall_ms, "private": private_inputs}).get("previous"))
+            if result.violation is not None:
+                continue
             flush()
-            ask(contestant, {"op": "run", "which": contestant.which, "stall_ms": stall_ms,
-                             "private": private_inputs})
             sent = _perf_counter()
             done = ask(contestant, {"op": "go"})
             result.wall_ms.append((_perf_counter() - sent) * 1e3)
             result.times_ms.append(float(done["time_ms"]))
-            report = ask(contestant, {"op": "report"})
-            if not contestant.guarded:
-                continue
-            if report.get("violation"):
-                result.violation = f"timed call {rep + 1}: {report['violation']}"
-            elif rep in verified_reps:
+            unreported[contestant.name] = rep
+            if contestant.guarded and rep in verified_reps:
                 path = str(exchange / f"{contestant.name}-timed-{rng.getrandbits(64):016x}.pt")
-                ask(contestant, {"op": "keep", "output": path})
+                take(contestant, ask(contestant, {"op": "keep", "output": path})["report"])
+                if result.violation is not None:
+                    continue
                 verdict = verify(contestant.name, seed, path)
                 result.verified += 1
                 if not verdict.ok:
@@ -206,6 +213,9 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
                                         "outputs cached or work skipped between calls")
         if rep % 20 == 19 and _perf_counter() - started > 1.0:
             progress(f"timing repetition {rep + 1}/{reps}")
+    for contestant in timed:
+        if contestant.name in unreported:
+            take(contestant, ask(contestant, {"op": "report"})["report"])
     return results
 
 

@@ -45,6 +45,28 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
     return 0 if not any(row["failed"] for row in rows) else 1
 
 
+def optimize_suite(operators: list[Operator], backend: str | None, proposer: str, rounds: int, runs: Path,
+                   budget_s: float | None, quick: bool, seeds: int, as_json: bool, output: Path | None) -> int:
+    """`ladder suite --optimize`: the loop on every operator, the summary table (exit status)."""
+    from diagnoser.optimize import suite as optimized
+    from diagnoser.optimize.gate import GateSettings
+    from diagnoser.optimize.loop import Settings
+
+    settings = Settings(rounds=rounds, budget_s=budget_s, gate=GateSettings(backend=backend, seeds=seeds, quick=quick))
+
+    def on_operator(row: dict[str, Any]) -> None:
+        click.echo(f"ladder suite --optimize: {row['operator']}: "
+                   + (row["error"] if "error" in row else f"{row['speedup_vs_initial']:.3f}x over initial "
+                      f"after {row['rounds']} rounds ({row['elapsed_s']} s)"), err=True)
+
+    document = optimized.optimize_suite(operators, settings, proposer, runs, on_operator=on_operator,
+                                        progress=lambda line: click.echo(f"ladder suite --optimize: {line}", err=True))
+    if output is not None:
+        write_json(output, document)
+    click.echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
+    return 1 if document["stopped"] or any("error" in row for row in document["operators"]) else 0
+
+
 @click.command("suite")
 @click.option("--level", type=click.Choice(["1", "2"]), help="Only this KernelBench level.")
 @click.option("--only", multiple=True, metavar="NAME",
@@ -77,10 +99,20 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
 @click.option("--diagnose", is_flag=True,
               help="Diagnose every operator instead (the ladder of `ladder diagnose`, device work batched): "
                    "a table of the rung each reached and its findings.")
+@click.option("--optimize", "optimize", is_flag=True,
+              help="Optimize every operator instead (`ladder optimize` per operator, resumable per operator).")
+@click.option("--proposer", type=click.Choice(["rules", "llm", "agent"]), default="rules", show_default=True,
+              help="With --optimize: who proposes candidates.")
+@click.option("--rounds", type=click.IntRange(1), default=15, show_default=True, help="With --optimize: rounds per operator.")
+@click.option("--out", "runs", type=click.Path(file_okay=False, path_type=Path), default=Path("ladder-runs/suite"),
+              show_default=True, help="With --optimize: where each operator's run directory goes.")
+@click.option("--operator-budget", type=click.FloatRange(0, min_open=True),
+              help="With --optimize: stop an operator's run after this many seconds.")
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
           per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
-          diagnose: bool) -> None:
+          diagnose: bool, optimize: bool, proposer: str, rounds: int, runs: Path,
+          operator_budget: float | None) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -99,6 +131,9 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     if diagnose:
         sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, echo=click.echo,
                                err=lambda line: click.echo(line, err=True)))
+    if optimize:
+        sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
+                                output))
     settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,

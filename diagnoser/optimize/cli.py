@@ -52,7 +52,7 @@ def optimize() -> None:
 @click.option("--patience", type=click.IntRange(1), default=3, show_default=True,
               help="Stop after this many rounds without a gain.")
 @click.option("--backend", type=click.Choice(["cuda", "npu", "interpret"]), help="Where candidates run (default: best here).")
-@click.option("--seeds", type=click.IntRange(1), default=3, show_default=True, help="Fresh inputs per case for correctness.")
+@click.option("--seeds", type=click.IntRange(1), default=2, show_default=True, help="Fresh inputs per case for correctness.")
 @click.option("--quick", is_flag=True, help="The problem's small test cases (a CPU smoke run; nothing is timed there).")
 @click.option("--model", help="--proposer llm: the model name (else LADDER_LLM_MODEL / OPENAI_MODEL).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")

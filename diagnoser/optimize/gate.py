@@ -29,7 +29,7 @@ BEST, BEST_AGAIN, INITIAL = "best", "best-again", "initial"
 @dataclass
 class GateSettings:
     backend: str | None = None
-    seeds: int = 3
+    seeds: int = 2
     budget_s: float = 0.4
     min_reps: int = 20
     max_reps: int = 200
