@@ -32,6 +32,23 @@ class Proposal:
         return {key: value for key, value in asdict(self).items() if key != "source"}
 
 
+class Paused(Exception):
+    """A proposer that cannot go on in this call: an agent that has yet to send its candidate, an
+    endpoint that answered none of the round's requests.
+
+    The loop records ``proposals`` (failed ones) as the round when there are any, stops with
+    ``reason``, and a resume continues; with none the round is not recorded and is proposed again.
+    """
+
+    def __init__(self, reason: str, proposals: list[Proposal] | None = None):
+        super().__init__(reason)
+        self.reason, self.proposals = reason, list(proposals or [])
+
+
+class ProposerError(Exception):
+    """A proposer that cannot be set up as configured (one line, for the user): no model named, no key."""
+
+
 class Proposer(Protocol):
     name: str
 
