@@ -1,0 +1,161 @@
+"""The `llm` proposer against a real HTTP server on the loopback interface, the real `openai` client on
+the other side: what the model is shown, what is gated, what is retried, and that the key stays secret."""
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from diagnoser.optimize.gate import GateSettings
+from diagnoser.optimize.journal import Journal
+from diagnoser.optimize.loop import Settings, optimize
+from diagnoser.optimize.proposers import Paused, ProposerError
+from diagnoser.optimize.proposers.llm import Endpoint, LlmProposer
+from diagnoser.optimize.brief import Brief
+
+from .chat_server import ChatServer, Raw, Slow, Status
+from .test_loop import INITIAL, fake_gate
+
+SCALE = Path(__file__).parent / "fixtures" / "scale"
+SLOW = (SCALE / "solution.py").read_text()
+KEY = "sk-ladder-test-5f0c1e9a7d3b"
+HOST_CLOCK = GateSettings(backend="tests.runner.host_clock:backend", seeds=1, budget_s=0.05, min_reps=5, max_reps=20)
+
+
+def reply(source: str, said: str = "Launch the kernel once: the eight launches did the same work.") -> str:
+    return f"{said}\n\n```python\n{source}```\n"
+
+
+FASTER = SLOW.replace("range(8)", "range(1)")
+WRONG = FASTER.replace("alpha * tl.load", "(alpha + 1.0) * tl.load")
+CHEATING = FASTER.replace("        return out", "        return self.alpha * x")  # torch does the compute
+NOT_COMPILING = FASTER.replace("def forward(self, x):", "def forward(self, x)")
+LEAKING = FASTER.replace("        return out", "        import os\n        raise RuntimeError(str(os.environ.get('LADDER_LLM_API_KEY')))")
+
+
+def environment(server: ChatServer, **extra: str) -> dict[str, str]:
+    return {"LADDER_LLM_BASE_URL": server.base_url, "LADDER_LLM_API_KEY": KEY, "LADDER_LLM_MODEL": "local-coder",
+            "LADDER_LLM_MAX_RETRIES": "2", **extra}
+
+
+def test_only_the_correct_faster_kernel_passes_the_judge_and_the_key_is_nowhere(tmp_path, monkeypatch):
+    replies = ["I would rather not.", reply(NOT_COMPILING, "Fix the syntax."), reply(WRONG, "Scale once."),
+               reply(CHEATING, "Let torch do it."), reply(LEAKING, "Raise."), reply(FASTER)]
+    with ChatServer(replies, delay_s=0.2) as server:
+        for name, value in environment(server).items():
+            monkeypatch.setenv(name, value)
+        settings = Settings(rounds=1, candidates=len(replies), evidence="timing", gate=HOST_CLOCK)
+        optimize(SCALE / "solution.py", SCALE / "problem.py", tmp_path / "run", LlmProposer(), settings)
+    assert len(server.requests) == len(replies) and server.most_at_once > 1  # in parallel
+    assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in server.requests)
+    prompt = server.requests[0]["body"]["messages"][-1]["content"]
+    assert "class Model(nn.Module)" in prompt and "range(8)" in prompt and "## Timing of the best so far" in prompt
+
+    (first,) = Journal(tmp_path / "run").rounds()
+    by_source = {(tmp_path / "run" / p["file"]).read_text() if p["file"] else None: p for p in first["proposals"]}
+    assert first["accepted"] == by_source[FASTER]["id"]
+    assert [p["outcome"]["accepted"] for p in first["proposals"]].count(True) == 1
+    assert by_source[None]["outcome"]["reason"] == "the reply has no complete python code block that defines class ModelNew"
+    assert by_source[NOT_COMPILING]["outcome"]["reason"].startswith("rejected (load):")
+    assert "SyntaxError" in by_source[NOT_COMPILING]["outcome"]["reason"]
+    assert "exceeds tolerance" in by_source[WRONG]["outcome"]["reason"]
+    assert by_source[CHEATING]["outcome"]["reason"] == "rejected (runtime): forward calls torch compute ops: Tensor.mul x1"
+    assert by_source[LEAKING]["outcome"]["reason"].endswith("RuntimeError: None")  # the judge ran without the key
+    assert by_source[FASTER]["summary"].startswith("Launch the kernel once")
+    assert by_source[FASTER]["cost"] == {**by_source[FASTER]["cost"], "model": "local-coder", "prompt_tokens": 1000,
+                                         "completion_tokens": 250}
+    assert "range(1)" in (tmp_path / "run" / "best.py").read_text()
+    for path in (tmp_path / "run").rglob("*"):
+        assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
+
+
+def test_429_and_500_are_retried_by_the_client_with_backoff():
+    code = reply(FASTER)
+    with ChatServer([Status(429, "slow down"), Status(503), code]) as server:
+        (proposal,) = LlmProposer(environ=environment(server)).propose(brief(), 1)
+    assert len(server.requests) == 3 and proposal.source == FASTER and proposal.failure is None
+
+
+@pytest.mark.parametrize("answer,reason", [
+    (Raw(b"<html>502 Bad Gateway</html>"), "the reply is not a chat completion"),
+    (Raw(b'{"choices": [', "application/json"), "the reply is not a chat completion (JSONDecodeError"),
+    ("", "the reply was empty"),
+    ("Here is the idea, no code.", "the reply has no complete python code block that defines class ModelNew"),
+    ("```python\nclass ModelNew:\n    pass\n", "the reply has no complete python code block"),
+    (reply(SLOW), "the reply is the best solution unchanged"),
+])
+def test_a_reply_without_a_new_solution_is_a_failed_candidate_with_its_reason(answer, reason):
+    with ChatServer([answer]) as server:
+        (proposal,) = LlmProposer(environ=environment(server)).propose(brief(), 1)
+    assert proposal.source is None and proposal.failure.startswith(reason)
+
+
+def test_the_solution_is_the_last_complete_block_that_defines_the_model_outside_the_thinking():
+    text = ("<think>```python\nclass ModelNew: thinking\n```</think>\nBefore:\n```python\nclass ModelNew: old\n```\n"
+            "Fuse the two passes (nv.redundant-global-traffic).\n```python\nclass ModelNew: new\n```\n"
+            "```python\ndef helper(): pass\n```\n")
+    with ChatServer([text]) as server:
+        (proposal,) = LlmProposer(environ=environment(server)).propose(
+            brief(findings=[{"pattern": "nv.redundant-global-traffic", "title": "read twice", "line": 3}]), 1)
+    assert proposal.source == "class ModelNew: new\n" and proposal.summary == "Before:"
+    assert proposal.patterns == ["nv.redundant-global-traffic"]
+
+
+def test_a_slow_endpoint_times_out_and_a_dead_one_pauses_the_run_which_resumes(tmp_path):
+    with ChatServer([Slow(2.0, reply(FASTER))]) as server:
+        slow = LlmProposer(environ=environment(server, LADDER_LLM_TIMEOUT="0.3", LADDER_LLM_MAX_RETRIES="0"))
+        with pytest.raises(Paused) as paused:
+            slow.propose(brief(), 1)
+    assert paused.value.proposals[0].failure == "the endpoint gave no reply: timed out after 0.3 s (0 retries)"
+
+    solution, problem = tmp_path / "solution.py", tmp_path / "problem.py"
+    solution.write_text(INITIAL)
+    problem.write_text("# the problem\n")
+    settings = Settings(rounds=3, candidates=2, evidence="timing", patience=3, gate=GateSettings())
+    dead = {"LADDER_LLM_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1", "LADDER_LLM_MODEL": "m",
+            "LADDER_LLM_MAX_RETRIES": "0"}
+    result = optimize(solution, problem, tmp_path / "run", LlmProposer(environ=dead), settings, gate=fake_gate)
+    journal = Journal(tmp_path / "run")
+    (first,) = journal.rounds()
+    assert "could not connect" in first["proposals"][0]["outcome"]["reason"] and first["accepted"] is None
+    assert result["stopped"].startswith("the model endpoint answered none of round 1's requests")
+    assert journal.records()[-1]["final"] is False
+
+    wrong = INITIAL.replace("# speed: 1.0", "# speed: 2.0 # wrong")
+    with ChatServer([reply(wrong), "no code", reply(INITIAL.replace("1.0", "1.5")), "no code"]) as server:
+        optimize(solution, problem, tmp_path / "run", LlmProposer(environ=environment(server)),
+                 Settings(rounds=3, candidates=2, evidence="timing", gate=GateSettings()), resume=True, gate=fake_gate)
+    rounds = journal.rounds()
+    assert [r["round"] for r in rounds] == [1, 2, 3] and rounds[-1]["accepted"] == "r3-c1"
+    second_prompt = server.requests[2]["body"]["messages"][-1]["content"]  # round 3 is told why round 2 failed
+    assert "## Earlier rounds" in second_prompt and "max error 0.5 exceeds tolerance" in second_prompt
+    assert "could not connect" in second_prompt
+
+
+def test_settings_follow_the_sdk_with_ladders_variables_first():
+    env = {"OPENAI_BASE_URL": "http://a/v1", "LADDER_LLM_BASE_URL": "http://b/v1", "OPENAI_API_KEY": "k1",
+           "LADDER_LLM_API_KEY": "k2", "OPENAI_MODEL": "m1", "LADDER_LLM_MODEL": "m2",
+           "LADDER_LLM_PRICE_PROMPT": "0.5", "LADDER_LLM_PRICE_COMPLETION": "2"}
+    endpoint = Endpoint.from_environment(None, env)
+    assert (endpoint.base_url, endpoint.api_key, endpoint.model) == ("http://b/v1", "k2", "m2")
+    assert Endpoint.from_environment("m3", env).model == "m3" and "k2" not in repr(endpoint)
+    assert endpoint.dollars(1000, 250) == pytest.approx(0.001)
+    openai_only = Endpoint.from_environment(None, {"OPENAI_API_KEY": "k1", "OPENAI_MODEL": "m1"})
+    assert (openai_only.base_url, openai_only.api_key, openai_only.model) == (None, "k1", "m1")
+    with pytest.raises(ProposerError, match="needs a model"):
+        Endpoint.from_environment(None, {"OPENAI_API_KEY": "k1"})
+    with pytest.raises(ProposerError, match="needs an API key"):
+        Endpoint.from_environment("m", {})
+    assert Endpoint.from_environment("m", {"LADDER_LLM_BASE_URL": "http://localhost:11434/v1"}).api_key == "unused"
+
+
+def brief(**fields) -> Brief:
+    return Brief(round=1, problem_path="problem.py", problem_source="class Model: ...", best_path="best.py",
+                 best_source=SLOW, **fields)
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
