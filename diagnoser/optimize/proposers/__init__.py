@@ -56,6 +56,11 @@ class Proposer(Protocol):
         """Up to ``count`` candidates for this round (an empty list: nothing new to try)."""
 
 
+def named_findings(brief: Brief, text: str) -> list[dict[str, Any]]:
+    """The brief's findings whose catalog id ``text`` names: what a model or an agent says it addressed."""
+    return [finding for finding in brief.findings if finding.get("pattern") and finding["pattern"] in text]
+
+
 # name -> "module:attribute" of a class taking the run's settings.
 PROPOSERS = {
     "rules": "diagnoser.optimize.proposers.rules:RulesProposer",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from diagnoser.optimize.brief import Brief
-from diagnoser.optimize.proposers import Paused, Proposal, ProposerError
+from diagnoser.optimize.proposers import Paused, Proposal, ProposerError, named_findings
 from diagnoser.optimize.proposers.prompt import messages
 from diagnoser.optimize.proposers.reply import NoSolution, solution_from
 from diagnoser.optimize.proposers.rules import source_hash
@@ -160,7 +160,7 @@ class LlmProposer:
         if digest in tried:
             return Proposal(None, solution.summary, failure=f"the reply repeats a candidate of round {tried[digest]}",
                             cost=cost)
-        found = [f for f in brief.findings if f.get("pattern") and f["pattern"] in (answer.text or "")]
+        found = named_findings(brief, answer.text or "")
         return Proposal(solution.source, self._redacted(solution.summary),
                         patterns=sorted({f["pattern"] for f in found}), evidence=found, cost=cost)
 
