@@ -2,12 +2,16 @@
 the other side: what the model is shown, what is gated, what is retried, and that the key stays secret."""
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
-from diagnoser.optimize.gate import GateSettings
+from diagnoser.optimize import report
+from diagnoser.optimize.cli import optimize as optimize_command
+from diagnoser.optimize.gate import GateSettings, run_gate
 from diagnoser.optimize.journal import Journal
 from diagnoser.optimize.loop import Settings, optimize
 from diagnoser.optimize.proposers import Paused, ProposerError
@@ -39,14 +43,17 @@ def environment(server: ChatServer, **extra: str) -> dict[str, str]:
             "LADDER_LLM_MAX_RETRIES": "2", **extra}
 
 
-def test_only_the_correct_faster_kernel_passes_the_judge_and_the_key_is_nowhere(tmp_path, monkeypatch):
+def test_only_the_correct_faster_kernel_passes_the_judge_and_the_key_is_nowhere(tmp_path, monkeypatch, capfd):
     replies = ["I would rather not.", reply(NOT_COMPILING, "Fix the syntax."), reply(WRONG, "Scale once."),
                reply(CHEATING, "Let torch do it."), reply(LEAKING, "Raise."), reply(FASTER)]
+    processes = ProcessWatch(KEY.encode())
     with ChatServer(replies, delay_s=0.2) as server:
         for name, value in environment(server).items():
             monkeypatch.setenv(name, value)
         settings = Settings(rounds=1, candidates=len(replies), evidence="timing", gate=HOST_CLOCK)
-        optimize(SCALE / "solution.py", SCALE / "problem.py", tmp_path / "run", LlmProposer(), settings)
+        optimize(SCALE / "solution.py", SCALE / "problem.py", tmp_path / "run", LlmProposer(), settings,
+                 gate=lambda *args, **kwargs: run_gate(*args, progress=processes.look, **kwargs),
+                 progress=lambda line: print(f"ladder optimize: {line}"))
     assert len(server.requests) == len(replies) and server.most_at_once > 1  # in parallel
     assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in server.requests)
     prompt = server.requests[0]["body"]["messages"][-1]["content"]
@@ -66,8 +73,15 @@ def test_only_the_correct_faster_kernel_passes_the_judge_and_the_key_is_nowhere(
     assert by_source[FASTER]["cost"] == {**by_source[FASTER]["cost"], "model": "local-coder", "prompt_tokens": 1000,
                                          "completion_tokens": 250}
     assert "range(1)" in (tmp_path / "run" / "best.py").read_text()
+    document = report.build(Journal(tmp_path / "run"))
+    assert document["model_use"] == {"requests": 6, "prompt_tokens": 6000, "completion_tokens": 1500, "dollars": None}
+    assert "Model use: 6 requests, 6000 prompt and 1500 completion tokens." in report.markdown(document)
+
     for path in (tmp_path / "run").rglob("*"):
         assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
+    logged = capfd.readouterr()
+    assert "round 1: gate" in logged.out and KEY not in logged.out + logged.err
+    assert processes.seen > 0 and processes.holding == []  # the judge's processes: not in argv, not in environ
 
 
 def test_429_and_500_are_retried_by_the_client_with_backoff():
@@ -148,6 +162,59 @@ def test_settings_follow_the_sdk_with_ladders_variables_first():
     with pytest.raises(ProposerError, match="needs an API key"):
         Endpoint.from_environment("m", {})
     assert Endpoint.from_environment("m", {"LADDER_LLM_BASE_URL": "http://localhost:11434/v1"}).api_key == "unused"
+
+
+def test_the_model_is_shown_the_brief_cut_to_the_evidence_level(tmp_path):
+    solution, problem = tmp_path / "solution.py", tmp_path / "problem.py"
+    solution.write_text(INITIAL)
+    problem.write_text("# the problem\n")
+    prompts = {}
+    for level in ("none", "timing"):
+        with ChatServer(["no code"]) as server:
+            optimize(solution, problem, tmp_path / level, LlmProposer(environ=environment(server)),
+                     Settings(rounds=1, candidates=1, evidence=level, gate=GateSettings()), gate=fake_gate)
+        prompts[level] = server.requests[0]["body"]["messages"][-1]["content"]
+    assert "# speed: 1.0" in prompts["none"] and "## Timing" not in prompts["none"]
+    assert "## Timing of the best so far" in prompts["timing"]
+
+
+def test_the_command_line_takes_no_key_and_says_what_is_missing(tmp_path, monkeypatch):
+    for name in ("LADDER_LLM_MODEL", "OPENAI_MODEL", "LADDER_LLM_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert "key" not in CliRunner().invoke(optimize_command, ["run", "--help"]).output.lower()
+    solution = SCALE / "solution.py"
+    result = CliRunner().invoke(optimize_command, [str(solution), "--proposer", "llm", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 2 and "needs a model: pass --model" in result.output
+    assert not (tmp_path / "run").exists()
+
+
+class ProcessWatch:
+    """Looks through this process's descendants (the judge and its contestants) for a secret, whenever the
+    judge reports progress: in their command lines and in their environments."""
+
+    def __init__(self, secret: bytes):
+        self.secret, self.seen, self.holding = secret, 0, []
+
+    def look(self, event: dict) -> None:
+        parents = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+        for pid in parents:
+            ancestor = parents.get(pid)
+            while ancestor not in (None, 0, 1, os.getpid()):
+                ancestor = parents.get(ancestor)
+            if ancestor != os.getpid():
+                continue
+            self.seen += 1
+            for part in ("cmdline", "environ"):
+                try:
+                    if self.secret in Path(f"/proc/{pid}/{part}").read_bytes():
+                        self.holding.append(f"{pid}/{part}")
+                except OSError:
+                    pass
 
 
 def brief(**fields) -> Brief:
