@@ -29,6 +29,7 @@ def waiting_run(tmp_path):
     return run
 
 
+@pytest.mark.slow
 def test_an_agent_over_mcp_reads_the_brief_submits_and_the_gate_records_it(waiting_run):
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client

@@ -36,6 +36,7 @@ def ladder(*args: str) -> subprocess.CompletedProcess:
                           cwd=ROOT, timeout=300)
 
 
+@pytest.mark.slow
 def test_a_scripted_agent_drives_the_run_from_the_shell(tmp_path):
     run = tmp_path / "run"
     started = ladder("optimize", str(SCALE / "solution.py"), "--proposer", "agent", "--out", str(run), "--evidence",

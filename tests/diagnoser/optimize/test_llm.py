@@ -35,6 +35,7 @@ FASTER = SLOW.replace("range(8)", "range(1)")
 WRONG = FASTER.replace("alpha * tl.load", "(alpha + 1.0) * tl.load")
 CHEATING = FASTER.replace("        return out", "        return self.alpha * x")  # torch does the compute
 NOT_COMPILING = FASTER.replace("def forward(self, x):", "def forward(self, x)")
+IMPORTING = FASTER.replace("import torch\n", "import torch\nimport subprocess\n", 1)  # forbidden in a candidate
 LEAKING = FASTER.replace("        return out", "        import os\n        raise RuntimeError(str(os.environ.get('LADDER_LLM_API_KEY')))")
 
 
@@ -43,9 +44,11 @@ def environment(server: ChatServer, **extra: str) -> dict[str, str]:
             "LADDER_LLM_MAX_RETRIES": "2", **extra}
 
 
+@pytest.mark.slow
 def test_only_the_correct_faster_kernel_passes_the_judge_and_the_key_is_nowhere(tmp_path, monkeypatch, capfd):
     replies = ["I would rather not.", reply(NOT_COMPILING, "Fix the syntax."), reply(WRONG, "Scale once."),
-               reply(CHEATING, "Let torch do it."), reply(LEAKING, "Raise."), reply(FASTER)]
+               reply(CHEATING, "Let torch do it."), reply(IMPORTING, "Shell out."), reply(LEAKING, "Raise."),
+               reply(FASTER)]
     processes = ProcessWatch(KEY.encode())
     with ChatServer(replies, delay_s=0.2) as server:
         for name, value in environment(server).items():
@@ -68,14 +71,15 @@ def test_only_the_correct_faster_kernel_passes_the_judge_and_the_key_is_nowhere(
     assert "SyntaxError" in by_source[NOT_COMPILING]["outcome"]["reason"]
     assert "exceeds tolerance" in by_source[WRONG]["outcome"]["reason"]
     assert by_source[CHEATING]["outcome"]["reason"] == "rejected (runtime): forward calls torch compute ops: Tensor.mul x1"
+    assert by_source[IMPORTING]["outcome"]["reason"].startswith("rejected (static): line 4: imports subprocess")
     assert by_source[LEAKING]["outcome"]["reason"].endswith("RuntimeError: None")  # the judge ran without the key
     assert by_source[FASTER]["summary"].startswith("Launch the kernel once")
     assert by_source[FASTER]["cost"] == {**by_source[FASTER]["cost"], "model": "local-coder", "prompt_tokens": 1000,
                                          "completion_tokens": 250}
     assert "range(1)" in (tmp_path / "run" / "best.py").read_text()
     document = report.build(Journal(tmp_path / "run"))
-    assert document["model_use"] == {"requests": 6, "prompt_tokens": 6000, "completion_tokens": 1500, "dollars": None}
-    assert "Model use: 6 requests, 6000 prompt and 1500 completion tokens." in report.markdown(document)
+    assert document["model_use"] == {"requests": 7, "prompt_tokens": 7000, "completion_tokens": 1750, "dollars": None}
+    assert "Model use: 7 requests, 7000 prompt and 1750 completion tokens." in report.markdown(document)
 
     for path in (tmp_path / "run").rglob("*"):
         assert not path.is_file() or KEY.encode() not in path.read_bytes(), path
