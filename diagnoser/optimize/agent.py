@@ -97,7 +97,8 @@ def status(folder: str | Path) -> dict[str, Any]:
         "run": str(folder), "problem": header["problem"], "proposer": header.get("proposer"), "state": state,
         "reason": reason, "rounds": journal.last_round(),
         # the round of the last brief a stop announced: what a submission without --round answers
-        "waiting_for": (stops[-1]["after_round"] + 1) if stops else journal.last_round() + 1,
+        "waiting_for": None if state == "finished" else (stops[-1]["after_round"] + 1) if stops
+        else journal.last_round() + 1,
         "best": {"round": best["round"], "file": str(folder / "best.py"),
                  "geomean_vs_initial": best.get("geomean_vs_initial")},
         "last_round": None if latest is None else {

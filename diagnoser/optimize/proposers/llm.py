@@ -93,16 +93,12 @@ class Answer:
 class LlmProposer:
     name = "llm"
 
-    def __init__(self, model: str | None = None, environ: Mapping[str, str] | None = None, client: Any = None,
-                 **settings: Any):
-        self.endpoint = Endpoint.from_environment(model, environ)
-        self.client = client or self._client()
-
-    def _client(self) -> Any:
+    def __init__(self, model: str | None = None, environ: Mapping[str, str] | None = None, **settings: Any):
         from openai import OpenAI
 
-        return OpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.api_key, timeout=self.endpoint.timeout_s,
-                      max_retries=self.endpoint.max_retries)
+        self.endpoint = Endpoint.from_environment(model, environ)
+        self.client = OpenAI(base_url=self.endpoint.base_url, api_key=self.endpoint.api_key,
+                             timeout=self.endpoint.timeout_s, max_retries=self.endpoint.max_retries)
 
     def propose(self, brief: Brief, count: int) -> list[Proposal]:
         request = messages(brief)
@@ -154,15 +150,14 @@ class LlmProposer:
             solution = solution_from(answer.text, answer.truncated)
         except NoSolution as why:
             return Proposal(None, "model rewrite", failure=str(why), cost=cost)
-        digest = source_hash(solution.source)
+        digest, summary = source_hash(solution.source), self._redacted(solution.summary)
         if digest == source_hash(brief.best_source):
-            return Proposal(None, solution.summary, failure="the reply is the best solution unchanged", cost=cost)
+            return Proposal(None, summary, failure="the reply is the best solution unchanged", cost=cost)
         if digest in tried:
-            return Proposal(None, solution.summary, failure=f"the reply repeats a candidate of round {tried[digest]}",
-                            cost=cost)
+            return Proposal(None, summary, failure=f"the reply repeats a candidate of round {tried[digest]}", cost=cost)
         found = named_findings(brief, answer.text or "")
-        return Proposal(solution.source, self._redacted(solution.summary),
-                        patterns=sorted({f["pattern"] for f in found}), evidence=found, cost=cost)
+        return Proposal(solution.source, summary, patterns=sorted({f["pattern"] for f in found}), evidence=found,
+                        cost=cost)
 
     def _describe(self, error: Exception) -> str:
         import openai

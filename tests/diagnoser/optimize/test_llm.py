@@ -16,6 +16,7 @@ from diagnoser.optimize.journal import Journal
 from diagnoser.optimize.loop import Settings, optimize
 from diagnoser.optimize.proposers import Paused, ProposerError
 from diagnoser.optimize.proposers.llm import Endpoint, LlmProposer
+from diagnoser.optimize.proposers.rules import source_hash
 from diagnoser.optimize.brief import Brief
 
 from .chat_server import ChatServer, Raw, Slow, Status
@@ -107,6 +108,13 @@ def test_a_reply_without_a_new_solution_is_a_failed_candidate_with_its_reason(an
     with ChatServer([answer]) as server:
         (proposal,) = LlmProposer(environ=environment(server)).propose(brief(), 1)
     assert proposal.source is None and proposal.failure.startswith(reason)
+
+
+def test_a_reply_that_repeats_an_earlier_candidate_is_not_gated_again():
+    tried = [{"round": 2, "proposals": [{"summary": "launch once", "source_hash": source_hash(FASTER)}]}]
+    with ChatServer([reply(FASTER)]) as server:
+        (proposal,) = LlmProposer(environ=environment(server)).propose(brief(history=tried), 1)
+    assert proposal.source is None and proposal.failure == "the reply repeats a candidate of round 2"
 
 
 def test_the_solution_is_the_last_complete_block_that_defines_the_model_outside_the_thinking():
