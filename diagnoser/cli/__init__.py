@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "kb": "diagnoser.triage.cli:kb",
     "diagnose": "diagnoser.cli.diagnose:diagnose",
     "optimize": "diagnoser.optimize.cli:optimize",
+    "mcp": "diagnoser.mcp.cli:mcp",
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 EVIDENCE_LEVELS = ("none", "timing", "full")
 EXCERPT_LINES = 12
+SHOWN_EXCERPTS = 10  # IR excerpts in the Markdown brief (each fact is listed; the first ones with their IR)
 
 
 @dataclass
@@ -65,6 +66,17 @@ class Brief:
                         lines.append(f"  - {text}")
                 if finding.get("fix"):
                     lines.append(f"  - fix: {str(finding['fix']).splitlines()[0]}")
+            lines.append("")
+        if self.facts:
+            lines += ["## IR facts (what Triton produced, by source line)", ""]
+            shown = 0
+            for fact in self.facts:
+                where = f"line {fact['line']}" if fact.get("line") else "kernel"
+                lines.append(f"- {fact.get('kernel')} {where} ({fact.get('stage')}): {fact.get('kind')} = "
+                             f"{_compact(fact.get('value'))}")
+                if fact.get("excerpt") and shown < SHOWN_EXCERPTS:
+                    shown += 1
+                    lines += ["", "  ```", *[f"  {text}" for text in str(fact["excerpt"]).splitlines()], "  ```"]
             lines.append("")
         if self.citations:
             lines += ["## Compiler code behind the findings", ""]
@@ -120,6 +132,13 @@ def _evidence_line(item: dict[str, Any]) -> str:
     if kind == "chunk":
         return f"compiler `{item.get('path')}:{item.get('start')}-{item.get('end')}`"
     return ""
+
+
+def _compact(value: Any, limit: int = 200) -> str:
+    import json
+
+    text = json.dumps(value, default=str, separators=(",", ":"))
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _n(value: Any, template: str = "{:.4g}") -> str:

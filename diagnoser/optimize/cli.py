@@ -1,12 +1,17 @@
 """``ladder optimize``: run the loop on one kernel; ``report`` renders a run from its journal.
 
     ladder optimize SOLUTION [--problem P] [--rounds 15] [--proposer rules|llm|agent] [--out DIR]
-                    [--resume] [--budget SECONDS] [--json] ...
+                    [--resume] [--budget SECONDS] [--model M] [--wait] [--json] ...
+    ladder optimize submit RUN CANDIDATE.py [--round N] [--summary TEXT] [--json]
+    ladder optimize status RUN [--json]
     ladder optimize report RUN [--html OUT] [--json]
 
-Exit status: 0 when the run finished (whatever it found), 1 when it stopped on an error it could
-not go past (a lost device, a broken journal: the journal is kept, ``--resume`` continues), 2 on a
-usage error.
+With ``--proposer agent`` the run stops at each round's brief (``RUN/brief.md``) until an agent
+answers it with ``submit``, which gates and records the candidate and prints the next brief.
+
+Exit status: 0 when the run finished or waits for an agent (whatever it found), 1 when it stopped
+on an error it could not go past (a lost device, a broken journal: the journal is kept, ``--resume``
+continues) or a submission was refused, 2 on a usage error.
 """
 from __future__ import annotations
 
@@ -17,6 +22,13 @@ from pathlib import Path
 import click
 
 from diagnoser.optimize.brief import EVIDENCE_LEVELS
+
+
+class BackendName(click.Choice):
+    """A backend ladder ships, or ``package.module:attribute`` naming one's own (``runner.backends``)."""
+
+    def convert(self, value, param, ctx):
+        return value if isinstance(value, str) and ":" in value else super().convert(value, param, ctx)
 
 
 class DefaultGroup(click.Group):
@@ -51,19 +63,22 @@ def optimize() -> None:
 @click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), help="Stop after this many seconds.")
 @click.option("--patience", type=click.IntRange(1), default=3, show_default=True,
               help="Stop after this many rounds without a gain.")
-@click.option("--backend", type=click.Choice(["cuda", "npu", "interpret"]), help="Where candidates run (default: best here).")
+@click.option("--backend", type=BackendName(["cuda", "npu", "interpret"]),
+              help="Where candidates run (default: best here), or module:attribute of a backend of one's own.")
 @click.option("--seeds", type=click.IntRange(1), default=2, show_default=True, help="Fresh inputs per case for correctness.")
 @click.option("--quick", is_flag=True, help="The problem's small test cases (a CPU smoke run; nothing is timed there).")
 @click.option("--model", help="--proposer llm: the model name (else LADDER_LLM_MODEL / OPENAI_MODEL).")
+@click.option("--wait", is_flag=True, help="--proposer agent: stay until the run finishes, printing each round "
+              "an agent submits (without it: exit once the brief is written).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")
 def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str, candidates: int, evidence: str,
                 out: Path | None, resume: bool, budget_s: float | None, patience: int, backend: str | None, seeds: int,
-                quick: bool, model: str | None, as_json: bool) -> None:
+                quick: bool, model: str | None, wait: bool, as_json: bool) -> None:
     """Optimize SOLUTION against its problem; every round is journaled in --out."""
     from diagnoser.optimize.gate import GateSettings
     from diagnoser.optimize.journal import JournalError
     from diagnoser.optimize.loop import OptimizeError, Settings, optimize as run_loop
-    from diagnoser.optimize.proposers import load_proposer
+    from diagnoser.optimize.proposers import ProposerError, load_proposer
 
     problem = problem or solution.with_name("problem.py")
     if not problem.is_file():
@@ -72,9 +87,14 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     settings = Settings(rounds=rounds, candidates=candidates, evidence=evidence, patience=patience, budget_s=budget_s,
                         gate=GateSettings(backend=backend, seeds=seeds, quick=quick))
     try:
-        chosen = load_proposer(proposer, run=out, model=model)
+        chosen = load_proposer(proposer, run=out.resolve(), model=model)
+    except ProposerError as error:
+        raise click.UsageError(str(error)) from None
+    try:
         summary = run_loop(solution, problem, out, chosen, settings, resume=resume,
                            progress=lambda line: click.echo(f"ladder optimize: {line}", err=True))
+        if proposer == "agent" and wait:
+            summary = wait_for_agent(out)
     except KeyboardInterrupt:
         click.echo(f"ladder optimize: interrupted; the journal in {out} is intact (--resume continues)", err=True)
         sys.exit(130)
@@ -83,7 +103,93 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
             click.echo(json.dumps({"error": str(error)}))
         click.echo(f"ladder optimize: {error}", err=True)
         sys.exit(1)
+    if proposer == "agent" and not wait and not as_json:
+        from diagnoser.optimize import agent
+
+        now = agent.status(out)
+        if now["state"] == "waiting":
+            click.echo(f"ladder optimize: {now['reason']}; the brief is in {now['brief']}", err=True)
+            click.echo(agent.current_brief(out), nl=False)
+            return
     click.echo(json.dumps(summary, indent=1, default=str) if as_json else one_screen(summary))
+
+
+def wait_for_agent(out: Path) -> dict:
+    from diagnoser.optimize import agent
+    from diagnoser.optimize.journal import Journal
+    from diagnoser.optimize.loop import summary
+
+    click.echo(f"ladder optimize: waiting for an agent to answer {out}/brief.md (ladder optimize submit ...)", err=True)
+    finished = agent.wait_until_finished(out, lambda record: click.echo(round_line(record), err=True))
+    return summary(Journal(out), finished["reason"])
+
+
+@optimize.command("submit")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("candidate", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--round", "round_number", type=click.IntRange(1),
+              help="The round this candidate answers (default: the one the run waits for).")
+@click.option("--summary", default="", help="What the candidate changes and why (catalog ids it addresses).")
+@click.option("--json", "as_json", is_flag=True, help="Print the verdict, the run's status and the next brief as JSON.")
+def submit_command(run: Path, candidate: Path, round_number: int | None, summary: str, as_json: bool) -> None:
+    """Gate and record CANDIDATE for the round an agent run waits on; print the verdict and the next brief."""
+    from diagnoser.optimize import agent
+    from diagnoser.optimize.journal import Journal, JournalError
+    from diagnoser.optimize.loop import OptimizeError, summary as run_summary
+
+    try:
+        submitted = agent.submit(run.resolve(), candidate.read_text(), summary, round_number,
+                                 progress=lambda line: click.echo(f"ladder optimize: {line}", err=True))
+    except (agent.AgentError, OptimizeError, JournalError) as error:
+        if as_json:
+            click.echo(json.dumps({"error": str(error)}))
+        click.echo(f"ladder optimize: {error}", err=True)
+        sys.exit(1)
+    if as_json:
+        click.echo(json.dumps(submitted.to_dict(), indent=1, default=str))
+        return
+    outcome = submitted.candidate.get("outcome") or {}
+    again = "" if submitted.recorded else " (already recorded: not recorded again)"
+    click.echo(f"round {submitted.round}{again}: {submitted.candidate['id']} "
+               f"{'accepted' if outcome.get('accepted') else 'not accepted'}: {outcome.get('reason')}\n")
+    if submitted.brief is not None:
+        click.echo(submitted.brief, nl=False)
+    else:
+        click.echo(f"the run has finished: {submitted.status['reason']}")
+        click.echo(one_screen(run_summary(Journal(run), submitted.status["reason"])), nl=False)
+
+
+@optimize.command("status")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status_command(run: Path, as_json: bool) -> None:
+    """Where a run stands: waiting for an agent, paused, finished; its best and its last round."""
+    from diagnoser.optimize import agent
+    from diagnoser.optimize.journal import JournalError
+
+    try:
+        now = agent.status(run)
+    except JournalError as error:
+        raise click.ClickException(str(error)) from None
+    if as_json:
+        click.echo(json.dumps(now, indent=1, default=str))
+        return
+    best = now["best"]
+    lines = [f"{now['run']}: {now['proposer']} run of {now['problem']}", f"state: {now['state']}: {now['reason']}",
+             f"rounds recorded: {now['rounds']}; best from round {best['round']}: "
+             f"{best['geomean_vs_initial'] or 1.0:.3f}x over the initial version ({best['file']})"]
+    if now["brief"]:
+        lines.append(f"brief for round {now['waiting_for']}: {now['brief']}")
+    for candidate in (now["last_round"] or {}).get("candidates", []):
+        lines.append(f"round {now['last_round']['round']}: {candidate['id']} "
+                     f"{'accepted' if candidate['accepted'] else 'not accepted'}: {candidate['reason']}")
+    click.echo("\n".join(lines))
+
+
+def round_line(record: dict) -> str:
+    parts = [f"{p['id']} {'accepted' if (p.get('outcome') or {}).get('accepted') else 'not accepted'}: "
+             f"{(p.get('outcome') or {}).get('reason')}" for p in record.get("proposals", [])]
+    return f"ladder optimize: round {record['round']}: " + "; ".join(parts)
 
 
 @optimize.command("report")

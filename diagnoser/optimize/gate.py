@@ -12,11 +12,19 @@ round, all timed interleaved on the same fresh inputs. A candidate is accepted o
 4. no case is timed below its roofline floor (a bug until someone proves otherwise).
 
 Among the accepted, the fastest on the geomean becomes the new best.
+
+The judge's processes run without this process's secrets (``without_secrets``): candidates are
+written by models and agents, and one that raised with a key in its message would carry the key
+into the verdict, the journal and the report.
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import re
 import statistics
+import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +32,9 @@ from typing import Any, Callable
 SPREAD_FLOOR = 0.01
 CASE_SPREAD_FLOOR = 0.03
 BEST, BEST_AGAIN, INITIAL = "best", "best-again", "initial"
+# Environment variables no candidate may see: API keys, tokens, passwords (OPENAI_API_KEY, HF_TOKEN...).
+SECRET_NAME = re.compile(r"(^|_)(API_KEY|ACCESS_KEY|SECRET_KEY|SECRET|TOKEN|PASSWORD)$", re.IGNORECASE)
+_environment_lock = threading.Lock()
 
 
 @dataclass
@@ -89,9 +100,23 @@ def run_gate(problem: Path, best: Path, initial: Path, candidates: dict[str, Pat
     if initial.read_bytes() != best.read_bytes():
         solutions[INITIAL] = initial
     solutions.update(candidates)
-    result = (bench or runner_bench)(problem, solutions, settings.backend, timeout=settings.timeout_s,
-                                     progress=progress, torch_compile=torch_compile, **settings.options())
+    with without_secrets():
+        result = (bench or runner_bench)(problem, solutions, settings.backend, timeout=settings.timeout_s,
+                                         progress=progress, torch_compile=torch_compile, **settings.options())
     return decide(result, list(candidates), INITIAL if INITIAL in solutions else BEST)
+
+
+@contextlib.contextmanager
+def without_secrets():
+    """This process's environment without its secrets while the block runs (the processes it starts
+    inherit that environment); one block at a time, so that two judge runs never interleave the
+    removal and the restoring."""
+    with _environment_lock:
+        hidden = {name: os.environ.pop(name) for name in list(os.environ) if SECRET_NAME.search(name)}
+        try:
+            yield
+        finally:
+            os.environ.update(hidden)
 
 
 def decide(result: dict[str, Any], names: list[str], initial: str) -> GateResult:

@@ -17,6 +17,8 @@ The loop stops when every case is within ``roofline_stop`` of its roofline floor
 or after ``rounds``. A candidate that does not compile, hangs, crashes the device or is wrong is a
 failed candidate with its one-line reason and the loop goes on; a lost device or an interrupted
 run stops with the journal intact, and ``resume`` continues at the next round with the same best.
+A proposer that cannot go on in this call (``Paused``: an agent yet to send its candidate, an
+endpoint that answered nothing) stops the run the same resumable way, its failures recorded.
 """
 from __future__ import annotations
 
@@ -30,7 +32,7 @@ from typing import Any, Callable
 from diagnoser.optimize.brief import Brief, brief_for
 from diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
 from diagnoser.optimize.journal import Journal, JournalError, content_key
-from diagnoser.optimize.proposers import Proposal, Proposer
+from diagnoser.optimize.proposers import Paused, Proposal, Proposer
 from diagnoser.optimize.proposers.rules import source_hash
 
 
@@ -77,6 +79,7 @@ class Run:
     seconds_before: float = 0.0
     started: float = field(default_factory=time.monotonic)
     stopped: str | None = None
+    paused: bool = False  # stopped by the proposer (``Paused``): not final, a resume goes on
 
 
 @dataclass
@@ -89,6 +92,7 @@ class Round:
     proposals: list[Proposal] = field(default_factory=list)
     files: dict[str, Path] = field(default_factory=dict)
     result: GateResult | None = None
+    pause: str | None = None  # the proposer's ``Paused`` reason: the run stops once the round is recorded
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -114,7 +118,7 @@ def optimize(solution: str | Path, problem: str | Path, out: str | Path, propose
         one_round(run, journal.last_round() + 1)
     last = journal.records()[-1]
     if not (last.get("kind") == "stop" and last.get("reason") == run.stopped):
-        journal.append({"kind": "stop", "reason": run.stopped, "final": run.stopped != DEADLINE,
+        journal.append({"kind": "stop", "reason": run.stopped, "final": run.stopped != DEADLINE and not run.paused,
                         "after_round": journal.last_round(), "best": run.best})
     return summary(journal, run.stopped)
 
@@ -205,7 +209,13 @@ def brief_stage(state: Round) -> None:
 
 def propose_stage(state: Round) -> None:
     run = state.run
-    state.proposals = run.proposer.propose(state.brief, run.settings.candidates)
+    try:
+        state.proposals = run.proposer.propose(state.brief, run.settings.candidates)
+    except Paused as pause:
+        state.proposals, state.pause = pause.proposals, pause.reason
+        if not state.proposals:  # nothing to record: a resume proposes this round again
+            run.stopped, run.paused = pause.reason, True
+            return
     for index, proposal in enumerate(state.proposals, 1):
         if proposal.source is not None:
             state.files[f"r{state.number}-c{index}"] = run.journal.save_candidate(state.number, index, proposal.source)
@@ -267,6 +277,8 @@ def record_stage(state: Round) -> None:
     }
     run.journal.append(record)
     run.history.append(history_entry(record))
+    if state.pause is not None:
+        run.stopped, run.paused = state.pause, True
 
 
 ROUND_STAGES: dict[str, Callable[[Round], None]] = {

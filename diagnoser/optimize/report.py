@@ -29,7 +29,8 @@ def build(journal: Journal) -> dict[str, Any]:
                       "speedup_vs_initial": case.get("speedup_vs_initial")})
     trajectory, candidates, changes = [], [], []
     for record in rounds:
-        trajectory.append({"round": record["round"], "best_vs_initial": record["best"]["geomean_vs_initial"]})
+        trajectory.append({"round": record["round"], "best_vs_initial": record["best"]["geomean_vs_initial"],
+                           "model_use": model_use(record.get("proposals", []))})
         for proposal in record.get("proposals", []):
             outcome = proposal.get("outcome") or {}
             candidates.append({"round": record["round"], "id": proposal["id"], "summary": proposal["summary"],
@@ -45,7 +46,20 @@ def build(journal: Journal) -> dict[str, Any]:
             "geomean_vs_eager": best.get("geomean_vs_eager"),
             "geomean_vs_compile": _geomean_vs_compile(cases), "cases": cases, "trajectory": trajectory,
             "candidates": candidates, "changes": changes,
+            "model_use": model_use([p for r in rounds for p in r.get("proposals", [])]),
             "seconds": round(sum(r.get("seconds", 0.0) for r in rounds), 1)}
+
+
+def model_use(proposals: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Tokens and dollars the proposals' requests cost (None for proposers that use no model)."""
+    costs = [p.get("cost") or {} for p in proposals]
+    if not any("prompt_tokens" in cost for cost in costs):
+        return None
+    dollars = [cost["dollars"] for cost in costs if cost.get("dollars") is not None]
+    return {"requests": sum("prompt_tokens" in cost for cost in costs),
+            "prompt_tokens": sum(cost.get("prompt_tokens") or 0 for cost in costs),
+            "completion_tokens": sum(cost.get("completion_tokens") or 0 for cost in costs),
+            "dollars": round(sum(dollars), 6) if dollars else None}
 
 
 def _geomean_vs_compile(cases: list[dict[str, Any]]) -> float | None:
@@ -62,7 +76,7 @@ def markdown(document: dict[str, Any]) -> str:
              f"{document['rounds']} rounds with the {document['proposer']} proposer on {document['device']}; best from "
              f"round {document['best_round']}: **{document['geomean_vs_initial']:.3f}x** over the initial version "
              f"(geomean over cases){_vs('eager', document['geomean_vs_eager'])}"
-             f"{_vs('torch.compile', document['geomean_vs_compile'])}.", "",
+             f"{_vs('torch.compile', document['geomean_vs_compile'])}.", "", *_model_use_lines(document),
              "| case | initial ms | best ms | eager ms | torch.compile ms | x initial | % roofline before -> after |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for case in document["cases"]:
@@ -83,6 +97,15 @@ def markdown(document: dict[str, Any]) -> str:
         lines.append(f"| {candidate['round']} | {candidate['summary']} | {_n(candidate['vs_initial'], '{:.3f}x')} | "
                      f"{'accepted' if candidate['accepted'] else 'not accepted'}: {candidate['reason']} |")
     return "\n".join(lines) + "\n"
+
+
+def _model_use_lines(document: dict[str, Any]) -> list[str]:
+    use = document.get("model_use")
+    if not use:
+        return []
+    spent = f", about ${use['dollars']:.4f}" if use.get("dollars") is not None else ""
+    return [f"Model use: {use['requests']} requests, {use['prompt_tokens']} prompt and {use['completion_tokens']} "
+            f"completion tokens{spent}.", ""]
 
 
 def _vs(what: str, value: float | None) -> str:
@@ -110,6 +133,9 @@ pre { background: #f8f8f8; padding: 8px; overflow-x: auto; font-size: 12px; }
 Best from round {{ d.best_round }}: <b>{{ "%.3f"|format(d.geomean_vs_initial) }}x</b> over the initial version
 (geomean over cases){% if d.geomean_vs_eager %}, {{ "%.3f"|format(d.geomean_vs_eager) }}x over eager{% endif %}
 {% if d.geomean_vs_compile %}, {{ "%.3f"|format(d.geomean_vs_compile) }}x over torch.compile{% endif %}.</p>
+{% if d.model_use %}<p>Model use: {{ d.model_use.requests }} requests, {{ d.model_use.prompt_tokens }} prompt and
+{{ d.model_use.completion_tokens }} completion tokens{% if d.model_use.dollars is not none %}, about
+${{ "%.4f"|format(d.model_use.dollars) }}{% endif %}.</p>{% endif %}
 <div class="plots">{% for plot in plots %}<figure>{{ plot }}</figure>{% endfor %}</div>
 <h2>Cases</h2>
 <table><tr><th>case</th><th>initial ms</th><th>best ms</th><th>eager ms</th><th>torch.compile ms</th>

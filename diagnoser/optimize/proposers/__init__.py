@@ -32,11 +32,33 @@ class Proposal:
         return {key: value for key, value in asdict(self).items() if key != "source"}
 
 
+class Paused(Exception):
+    """A proposer that cannot go on in this call: an agent that has yet to send its candidate, an
+    endpoint that answered none of the round's requests.
+
+    The loop records ``proposals`` (failed ones) as the round when there are any, stops with
+    ``reason``, and a resume continues; with none the round is not recorded and is proposed again.
+    """
+
+    def __init__(self, reason: str, proposals: list[Proposal] | None = None):
+        super().__init__(reason)
+        self.reason, self.proposals = reason, list(proposals or [])
+
+
+class ProposerError(Exception):
+    """A proposer that cannot be set up as configured (one line, for the user): no model named, no key."""
+
+
 class Proposer(Protocol):
     name: str
 
     def propose(self, brief: Brief, count: int) -> list[Proposal]:
         """Up to ``count`` candidates for this round (an empty list: nothing new to try)."""
+
+
+def named_findings(brief: Brief, text: str) -> list[dict[str, Any]]:
+    """The brief's findings whose catalog id ``text`` names: what a model or an agent says it addressed."""
+    return [finding for finding in brief.findings if finding.get("pattern") and finding["pattern"] in text]
 
 
 # name -> "module:attribute" of a class taking the run's settings.
