@@ -116,9 +116,23 @@ def check(tree: Optional[Path]) -> None:
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Where to write the draft (default kb/patterns/drafts/<id>.yaml; '-' for stdout).")
 def learn(journal: Path, round_: Optional[int], pattern_id: Optional[str], out: Optional[Path]) -> None:
-    """Turn a verified, accepted fix from an optimization JOURNAL into a draft catalog entry."""
-    from .learn import LearnError, draft_from_journal, write_draft
+    """Turn a verified, accepted fix from an optimization JOURNAL into a draft catalog entry.
 
+    Given a folder of runs (``ladder suite --optimize --out``), every accepted round of every journal
+    in it: a draft for each fix no catalog entry covers yet, and a line for each that one does.
+    """
+    from .learn import LearnError, draft_from_journal, learn_from_runs, write_draft
+
+    if journal.is_dir():
+        for entry in learn_from_runs(journal):
+            where = f"{entry['journal']} round {entry['round']}"
+            if "covered_by" in entry:
+                click.echo(f"{where}: covered by {', '.join(entry['covered_by'])} ({entry['summary']})")
+            elif "draft" in entry:
+                click.echo(f"{where}: draft {entry['draft']['id']} written to {write_draft(entry['draft'], None)}")
+            else:
+                click.echo(f"{where}: nothing to learn ({entry['not_learned']})")
+        return
     try:
         draft = draft_from_journal(journal, round_, pattern_id)
         where = write_draft(draft, out)

@@ -225,6 +225,36 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     return draft
 
 
+def covered_by(record: dict[str, Any], catalog: dict[str, Any]) -> list[str]:
+    """The catalog entries whose own mechanical fix the round's accepted change applied: a win the
+    catalog already explains, with nothing new to learn from it."""
+    patterns = (record.get("proposal") or {}).get("patterns") or []
+    return [p for p in patterns if p in catalog and catalog[p].mechanical]
+
+
+def learn_from_runs(root: Path) -> list[dict[str, Any]]:
+    """Every accepted round of every journal under ``root`` (``ladder suite --optimize``'s runs):
+    either the catalog entries that already cover it, or a draft entry for a fix no entry covers."""
+    catalog = load_catalog()
+    learned = []
+    for journal in sorted(Path(root).rglob("journal.jsonl")):
+        for record in read_journal(journal):
+            if record.get("kind") != "round" or not record.get("accepted"):
+                continue
+            entry = {"journal": str(journal), "round": record["round"],
+                     "summary": (record.get("proposal") or {}).get("summary")}
+            covering = covered_by(record, catalog)
+            if covering:
+                entry["covered_by"] = covering
+            else:
+                try:
+                    entry["draft"] = draft_from_journal(journal, record["round"])
+                except LearnError as why:
+                    entry["not_learned"] = str(why)
+            learned.append(entry)
+    return learned
+
+
 def to_yaml(draft: dict[str, Any]) -> str:
     import yaml
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from diagnoser.triage.catalog import load_entry
 from diagnoser.triage.cli import kb
-from diagnoser.triage.learn import LearnError, draft_from_journal, write_draft
+from diagnoser.triage.learn import LearnError, draft_from_journal, learn_from_runs, write_draft
 
 DIFF = """--- a/solution.py
 +++ b/solution.py
@@ -102,3 +102,15 @@ def test_cli_refusal_is_one_line(tmp_path):
     result = CliRunner().invoke(kb, ["learn", str(journal(tmp_path, good_round(outcome={"correct": False}))),
                                      "--round", "1", "--out", "-"])
     assert result.exit_code == 1 and len(result.output.strip().splitlines()) == 1
+
+
+def test_a_folder_of_runs_drafts_only_the_fixes_no_entry_covers(tmp_path):
+    covered = good_round(1, proposal={"summary": "fix nv.hardcoded-config (autotune)", "patterns": ["nv.hardcoded-config"]})
+    new = good_round(2, speedup=2.1)
+    for name, record in (("a", covered), ("b", new)):
+        folder = tmp_path / "runs" / name
+        folder.mkdir(parents=True)
+        journal(folder, {**record, "kind": "round", "accepted": f"r{record['round']}-c1"})
+    learned = {Path(e["journal"]).parent.name: e for e in learn_from_runs(tmp_path / "runs")}
+    assert learned["a"]["covered_by"] == ["nv.hardcoded-config"] and "draft" not in learned["a"]
+    assert learned["b"]["draft"]["status"] == "draft" and "covered_by" not in learned["b"]
