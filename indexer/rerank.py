@@ -27,7 +27,7 @@ import numpy as np
 
 from indexer.text import keyword_tokens
 
-WEIGHTS = {"dense": 0.4, "coverage": 0.2, "file_coverage": 0.1, "named": 0.15, "fused": 0.15}
+WEIGHTS = {"dense": 0.1, "coverage": 0.2, "file_coverage": 0.1, "named": 0.3, "fused": 0.3}
 RRF_K = 10
 # Below this a result shares neither meaning nor rare words with the question.
 MIN_RELEVANCE = 0.30

@@ -12,10 +12,14 @@ good at (see indexer.text for what each reads). The stages, in order (`STAGES`):
    path, symbol or pass is named by the question;
 3. `by_file`: the answer is a list of *files*, each shown by its best chunk and scored by it plus a
    little for its other pooled chunks (a file that answers in several places outranks one that
-   matches by accident once);
-4. `relevant`: files below `min_score` are dropped, so that a caller can say "nothing found"
+   matches by accident once); a doc and its translation (docs/en/X.md, docs/zh/X.md) are one
+   answer, shown in the language that matched better;
+4. `related`: a catalog entry or pass description that answers names the files that implement
+   it (`related`); each of them gains RELATED_WEIGHT of the entry's score (the entry says why,
+   the code says how), whether or not its own words matched;
+5. `relevant`: files below `min_score` are dropped, so that a caller can say "nothing found"
    instead of citing noise;
-5. the best k, in the order of their final score.
+6. the best k, in the order of their final score.
 
 Dense search is exact (a matrix product over vectors.npy, read once per build): approximate search
 returned different neighbours in different processes over the same index. The opened index
@@ -24,6 +28,7 @@ queries in a process cost only the query itself; a new build is picked up on the
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -40,7 +45,19 @@ POOL = 150
 # What a file's other pooled chunks add to its best chunk's score, each.
 OTHER_CHUNKS_WEIGHT = 0.05
 OTHER_CHUNKS_COUNTED = 3
+# What a file named by a matching catalog entry or pass description gains of that entry's score,
+# and how many of the best files may lend it.
+RELATED_WEIGHT = 0.5
+RELATED_FROM = 10
 FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
+# docs/<language>/<path>: the same page in another language.
+_TRANSLATED_DOC = re.compile(r"^(.*\bdocs)/(?:en|zh|zh[-_]cn|ja|ko)/(.*)$", re.IGNORECASE)
+
+
+def answer_key(tree: str, path: str) -> tuple[str, str]:
+    """What makes two chunks part of the same answer: their file, or the page they translate."""
+    twin = _TRANSLATED_DOC.match(path or "")
+    return (tree, f"{twin.group(1)}/*/{twin.group(2)}") if twin else (tree, path)
 
 
 @lru_cache(maxsize=2)
@@ -67,6 +84,10 @@ class _Opened:
                                "rebuild it with `ladder index build --rebuild`")
         self.spec, self.root = build.manifest["embed"], root
         self.files = [(r["metadata"].get("tree"), r["metadata"].get("path")) for r in self.records]
+        self.answers = [answer_key(*f) for f in self.files]
+        self.first_row: dict[str, int] = {}
+        for row, (_, path) in enumerate(self.files):
+            self.first_row.setdefault(path, row)
         self.vocabulary = rerank.Vocabulary(self.keywords, self.files)
 
     @property
@@ -162,14 +183,32 @@ def score_chunks(query: Query) -> None:
 
 
 def by_file(query: Query) -> None:
-    query.files = rank_files(query.chunk_scores, query.opened.files)
+    query.files = rank_files(query.chunk_scores, query.opened.answers)
+
+
+def related(query: Query) -> None:
+    query.files = with_related(query.files, query.opened, query.mask)
+
+
+def with_related(files: list[tuple[int, float]], opened: _Opened, mask: np.ndarray | None = None,
+                 weight: float = RELATED_WEIGHT) -> list[tuple[int, float]]:
+    """`files` with the files that the best ones name as `related` raised by `weight` of the namer's score."""
+    scores = {opened.answers[row]: [row, score] for row, score in files}
+    for row, score in files[:RELATED_FROM]:
+        for path in filter(None, opened.records[row]["metadata"].get("related", "").split("; ")):
+            target = opened.first_row.get(path)
+            if target is None or (mask is not None and not mask[target]) or opened.answers[target] == opened.answers[row]:
+                continue
+            entry = scores.setdefault(opened.answers[target], [target, 0.0])
+            entry[1] += weight * score
+    return sorted(((row, score) for row, score in scores.values()), key=lambda item: (-item[1], item[0]))
 
 
 def relevant(query: Query) -> None:
     query.files = [(row, score) for row, score in query.files if score >= query.min_score]
 
 
-STAGES = (pool, score_chunks, by_file, relevant)
+STAGES = (pool, score_chunks, by_file, related, relevant)
 
 
 def rank_files(chunk_scores: dict[int, float], file_of: list, others: float = OTHER_CHUNKS_WEIGHT,

@@ -24,6 +24,12 @@ sys.path.insert(0, str(REPO))
 
 TUNING = [("questions-symptoms.yaml", "tune"), ("questions.yaml", None), ("questions-heldout.yaml", None)]
 GRID = np.round(np.arange(0.0, 0.61, 0.1), 2)
+# Questions about nothing the index holds: what the relevance threshold must leave unanswered.
+OFF_TOPIC = ["how do I bake sourdough bread at home", "best hiking trails in the alps in summer",
+             "what is the capital of france", "configure nginx as a reverse proxy with TLS",
+             "recipe for vegetable lasagna", "how to train a puppy to sit", "stock market outlook for next year",
+             "who won the football world cup", "javascript promise then catch example", "wedding dress shopping tips",
+             "knitting a scarf for beginners", "explain the plot of hamlet"]
 
 
 def tuning_questions() -> list[dict]:
@@ -46,11 +52,14 @@ def asked(question: dict, opened, tree: str) -> dict:
 
 
 def ranked_files(case: dict, weights: dict, opened) -> list[str]:
+    """The first 10 files as `indexer.search` would answer with these weights."""
     from indexer import rerank, retrieve
 
-    combined = rerank.combine(case["values"], weights)
-    files = retrieve.rank_files(dict(zip(case["rows"], combined.tolist())), opened.files)
-    return [opened.files[row][1] if opened.files[row][0] == case["tree"] else "-" for row, _ in files[:10]]
+    query = retrieve.Query("", opened, None, 0.0, rows=case["rows"])
+    query.chunk_scores = dict(zip(case["rows"], rerank.combine(case["values"], weights).tolist()))
+    for stage in retrieve.STAGES[retrieve.STAGES.index(retrieve.by_file):]:
+        stage(query)
+    return [opened.files[row][1] if opened.files[row][0] == case["tree"] else "-" for row, _ in query.files[:10]]
 
 
 def score(cases: list[dict], weights: dict, opened) -> tuple[float, float]:
@@ -88,6 +97,23 @@ def main() -> None:
         print(f"  {recall:.3f} {mrr:.3f}  {weights}")
     recall, mrr = score(cases, rerank.WEIGHTS, opened)
     print(f"current {recall:.3f} {mrr:.3f}  {rerank.WEIGHTS}")
+    threshold(args.index_dir)
+
+
+def threshold(index_dir: str) -> None:
+    """How many right answers MIN_RELEVANCE drops, and how many off-topic questions it still answers."""
+    import indexer
+    from indexer import rerank
+
+    right = []
+    for question in tuning_questions():
+        wanted = {f for e in question["expected"] for f in (e if isinstance(e, list) else [e])}
+        right += [h["score"] for h in indexer.search(question["q"], k=10, index_dir=index_dir)
+                  if h["path"] in wanted][:1]
+    off = [indexer.search(q, k=1, index_dir=index_dir)[0]["score"] for q in OFF_TOPIC]
+    print(f"MIN_RELEVANCE {rerank.MIN_RELEVANCE}: {sum(s < rerank.MIN_RELEVANCE for s in right)} of {len(right)} "
+          f"right answers below it; {sum(s >= rerank.MIN_RELEVANCE for s in off)} of {len(off)} off-topic "
+          f"questions answered above it")
 
 
 if __name__ == "__main__":
