@@ -4,7 +4,7 @@
 
 1. copies the tree and the catalog (kb/) to a scratch folder (the originals are never written)
    and indexes them through the real command line: full build (--rebuild), rebuild with nothing changed,
-   rebuild after one changed file;
+   rebuild after one changed file; then times whole `ladder query` processes (process start included);
 2. asks every question of each question set through `indexer.search` in this process (first
    query = cold: loads the model and the index; the rest = warm) and scores recall@5 at file
    level, over the whole index and restricted to the tree. The sets are bench/index/questions.yaml
@@ -71,6 +71,25 @@ def run_build(index_dir: Path, sources: list[str], *extra: str) -> tuple[float, 
 
 def _groups(expected: list) -> list[list[str]]:
     return [e if isinstance(e, list) else [e] for e in expected]
+
+
+CLI_QUESTIONS = ["why are my loads not vectorized", "ttg.convert_layout inside my loop", "ub overflow on the NPU",
+                 "which pass pipelines the K loop", "tl.sort on Ascend"]
+
+
+def time_cli(index_dir: Path) -> dict:
+    """Wall seconds of whole `ladder query` processes (interpreter start, imports, opening the index,
+    the query, printing), each question once after one unmeasured run that warms the file cache."""
+    command = [sys.executable, "-m", "diagnoser", "query", "--index-dir", str(index_dir), "--k", "5"]
+    subprocess.run(command + ["warm up"], cwd=REPO, capture_output=True, check=True)
+    seconds = []
+    for question in CLI_QUESTIONS:
+        started = time.monotonic()
+        subprocess.run(command + [question], cwd=REPO, capture_output=True, check=True)
+        seconds.append(time.monotonic() - started)
+    return {"cli_query_process_s": [round(s, 2) for s in seconds],
+            "cli_query_process_median_s": round(statistics.median(seconds), 2),
+            "cli_load_average": round(os.getloadavg()[0], 2)}
 
 
 def recall(expected: list, files: list[str]) -> float:
@@ -210,6 +229,7 @@ def main() -> None:
         changed.chmod(0o644)
         changed.write_text(changed.read_text() + "\n// touched by the index benchmark\n")
         one_s, one_cpu, one = run_build(index_dir, sources)
+        cli = time_cli(index_dir)
         answers = [(path, ask(spec["questions"], tree_name, index_dir, args.k)) for path, spec in sets]
 
     build = {
@@ -226,6 +246,7 @@ def main() -> None:
         "one_file_rebuild_s": round(one_s, 1), "one_file_rebuild_cpu_s": round(one_cpu, 1),
         "one_file_changed_files": one["changed_files"],
         "one_file_embedded": one["embedded_chunks"],
+        **cli,
     }
     print(f"{'tree':<28}{tree_name}")
     print(f"{'files / chunks':<28}{build['files']} / {build['chunks']}")
@@ -237,6 +258,8 @@ def main() -> None:
     print(f"{'rebuild, nothing changed':<28}{build['unchanged_rebuild_s']} s wall, {build['unchanged_rebuild_cpu_s']} s CPU")
     print(f"{'rebuild, one file changed':<28}{build['one_file_rebuild_s']} s wall, {build['one_file_rebuild_cpu_s']} s CPU "
           f"({build['one_file_changed_files']} file, {build['one_file_embedded']} chunks embedded)")
+    print(f"{'ladder query process':<28}median {build['cli_query_process_median_s']} s "
+          f"({build['cli_query_process_s']}, load average {build['cli_load_average']})")
     for path, queries in answers:
         out = result_path(args.out_dir, path, tree_name)
         out.write_text(json.dumps({**build, "command": COMMAND, "queries_command": COMMAND, "questions_file": path.name,
