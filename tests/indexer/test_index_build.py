@@ -383,3 +383,16 @@ def test_a_doc_written_only_in_chinese_answers_an_english_question(toy_tree, ind
     assert hits[0]["path"] == "docs/zh/multibuffer.md"
     chinese = indexer.search("多缓冲 限制", k=3, index_dir=str(index_dir))
     assert chinese[0]["path"] == "docs/zh/multibuffer.md"
+
+
+def test_default_sources_add_the_triton_checkouts_found_on_the_machine(tmp_path, monkeypatch):
+    from indexer import sources
+
+    checkout = write_tree(tmp_path / "src" / "triton-ascend", {"include/triton/x.h": "int x;\n", "lib/y.cpp": "int y;\n"})
+    write_tree(tmp_path / "src" / "triton-notes", {"notes.md": "# not a checkout\n"})
+    monkeypatch.delenv("LADDER_COMPILER_SOURCES", raising=False)
+    monkeypatch.setattr(sources, "CHECKOUT_PLACES", (str(tmp_path / "src"),))
+    assert sources.compiler_checkouts() == [f"triton-ascend={checkout.resolve()}"]
+    assert sources.default_sources()[-1] == f"triton-ascend={checkout.resolve()}"
+    monkeypatch.setenv("LADDER_COMPILER_SOURCES", f"a=/x{':'}b=/y")
+    assert sources.compiler_checkouts() == ["a=/x", "b=/y"]

@@ -71,3 +71,16 @@ def test_a_build_without_compiler_source_says_how_to_add_one(tmp_path, index_dir
     (notes / "guide.md").write_text("# Guide\n\nLaunch one program per core and loop inside.\n")
     built = run("index", "build", "--source", f"notes={notes}", "--index-dir", str(index_dir), "--embed", TOY)
     assert built.exit_code == 0 and "ladder index build --source" in built.output
+
+
+def test_build_progress_off_a_terminal_gives_counts_share_and_time_left(capsys):
+    from indexer.cli import _Progress
+
+    progress = _Progress("embedding", 4)
+    progress.update(2)
+    progress.EVERY = 0.0
+    progress.update(1)
+    progress.update(1)
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[0].startswith("embedding 3/4 (75%), about ") and lines[0].endswith("s left")
+    assert lines[1].startswith("embedding 4/4 (100%), done in ")
