@@ -11,6 +11,9 @@ already computed. For a chunk and a question:
   rewrites and the symptoms it fixes in different places than the chunk that matched best);
 - `named`: the same share over the chunk's path, symbol and pass only (a question that names
   AutoBlockify or semantic.py is about the file of that name);
+- `backend`: whether the chunk belongs to the backend the question names (1), to code shared by
+  all backends (0.5) or to another backend (0): "on the NPU" is not answered by the CUDA lowering;
+  a question naming no backend gives every chunk 0.5;
 - `fused`: reciprocal-rank fusion of its dense and BM25 ranks, scaled to [0, 1] (agreement of the
   two retrievers, whatever their score scales).
 
@@ -22,16 +25,30 @@ and the older development set (bench/index/tune_rerank.py), never on the held-ou
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
 from indexer.text import keyword_tokens
 
-WEIGHTS = {"dense": 0.1, "coverage": 0.2, "file_coverage": 0.1, "named": 0.3, "fused": 0.3}
+WEIGHTS = {"dense": 0.1, "coverage": 0.1, "file_coverage": 0.1, "named": 0.3, "backend": 0.1, "fused": 0.3}
 RRF_K = 10
 # Below this a result shares neither meaning nor rare words with the question.
-MIN_RELEVANCE = 0.30
+MIN_RELEVANCE = 0.34
 HEADER_KEYS = ("path", "symbol", "pass")
+# Words by which a question names its backend.
+BACKEND_WORDS = {
+    "ascend": re.compile(r"\b(npu|ascend|cann|hivm|hfusion|aiv|aic|910b?\w*|bishengir|ttadapter|cube cores?|"
+                         r"vector cores?|unified buffer|ub)\b", re.I),
+    "nvidia": re.compile(r"\b(cuda|nvidia|ptx|ptxas|sass|hopper|blackwell|ampere|[abh]100|h200|b200|sm_?\d\d\w?|"
+                         r"wgmma|tcgen05|cp\.async|tma)\b", re.I),
+}
+
+
+def backend_named(question: str) -> str | None:
+    """The one backend a question names, if it names exactly one."""
+    named = [backend for backend, words in BACKEND_WORDS.items() if words.search(question)]
+    return named[0] if len(named) == 1 else None
 
 
 class Vocabulary:
@@ -71,8 +88,8 @@ class Vocabulary:
 
 
 def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[str], records: list[dict],
-             vocabulary: Vocabulary) -> dict[str, np.ndarray]:
-    """Each feature for each pooled row, in [0, 1]."""
+             vocabulary: Vocabulary, backend: str | None = None) -> dict[str, np.ndarray]:
+    """Each feature for each pooled row, in [0, 1]; `backend` is the one the question names."""
     rows_array = np.asarray(rows, dtype=np.int64)
     distinct = list(dict.fromkeys(tokens))
     weights = np.array([vocabulary.weight(t) for t in distinct]) if distinct else np.zeros(0)
@@ -90,7 +107,9 @@ def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[
         for rank, i in enumerate(order):
             if scores[rows[i]] > 0:
                 fused[i] += 1.0 / (RRF_K + rank)
-    return {"dense": np.clip(dense[rows_array], 0.0, 1.0) if rows else np.zeros(0),
+    backends = [records[row]["metadata"].get("backend", "common") for row in rows]
+    same = np.array([0.5 if backend is None or b == "common" else float(b == backend) for b in backends])
+    return {"dense": np.clip(dense[rows_array], 0.0, 1.0) if rows else np.zeros(0), "backend": same,
             "coverage": coverage / total, "file_coverage": file_coverage / total, "named": named / total, "fused": fused * RRF_K / 2}
 
 
@@ -99,9 +118,9 @@ def combine(values: dict[str, np.ndarray], weights: dict[str, float] = WEIGHTS) 
 
 
 def scores(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[str], records: list[dict],
-           vocabulary: Vocabulary) -> dict[int, float]:
+           vocabulary: Vocabulary, backend: str | None = None) -> dict[int, float]:
     """Row -> relevance in [0, 1] for every pooled row."""
     if not rows:
         return {}
-    combined = combine(features(rows, dense, bm25, tokens, records, vocabulary))
+    combined = combine(features(rows, dense, bm25, tokens, records, vocabulary, backend))
     return {row: float(value) for row, value in zip(rows, combined)}

@@ -178,8 +178,8 @@ def pool(query: Query) -> None:
 
 
 def score_chunks(query: Query) -> None:
-    query.chunk_scores = rerank.scores(query.rows, query.dense, query.bm25, query.tokens,
-                                       query.opened.records, query.opened.vocabulary)
+    query.chunk_scores = rerank.scores(query.rows, query.dense, query.bm25, query.tokens, query.opened.records,
+                                       query.opened.vocabulary, rerank.backend_named(query.text))
 
 
 def by_file(query: Query) -> None:

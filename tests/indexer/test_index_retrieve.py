@@ -74,3 +74,18 @@ def test_scores_lie_between_zero_and_one():
     scores = rerank.scores([0, 1, 2], dense, bm25, ["a1", "b1"], records, vocabulary)
     assert all(0.0 <= value <= 1.0 for value in scores.values())
     assert scores[0] == max(scores.values())
+
+
+def test_a_question_names_its_backend_by_its_words():
+    assert rerank.backend_named("tl.sort on the Ascend NPU") == "ascend"
+    assert rerank.backend_named("wgmma.wait_group on H100") == "nvidia"
+    assert rerank.backend_named("how is tl.dot lowered") is None
+    assert rerank.backend_named("port my CUDA kernel to the NPU") is None  # both: no preference
+
+
+def test_chunks_of_the_named_backend_outrank_those_of_another():
+    vocabulary = _vocabulary([["histogram"], ["histogram"], ["histogram"]], ["a", "b", "c"])
+    records = [{"metadata": {"path": p, "backend": b}} for p, b in (("a", "ascend"), ("b", "common"), ("c", "nvidia"))]
+    zeros = np.zeros(3, dtype=np.float32)
+    values = rerank.features([0, 1, 2], zeros, zeros, ["histogram"], records, vocabulary, backend="ascend")
+    assert list(values["backend"]) == [1.0, 0.5, 0.0]
