@@ -15,8 +15,9 @@ good at (see indexer.text for what each reads). The stages, in order (`STAGES`):
    matches by accident once); a doc and its translation (docs/en/X.md, docs/zh/X.md) are one
    answer, shown in the language that matched better;
 4. `related`: a catalog entry or pass description that answers names the files that implement
-   it (`related`); each of them gains RELATED_WEIGHT of the entry's score (the entry says why,
-   the code says how), whether or not its own words matched;
+   it (`related`), and a C++ header is implemented by the source file of the same name; each of
+   them gains RELATED_WEIGHT of the namer's score (the entry or declaration says what, the code
+   says how), whether or not its own words matched;
 5. `relevant`: files below `min_score` are dropped, so that a caller can say "nothing found"
    instead of citing noise;
 6. the best k, in the order of their final score.
@@ -88,6 +89,7 @@ class _Opened:
         self.first_row: dict[str, int] = {}
         for row, (_, path) in enumerate(self.files):
             self.first_row.setdefault(path, row)
+        self.implementations = implementations([path for _, path in self.files])
         self.vocabulary = rerank.Vocabulary(self.keywords, self.files)
 
     @property
@@ -116,6 +118,26 @@ class _Opened:
         """The best `depth` rows by BM25 (only rows sharing a word with the query: a zero says nothing)."""
         scores = self.keyword_scores(keyword_query(query), mask)
         return [row for row in top(scores, depth, mask) if scores[row] > 0]
+
+
+_HEADER = re.compile(r"\.(h|hpp|hh)$")
+_SOURCE = re.compile(r"\.(cpp|cc|cxx|c)$")
+
+
+def implementations(paths: list[str]) -> dict[str, list[str]]:
+    """C++ header -> the source files of the same name (include/X/Y.h -> lib/X/Y.cpp, or beside it)."""
+    sources: dict[str, list[str]] = {}
+    for path in dict.fromkeys(paths):
+        if path and _SOURCE.search(path):
+            sources.setdefault(_SOURCE.sub("", path.rsplit("/", 1)[-1]), []).append(path)
+    found = {}
+    for path in dict.fromkeys(paths):
+        if path and _HEADER.search(path):
+            same = sources.get(_HEADER.sub("", path.rsplit("/", 1)[-1]), [])
+            # Only a name that few files share says which one implements it.
+            if 0 < len(same) <= 2:
+                found[path] = same
+    return found
 
 
 def top(scores: np.ndarray, depth: int, mask: np.ndarray | None = None) -> list[int]:
@@ -195,7 +217,8 @@ def with_related(files: list[tuple[int, float]], opened: _Opened, mask: np.ndarr
     """`files` with the files that the best ones name as `related` raised by `weight` of the namer's score."""
     scores = {opened.answers[row]: [row, score] for row, score in files}
     for row, score in files[:RELATED_FROM]:
-        for path in filter(None, opened.records[row]["metadata"].get("related", "").split("; ")):
+        named = opened.records[row]["metadata"].get("related", "").split("; ")
+        for path in filter(None, named + opened.implementations.get(opened.files[row][1], [])):
             target = opened.first_row.get(path)
             if target is None or (mask is not None and not mask[target]) or opened.answers[target] == opened.answers[row]:
                 continue

@@ -89,3 +89,14 @@ def test_chunks_of_the_named_backend_outrank_those_of_another():
     zeros = np.zeros(3, dtype=np.float32)
     values = rerank.features([0, 1, 2], zeros, zeros, ["histogram"], records, vocabulary, backend="ascend")
     assert list(values["backend"]) == [1.0, 0.5, 0.0]
+
+
+def test_a_header_is_implemented_by_the_source_file_of_its_name():
+    from indexer.retrieve import implementations
+
+    paths = ["include/X/Converter.h", "lib/X/Converter.cpp", "lib/Y/Utils.cpp", "lib/Z/Utils.cpp", "lib/W/Utils.cpp",
+             "include/Y/Utils.h", "include/Only.h"]
+    found = implementations(paths)
+    assert found["include/X/Converter.h"] == ["lib/X/Converter.cpp"]
+    assert "include/Y/Utils.h" not in found  # three Utils.cpp: no telling which
+    assert "include/Only.h" not in found
