@@ -20,7 +20,7 @@ from typing import Callable, ContextManager
 
 import numpy as np
 
-from indexer import embedding
+from indexer import embedding, text
 from indexer.chunking import chunk
 from indexer.errors import IndexCorrupt, IndexerError, SourceError
 from indexer.passes import Registry, build_registry
@@ -133,7 +133,7 @@ class Plan:
     tree_info: dict
 
     def nothing_to_do(self, previous: Build | None) -> bool:
-        if previous is None or self.changed or self.removed:
+        if previous is None or self.changed or self.removed or previous.manifest.get("keywords") != text.KEYWORD_VERSION:
             return False
         before = previous.manifest["trees"]
         return set(before) == set(self.tree_info) and all(
@@ -217,7 +217,7 @@ def _manifest(plan: Plan, records: list[dict], spec: str) -> dict:
                        "skipped": plan.skipped.get(name, {})}
     return {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "embed": spec, "embed_max_tokens": embedding.MAX_TOKENS,
-        "chunker": CHUNKER_VERSION, "trees": trees, "files": files, "chunks": len(records),
+        "chunker": CHUNKER_VERSION, "keywords": text.KEYWORD_VERSION, "trees": trees, "files": files, "chunks": len(records),
         "passes": len(plan.registry.passes), "skipped": plan.skipped,
     }
 

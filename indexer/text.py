@@ -27,6 +27,9 @@ from functools import lru_cache
 from indexer.gloss import cjk_tokens, english, has_cjk
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Bump when what BM25 reads of a chunk changes (tokens, weights, glosses): every build then
+# re-indexes the keywords once, without re-embedding.
+KEYWORD_VERSION = 1
 # Words inside an identifier: HTTPServer -> HTTP Server, convert_layout -> convert layout, v4 -> v 4.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # How many times the header (path, symbol, pass, related files) is repeated in the keyword text.

@@ -396,3 +396,14 @@ def test_default_sources_add_the_triton_checkouts_found_on_the_machine(tmp_path,
     assert sources.default_sources()[-1] == f"triton-ascend={checkout.resolve()}"
     monkeypatch.setenv("LADDER_COMPILER_SOURCES", f"a=/x{':'}b=/y")
     assert sources.compiler_checkouts() == ["a=/x", "b=/y"]
+
+
+def test_a_new_keyword_version_re_indexes_keywords_without_re_embedding(toy_tree, index_dir, monkeypatch):
+    from indexer import text
+
+    first = build_toy(toy_tree, index_dir)
+    monkeypatch.setattr(text, "KEYWORD_VERSION", text.KEYWORD_VERSION + 1)
+    second = build_toy(toy_tree, index_dir)
+    assert not second.up_to_date and second.embedded_chunks == 0 and second.reused_vectors == first.chunks
+    assert Store(index_dir).current().manifest["keywords"] == text.KEYWORD_VERSION
+    assert build_toy(toy_tree, index_dir).up_to_date
