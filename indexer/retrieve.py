@@ -86,11 +86,18 @@ class _Opened:
         self.spec, self.root = build.manifest["embed"], root
         self.files = [(r["metadata"].get("tree"), r["metadata"].get("path")) for r in self.records]
         self.answers = [answer_key(*f) for f in self.files]
-        self.first_row: dict[str, int] = {}
-        for row, (_, path) in enumerate(self.files):
-            self.first_row.setdefault(path, row)
+        self._first_rows: dict[str, dict[str, int]] = {}
+        for row, (tree, path) in enumerate(self.files):
+            self._first_rows.setdefault(path, {}).setdefault(tree, row)
         self.implementations = implementations([path for _, path in self.files])
         self.vocabulary = rerank.Vocabulary(self.keywords, self.files)
+
+    def row_of(self, path: str, tree: str) -> int | None:
+        """The first chunk of `path`, in `tree` when that tree has it (a catalog entry names files of others)."""
+        rows = self._first_rows.get(path)
+        if not rows:
+            return None
+        return rows.get(tree, next(iter(rows.values())))
 
     @property
     def model(self):
@@ -214,12 +221,14 @@ def related(query: Query) -> None:
 
 def with_related(files: list[tuple[int, float]], opened: _Opened, mask: np.ndarray | None = None,
                  weight: float = RELATED_WEIGHT) -> list[tuple[int, float]]:
-    """`files` with the files that the best ones name as `related` raised by `weight` of the namer's score."""
+    """`files` with the files that the best ones name as `related`, and the implementations of the
+    best headers, raised by `weight` of the namer's score."""
     scores = {opened.answers[row]: [row, score] for row, score in files}
     for row, score in files[:RELATED_FROM]:
-        named = opened.records[row]["metadata"].get("related", "").split("; ")
-        for path in filter(None, named + opened.implementations.get(opened.files[row][1], [])):
-            target = opened.first_row.get(path)
+        tree, path = opened.files[row]
+        named = [p for p in opened.records[row]["metadata"].get("related", "").split("; ") if p]
+        for target_path in named + opened.implementations.get(path, []):
+            target = opened.row_of(target_path, tree)
             if target is None or (mask is not None and not mask[target]) or opened.answers[target] == opened.answers[row]:
                 continue
             entry = scores.setdefault(opened.answers[target], [target, 0.0])
