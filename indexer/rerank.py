@@ -9,6 +9,8 @@ already computed. For a chunk and a question:
   are what it is about; a word the index never saw counts as missing);
 - `file_coverage`: the same share over the chunk's whole file (a pass's file names the ops it
   rewrites and the symptoms it fixes in different places than the chunk that matched best);
+- `phrases`: the share of the question's consecutive word pairs ("program id", "logical block",
+  "tail axis") that the chunk has side by side, each weighted by its words' rarity;
 - `named`: the same share over the chunk's path, symbol and pass only (a question that names
   AutoBlockify or semantic.py is about the file of that name);
 - `backend`: whether the chunk belongs to the backend the question names (1), to code shared by
@@ -29,12 +31,13 @@ import re
 
 import numpy as np
 
-from indexer.text import keyword_tokens
+from indexer.text import keyword_text, keyword_tokens
 
-WEIGHTS = {"dense": 0.1, "coverage": 0.1, "file_coverage": 0.1, "named": 0.3, "backend": 0.1, "fused": 0.3}
+WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.1, "phrases": 0.1, "named": 0.3, "backend": 0.1,
+           "fused": 0.25}
 RRF_K = 10
 # Below this a result shares neither meaning nor rare words with the question.
-MIN_RELEVANCE = 0.34
+MIN_RELEVANCE = 0.30
 HEADER_KEYS = ("path", "symbol", "pass")
 # Words by which a question names its backend.
 BACKEND_WORDS = {
@@ -66,6 +69,7 @@ class Vocabulary:
         # A word no chunk contains weighs as much as the rarest one.
         self.unseen_idf = float(math.log1p((documents + 0.5) / 0.5))
         self._headers: dict[int, frozenset[str]] = {}
+        self._pairs: dict[int, frozenset[tuple[str, str]]] = {}
 
     def weight(self, token: str) -> float:
         index = self.ids.get(token)
@@ -79,6 +83,13 @@ class Vocabulary:
 
     def files_with(self, token: str) -> np.ndarray:
         return np.unique(self.file_of_row[self.rows_with(token)])
+
+    def pairs(self, row: int, record: dict) -> frozenset[tuple[str, str]]:
+        """The consecutive token pairs of what BM25 reads of the chunk (tokenised once per process)."""
+        if row not in self._pairs:
+            tokens = keyword_tokens(keyword_text(record["metadata"], record["text"]))
+            self._pairs[row] = frozenset(zip(tokens, tokens[1:]))
+        return self._pairs[row]
 
     def header(self, row: int, record: dict) -> frozenset[str]:
         if row not in self._headers:
@@ -101,6 +112,10 @@ def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[
         file_coverage += weight * np.isin(files_array, vocabulary.files_with(token))
     named = np.array([sum(w for t, w in zip(distinct, weights) if t in vocabulary.header(row, records[row]))
                       for row in rows])
+    pairs = list(dict.fromkeys((a, b) for a, b in zip(tokens, tokens[1:]) if a != b))
+    pair_weights = [vocabulary.weight(a) + vocabulary.weight(b) for a, b in pairs]
+    phrases = np.array([sum(w for pair, w in zip(pairs, pair_weights) if pair in vocabulary.pairs(row, records[row]))
+                        for row in rows]) / (sum(pair_weights) or 1.0)
     fused = np.zeros(len(rows))
     for scores in (dense, bm25):
         order = sorted(range(len(rows)), key=lambda i: (-scores[rows[i]], rows[i]))
@@ -110,7 +125,8 @@ def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[
     backends = [records[row]["metadata"].get("backend", "common") for row in rows]
     same = np.array([0.5 if backend is None or b == "common" else float(b == backend) for b in backends])
     return {"dense": np.clip(dense[rows_array], 0.0, 1.0) if rows else np.zeros(0), "backend": same,
-            "coverage": coverage / total, "file_coverage": file_coverage / total, "named": named / total, "fused": fused * RRF_K / 2}
+            "coverage": coverage / total, "file_coverage": file_coverage / total, "phrases": phrases,
+            "named": named / total, "fused": fused * RRF_K / 2}
 
 
 def combine(values: dict[str, np.ndarray], weights: dict[str, float] = WEIGHTS) -> np.ndarray:

@@ -37,7 +37,7 @@ def _vocabulary(documents: list[list[str]], files: list[str]) -> rerank.Vocabula
 def test_coverage_weighs_a_questions_rare_words_above_its_common_ones():
     documents = [["kernel", "histogram"], ["kernel", "loop"], ["kernel", "loop"], ["kernel", "loop"]]
     vocabulary = _vocabulary(documents, ["a", "b", "c", "d"])
-    records = [{"metadata": {"path": p}} for p in ("a", "b", "c", "d")]
+    records = [{"metadata": {"path": p}, "text": ""} for p in ("a", "b", "c", "d")]
     zeros = np.zeros(4, dtype=np.float32)
     values = rerank.features([0, 1], zeros, zeros, ["kernel", "histogram", "loop"], records, vocabulary)
     assert values["coverage"][0] > values["coverage"][1]  # histogram is rarer than loop
@@ -46,7 +46,7 @@ def test_coverage_weighs_a_questions_rare_words_above_its_common_ones():
 def test_a_word_the_index_never_saw_counts_as_missing_and_lowers_every_score():
     documents = [["coalesce", "layout"], ["pipeline", "loop"]]
     vocabulary = _vocabulary(documents, ["a", "b"])
-    records = [{"metadata": {"path": "a"}}, {"metadata": {"path": "b"}}]
+    records = [{"metadata": {"path": "a"}, "text": ""}, {"metadata": {"path": "b"}, "text": ""}]
     zeros = np.zeros(2, dtype=np.float32)
     known = rerank.features([0], zeros, zeros, ["coalesce", "layout"], records, vocabulary)
     diluted = rerank.features([0], zeros, zeros, ["coalesce", "layout", "sourdough"], records, vocabulary)
@@ -57,8 +57,8 @@ def test_a_word_the_index_never_saw_counts_as_missing_and_lowers_every_score():
 def test_a_question_naming_a_file_scores_that_file_by_name():
     documents = [keyword_tokens("AutoBlockify program id"), keyword_tokens("program grid")]
     vocabulary = _vocabulary(documents, ["x", "y"])
-    records = [{"metadata": {"path": "lib/AutoBlockify.cpp", "symbol": "AutoBlockify"}},
-               {"metadata": {"path": "lib/Grid.cpp"}}]
+    records = [{"metadata": {"path": "lib/AutoBlockify.cpp", "symbol": "AutoBlockify"}, "text": ""},
+               {"metadata": {"path": "lib/Grid.cpp"}, "text": ""}]
     zeros = np.zeros(2, dtype=np.float32)
     values = rerank.features([0, 1], zeros, zeros, keyword_tokens("which pass is AutoBlockify, program id"),
                              records, vocabulary)
@@ -68,7 +68,7 @@ def test_a_question_naming_a_file_scores_that_file_by_name():
 def test_scores_lie_between_zero_and_one():
     documents = [["a1", "b1"], ["b1", "c1"], ["c1"]]
     vocabulary = _vocabulary(documents, ["x", "y", "z"])
-    records = [{"metadata": {"path": p}} for p in "xyz"]
+    records = [{"metadata": {"path": p}, "text": ""} for p in "xyz"]
     dense = np.array([0.9, -0.2, 0.4], dtype=np.float32)
     bm25 = np.array([2.0, 1.0, 0.0], dtype=np.float32)
     scores = rerank.scores([0, 1, 2], dense, bm25, ["a1", "b1"], records, vocabulary)
@@ -85,7 +85,7 @@ def test_a_question_names_its_backend_by_its_words():
 
 def test_chunks_of_the_named_backend_outrank_those_of_another():
     vocabulary = _vocabulary([["histogram"], ["histogram"], ["histogram"]], ["a", "b", "c"])
-    records = [{"metadata": {"path": p, "backend": b}} for p, b in (("a", "ascend"), ("b", "common"), ("c", "nvidia"))]
+    records = [{"metadata": {"path": p, "backend": b}, "text": ""} for p, b in (("a", "ascend"), ("b", "common"), ("c", "nvidia"))]
     zeros = np.zeros(3, dtype=np.float32)
     values = rerank.features([0, 1, 2], zeros, zeros, ["histogram"], records, vocabulary, backend="ascend")
     assert list(values["backend"]) == [1.0, 0.5, 0.0]
@@ -100,3 +100,14 @@ def test_a_header_is_implemented_by_the_source_file_of_its_name():
     assert found["include/X/Converter.h"] == ["lib/X/Converter.cpp"]
     assert "include/Y/Utils.h" not in found  # three Utils.cpp: no telling which
     assert "include/Only.h" not in found
+
+
+def test_a_chunk_with_the_questions_words_side_by_side_scores_the_phrase():
+    documents = [keyword_tokens("the logical block id replaces the program"), keyword_tokens("block of the logical id")]
+    vocabulary = _vocabulary(documents, ["a", "b"])
+    records = [{"metadata": {"path": "a"}, "text": "the logical block id replaces the program"},
+               {"metadata": {"path": "b"}, "text": "block of the logical id"}]
+    zeros = np.zeros(2, dtype=np.float32)
+    values = rerank.features([0, 1], zeros, zeros, keyword_tokens("logical block"), records, vocabulary)
+    assert values["phrases"][0] == pytest.approx(1.0) and values["phrases"][1] == 0.0
+    assert values["coverage"][0] == values["coverage"][1]
