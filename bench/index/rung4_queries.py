@@ -6,8 +6,9 @@ Rung 4 builds each query from parts (diagnoser.compiler.questions.QUERY_PARTS: t
 the IR op names of the fact's excerpt, the names of the passes that decide it). For one fact of
 every kind rung 4 asks about, with the triton-ascend files that explain it, this asks the index
 (built over that tree) as rung 4 does, with every combination of parts that keeps the topic, and
-scores whether an explaining file is among the first 5 results (`retrieved`) and among the
-citations rung 4 keeps (`cited`).
+scores whether an explaining file is among the first 5 results (`retrieved`, and the reciprocal
+rank of the first one), among the citations rung 4 keeps (`cited`) and the first of them
+(`cited_first`).
 """
 from __future__ import annotations
 
@@ -88,11 +89,14 @@ def run(index_dir: str, parts: tuple[str, ...]) -> dict:
         hits = indexer.search(question.query, k=CHUNKS_PER_QUESTION, index_dir=index_dir, min_score=MIN_RELEVANCE,
                               where={"backend": BACKEND_OF_TARGET[target]})
         cited = [c["path"] for c in answers.keep(hits, question)[:CITED_PER_QUESTION]]
+        rank = next((i for i, h in enumerate(hits, 1) if h["path"] in expected), None)
         rows.append({"kind": the_fact["kind"], "target": target, "query": question.query,
-                     "retrieved": any(h["path"] in expected for h in hits[:5]),
-                     "cited": any(path in expected for path in cited), "top": [h["path"] for h in hits[:5]]})
-    return {"parts": list(parts), "retrieved": round(sum(r["retrieved"] for r in rows) / len(rows), 3),
-            "cited": round(sum(r["cited"] for r in rows) / len(rows), 3), "cases": rows}
+                     "retrieved": rank is not None and rank <= 5, "reciprocal_rank": 1 / rank if rank else 0.0,
+                     "cited": any(path in expected for path in cited),
+                     "cited_first": bool(cited) and cited[0] in expected, "top": [h["path"] for h in hits[:5]]})
+    share = {key: round(sum(r[key] for r in rows) / len(rows), 3)
+             for key in ("retrieved", "reciprocal_rank", "cited", "cited_first")}
+    return {"parts": list(parts), **share, "cases": rows}
 
 
 def main() -> None:
@@ -105,9 +109,11 @@ def main() -> None:
     variants = [("topic", *extra) for n in range(len(every)) for extra in itertools.combinations(every[1:], n)]
     results = [run(args.index_dir, variant) for variant in variants]
     questions.QUERY_PARTS = every
-    print(f"{len(CASES)} facts; share with an explaining file in the first 5 results / among rung 4's citations")
+    print(f"{len(CASES)} facts: share with an explaining file in the first 5 results, mean reciprocal rank of the "
+          "first one, share with one among rung 4's citations and cited first")
     for result in results:
-        print(f"  {' + '.join(result['parts']):<28} retrieved {result['retrieved']:.3f}  cited {result['cited']:.3f}")
+        print(f"  {' + '.join(result['parts']):<28} retrieved {result['retrieved']:.3f}  MRR {result['reciprocal_rank']:.3f}"
+              f"  cited {result['cited']:.3f}  cited first {result['cited_first']:.3f}")
     args.out.write_text(json.dumps({"command": COMMAND, "index_dir": args.index_dir, "variants": results}, indent=1) + "\n")
 
 
