@@ -7,9 +7,9 @@ good at (see indexer.text for what each reads). The stages, in order (`STAGES`):
 1. `pool`: each retriever contributes its best POOL chunks, a number that does not depend on k, so
    asking for 10 results gives the 5 of `--k 5` first (the pool used to grow with k and reorder
    the first results);
-2. `rerank` (indexer.rerank): every pooled chunk gets one relevance score from its dense
-   similarity, its BM25 score, how much of the question's vocabulary it covers, and whether its
-   path, symbol or pass is named by the question;
+2. `score_chunks` (indexer.rerank): every pooled chunk gets one relevance score in [0, 1] from its
+   dense similarity, how much of the question's vocabulary and word pairs it covers, whether its
+   path, symbol or pass is named by the question, its backend, and the two retrievers' ranks;
 3. `by_file`: the answer is a list of *files*, each shown by its best chunk and scored by it plus a
    little for its other pooled chunks (a file that answers in several places outranks one that
    matches by accident once); a doc and its translation (docs/en/X.md, docs/zh/X.md) are one
@@ -120,11 +120,6 @@ class _Opened:
         if not known:
             return np.zeros(len(self.records), dtype=np.float32)
         return self.keywords.get_scores(known, weight_mask=None if mask is None else mask.astype(np.float32))
-
-    def keyword(self, query: str, depth: int, mask: np.ndarray | None) -> list[int]:
-        """The best `depth` rows by BM25 (only rows sharing a word with the query: a zero says nothing)."""
-        scores = self.keyword_scores(keyword_query(query), mask)
-        return [row for row in top(scores, depth, mask) if scores[row] > 0]
 
 
 _HEADER = re.compile(r"\.(h|hpp|hh)$")

@@ -14,6 +14,7 @@ from indexer.build import build
 from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing, SourceError
 from indexer.status import status
 from indexer.store import Store
+from indexer.text import keyword_query
 
 
 def build_toy(tree, index_dir, **kwargs):
@@ -269,7 +270,7 @@ def test_pasted_ir_op_finds_the_cpp_that_spells_it_in_camel_case(toy_tree, index
     build_toy(toy_tree, index_dir)
     store = Store(index_dir)
     opened = retrieve._open(str(store.root), store.current_id())
-    best = opened.keyword("ttg.convert_layout", 5, None)[0]
+    best = retrieve.top(opened.keyword_scores(keyword_query("ttg.convert_layout"), None), 5)[0]
     assert opened.records[best]["metadata"]["path"] == "lib/Conversion/Layouts.cpp"
     # In a corpus this small every chunk is a candidate of both retrievers, so a file with several
     # chunks (the pass definitions, followed by their code) gathers score; the file that spells
