@@ -85,9 +85,27 @@ def keyword_tokens(text: str) -> list[str]:
     return tokens + cjk_tokens(text)
 
 
+# Words a question uses for what compiler code names otherwise ("how is X lowered", "does it fold
+# the adds", "why is the load not hoisted"): the code's words are added to the question's.
+CODE_WORDS = {
+    "lower": "convert conversion", "become": "convert conversion rewrite", "turn": "convert rewrite",
+    "fold": "combine canonicalize", "merge": "combine", "hoist": "invariant licm", "unpack": "convert",
+    "upcast": "convert ext", "recognise": "match pattern", "recognize": "match pattern", "insert": "create",
+    "decide": "choose select",
+}
+
+
+@lru_cache(maxsize=1)
+def _code_words() -> dict[str, tuple[str, ...]]:
+    return {_identifier_tokens(word)[0]: tuple(keyword_tokens(code)) for word, code in CODE_WORDS.items()}
+
+
 def keyword_query(query: str) -> list[str]:
-    """The BM25 tokens of a question: its own, and for a Chinese one the English of its terms."""
-    return keyword_tokens(f"{query}\n{english(query)}" if has_cjk(query) else query)
+    """The BM25 tokens of a question: its own, the code's words for some of them (CODE_WORDS), and
+    for a Chinese question the English of its terms."""
+    tokens = keyword_tokens(f"{query}\n{english(query)}" if has_cjk(query) else query)
+    code_words = _code_words()
+    return tokens + [word for token in tokens for word in code_words.get(token, ())]
 
 
 @lru_cache(maxsize=200_000)
