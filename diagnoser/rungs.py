@@ -88,22 +88,26 @@ def ir(subject: Subject, state: dict) -> dict:
 
 
 def compiler(subject: Subject, state: dict) -> dict:
-    search = _search(state.get("options", {}).get("index_dir"))
+    index_dir = state.get("options", {}).get("index_dir")
+    search = _search(index_dir)
     from diagnoser.compiler import escalate
+    from indexer.store import Store
 
     return escalate(state.get("facts", []), state.get("findings", []), search, target=subject.target,
-                    catalog=catalog_compiler_refs())
+                    catalog=catalog_compiler_refs(), compiler_source=Store(index_dir).has_compiler_source())
 
 
 def _search(index_dir: str | None):
-    """indexer.search bound to the index, or RungUnavailable saying what is missing here."""
-    for module in ("chromadb", "llama_index.core"):
+    """indexer.search bound to the index and to the relevance below which a result is noise,
+    or RungUnavailable saying what is missing here."""
+    for module in ("onnxruntime", "bm25s"):
         try:
             __import__(module)
         except ImportError:
             raise RungUnavailable(f"{module} is not installed here; finish on a machine with the index:"
                                   " ladder diagnose --from REPORT.json") from None
     import indexer
+    from indexer.rerank import MIN_RELEVANCE
     from indexer.store import Store
 
     store = Store(index_dir)
@@ -111,7 +115,7 @@ def _search(index_dir: str | None):
         raise RungUnavailable(f"no index at {store.root} (build it with `ladder index build`)")
 
     def search(query: str, k: int = 5, where: dict | None = None) -> list[dict]:
-        return indexer.search(query, k=k, where=where, index_dir=index_dir)
+        return indexer.search(query, k=k, where=where, index_dir=index_dir, min_score=MIN_RELEVANCE)
     return search
 
 

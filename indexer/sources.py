@@ -24,19 +24,22 @@ from indexer.errors import SourceError
 # Files bigger than this are generated tables or vendored blobs, not code a person reads.
 MAX_FILE_BYTES = 512 * 1024
 
-# What to index in a Triton source checkout: the compiler (C++ passes, TableGen definitions, the
-# NVIDIA and Ascend backends and their Python drivers), the Python compiler, the JIT's
-# specialization, the pass bindings, and the English docs. The language front end, tests, other
-# backends, tutorials and build scripts are left out: they answer other questions than "what did
-# the compiler do to my kernel".
-_COMPILER_PY = ["compiler", "backends", "runtime/jit.py", "runtime/autotuner.py", "knobs.py"]
+# What to index in a Triton source checkout: what explains what the compiler did to a kernel. The
+# compiler (C++ passes and lowerings, TableGen definitions, the NVIDIA and Ascend backends and their
+# Python drivers), the Python front end that builds the IR (language/semantic.py and core.py, the
+# code generator, the Ascend language extensions), the JIT's specialization, the pass bindings, and
+# the docs in every language they are written in (the Ascend API reference exists only in Chinese).
+# Tests, other backends, tutorials, meeting notes and build scripts are left out: they answer other
+# questions than "what did the compiler do to my kernel".
+_COMPILER_PY = ["compiler", "backends", "language", "runtime/jit.py", "runtime/autotuner.py", "knobs.py"]
 _TRITON_SOURCE = (
     ["lib", "include", "third_party/nvidia/backend", "third_party/nvidia/hopper", "third_party/nvidia/include",
      "third_party/nvidia/lib", "third_party/nvidia/triton_nvidia.cc", "third_party/ascend/backend",
-     "third_party/ascend/include", "third_party/ascend/lib", "third_party/ascend/triton_ascend.cc",
-     "third_party/ascend/ascend_ir.cc", "python/src/passes.cc", "docs/en"]
+     "third_party/ascend/include", "third_party/ascend/lib", "third_party/ascend/language",
+     "third_party/ascend/triton_ascend.cc", "third_party/ascend/ascend_ir.cc", "python/src/passes.cc", "docs"]
     + [f"python/triton/{p}" for p in _COMPILER_PY],
-    ["*/test/*", "*/tests/*", "*/unittest/*", "third_party/nvidia/backend/include/*"],
+    ["*/test/*", "*/tests/*", "*/unittest/*", "third_party/nvidia/backend/include/*", "docs/meetups/*",
+     "docs/*/conf.py", "docs/*/_static/*", "*/requirement.txt"],
 )
 # What to index in an installed `triton` package: the same Python compiler.
 _TRITON_PACKAGE = (
@@ -55,9 +58,12 @@ class Tree:
     root: Path
     layout: str  # triton-source | triton-package | files
     version: str
+    commit: str = ""  # the git commit of a checkout (full hash), when it is one
+    date: str = ""  # that commit's date (ISO 8601)
 
     def to_json(self) -> dict:
-        return {"name": self.name, "root": str(self.root), "layout": self.layout, "version": self.version}
+        return {"name": self.name, "root": str(self.root), "layout": self.layout, "version": self.version,
+                "commit": self.commit, "date": self.date}
 
 
 @dataclass
@@ -88,25 +94,26 @@ def _layout(root: Path) -> str:
     return "files"
 
 
-def _git_commit(root: Path) -> str:
-    """The commit of the git work tree holding `root`, when `root` is tracked there."""
+def _git(root: Path, *args: str) -> str:
+    """What a git command prints in the work tree holding `root` ("" when it fails)."""
     try:
-        inside = subprocess.run(["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
-                                capture_output=True, text=True, timeout=10)
-        if inside.returncode != 0 or inside.stdout.strip() != "true":
-            return ""
-        ignored = subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."],
-                                 capture_output=True, timeout=10)
-        if ignored.returncode == 0:  # e.g. a virtualenv inside a repository
-            return ""
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
-                              capture_output=True, text=True, timeout=10)
-        return head.stdout.strip() if head.returncode == 0 else ""
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError):
         return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
 
 
-def _version(root: Path, layout: str) -> str:
+def _git_head(root: Path) -> tuple[str, str]:
+    """(commit, commit date) of the git work tree holding `root`, when `root` is tracked there."""
+    if _git(root, "rev-parse", "--is-inside-work-tree") != "true":
+        return "", ""
+    if subprocess.run(["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True).returncode == 0:
+        return "", ""  # e.g. a virtualenv inside a repository
+    head = _git(root, "log", "-1", "--format=%H %cI")
+    return tuple(head.split(" ", 1)) if " " in head else ("", "")
+
+
+def _version(root: Path, layout: str, commit: str) -> str:
     """Package version for an installed package; version file and/or git commit for a checkout."""
     if layout == "triton-package":
         try:
@@ -117,9 +124,8 @@ def _version(root: Path, layout: str) -> str:
     version_file = root / "version.txt"
     if version_file.is_file():
         parts.append(version_file.read_text(errors="replace").strip())
-    commit = _git_commit(root)
     if commit:
-        parts.append(f"git:{commit}")
+        parts.append(f"git:{commit[:12]}")
     return "+".join(parts) or "unversioned"
 
 
@@ -131,16 +137,43 @@ def open_tree(spec: str) -> Tree:
         raise SourceError(f"source path does not exist or is not a directory: {path}")
     root = root.resolve()
     layout = _layout(root)
-    return Tree(name or root.name, root, layout, _version(root, layout))
+    commit, date = _git_head(root)
+    return Tree(name or root.name, root, layout, _version(root, layout, commit), commit, date)
+
+
+# Where a Triton source checkout is looked for when no --source names one: each folder here and its
+# subfolders one level down. LADDER_COMPILER_SOURCES (NAME=PATH entries separated by the path
+# separator) names checkouts explicitly and replaces the search.
+CHECKOUT_PLACES = ("~/src", "~", "~/code", "/usr/local/src", "/opt", "/work/src")
+
+
+def compiler_checkouts() -> list[str]:
+    """`NAME=PATH` of the Triton source checkouts on this machine (C++ passes, lowerings, TableGen)."""
+    named = os.environ.get("LADDER_COMPILER_SOURCES")
+    if named is not None:
+        return [entry for entry in named.split(os.pathsep) if entry]
+    found: dict[Path, None] = {}
+    for place in CHECKOUT_PLACES:
+        parent = Path(place).expanduser()
+        try:
+            children = sorted(parent.iterdir()) if parent.is_dir() else []
+        except OSError:
+            continue
+        for child in children:
+            if child.name.lower().startswith("triton") and child.is_dir() and _layout(child) == "triton-source":
+                found.setdefault(child.resolve())
+    # The installed package is already called `triton`, the catalog `kb`.
+    return [f"{path.name if path.name not in ('triton', 'kb') else path.name + '-source'}={path}" for path in found]
 
 
 def default_sources() -> list[str]:
-    """The catalog shipped with ladder and the installed triton package (works offline)."""
+    """The catalog shipped with ladder, the installed triton package (works offline) and the
+    Triton source checkouts found on this machine (`compiler_checkouts`)."""
     specs = [f"kb={importlib.resources.files('kb')}"]
     spec = importlib.util.find_spec("triton")
     if spec is not None and spec.submodule_search_locations:
         specs.append(f"triton={list(spec.submodule_search_locations)[0]}")
-    return specs
+    return specs + compiler_checkouts()
 
 
 def _selected(rel: str, excludes: list[str]) -> bool:

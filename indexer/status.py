@@ -1,15 +1,18 @@
-"""`ladder index status`: what the published build holds, and whether its trees moved on since."""
+"""`ladder index status`: what the published build holds, whether it is whole, and whether its trees moved on since."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from indexer.errors import SourceError
 from indexer.sources import open_tree
-from indexer.store import Store
+from indexer.store import COMPILER_LAYOUT, Store
 
 
 def status(index_dir: str | None = None) -> dict:
+    """The published build's trees (version, commit and its date, counts), checked file by file:
+    IndexCorrupt, saying how to recover, when any file of it is missing or damaged."""
     build = Store(index_dir).current()
+    build.verify()
     manifest = build.manifest
     trees = {}
     for name, tree in manifest["trees"].items():
@@ -29,5 +32,6 @@ def status(index_dir: str | None = None) -> dict:
         "chunks": manifest["chunks"],
         "files": len(manifest["files"]),
         "passes": manifest.get("passes", 0),
+        "compiler_source": any(t.get("layout") == COMPILER_LAYOUT for t in manifest["trees"].values()),
         "trees": trees,
     }

@@ -3,20 +3,25 @@
     <index dir>/
       CURRENT              id of the build queries use (replaced with os.replace, never edited)
       build.lock           flock'ed by the one build allowed at a time
+      models/              what an embedding model derives once (the ONNX export of the bundled one)
       builds/<id>/
-        manifest.json      trees, files (content hash -> chunk ids), embedding spec, counts
+        manifest.json      trees, files (content hash -> chunk ids), embedding spec, counts, and the
+                           size and hash of every file below (`artifacts`)
         chunks.jsonl       every chunk: id, text, metadata (the source of truth for BM25)
-        chroma/            dense vectors (chromadb, persistent)
+        vectors.npy        unit-length dense vectors, float32, one row per line of chunks.jsonl
         bm25/              keyword index (bm25s over indexer.text.keyword_tokens, rows as in chunks.jsonl)
 
-A build writes a new directory (starting from a copy of the current one when incremental) and
-only then points CURRENT at it, so a build that dies halfway leaves the previous index untouched
-and fully usable; its half-written directory is removed by the next build.
+A build writes a new directory and only then points CURRENT at it, so a build that dies halfway
+leaves the previous index untouched and fully usable; its half-written directory is removed by the
+next build. `Build.verify` checks every artifact against the manifest, so that a truncated, edited
+or half-copied index is reported as such (by `ladder index status` and `ladder index build`) rather
+than answering from damaged files.
 """
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import os
 import shutil
@@ -27,9 +32,12 @@ from typing import Iterator
 
 from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing
 
-# Bump when what a build holds changes meaning (2: BM25 over keyword_tokens, rows as in chunks.jsonl).
-FORMAT = 2
-COLLECTION = "chunks"
+# Bump when what a build holds changes meaning (2: BM25 over keyword_tokens, rows as in chunks.jsonl;
+# 3: vectors.npy instead of a chromadb collection, artifact hashes in the manifest).
+FORMAT = 3
+# The layout of a tree that holds compiler C++ (indexer.sources).
+COMPILER_LAYOUT = "triton-source"
+RECOVER = "rebuild it with `ladder index build --rebuild` (the trees it holds are kept)"
 
 
 def default_index_dir() -> Path:
@@ -37,7 +45,21 @@ def default_index_dir() -> Path:
 
 
 def _corrupt(where: Path, why: str) -> IndexCorrupt:
-    return IndexCorrupt(f"index at {where} is unreadable ({why}); rebuild it with `ladder index build --rebuild`")
+    return IndexCorrupt(f"index at {where} is unreadable ({why}); {RECOVER}")
+
+
+def file_digest(path: Path) -> dict:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"bytes": path.stat().st_size, "sha256": digest.hexdigest()}
+
+
+def artifacts(path: Path) -> dict[str, dict]:
+    """Size and hash of every file a build directory holds, by path relative to it."""
+    return {p.relative_to(path).as_posix(): file_digest(p) for p in sorted(path.rglob("*"))
+            if p.is_file() and p.name != "manifest.json"}
 
 
 @dataclass
@@ -49,8 +71,8 @@ class Build:
     manifest: dict
 
     @property
-    def chroma_path(self) -> Path:
-        return self.path / "chroma"
+    def vectors_path(self) -> Path:
+        return self.path / "vectors.npy"
 
     @property
     def bm25_path(self) -> Path:
@@ -67,6 +89,21 @@ class Build:
                     yield json.loads(line)
         except (OSError, ValueError) as error:
             raise _corrupt(self.path, f"chunks.jsonl: {error}") from None
+
+    def verify(self) -> None:
+        """IndexCorrupt naming the first file that is missing, of another size or another content."""
+        expected = self.manifest.get("artifacts") or {}
+        if not expected:
+            raise _corrupt(self.path, "the manifest lists no files")
+        for name, want in expected.items():
+            path = self.path / name
+            if not path.is_file():
+                raise _corrupt(self.path, f"{name} is missing: the index is partial")
+            if path.stat().st_size != want["bytes"]:
+                raise _corrupt(self.path, f"{name} has {path.stat().st_size} bytes, not {want['bytes']}: "
+                                          "it was truncated or replaced")
+            if file_digest(path)["sha256"] != want["sha256"]:
+                raise _corrupt(self.path, f"{name} differs from what the build wrote")
 
 
 class Store:
@@ -127,18 +164,29 @@ class Store:
                 handle.truncate()
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def new_build(self, previous: Build | None) -> Path:
-        """A fresh build directory; a copy of the previous build's vectors when there is one."""
+    def has_compiler_source(self) -> bool:
+        """Whether the published build holds a compiler source checkout (C++ passes and lowerings),
+        not only Python, docs and the catalog."""
+        try:
+            trees = self.current().manifest["trees"].values()
+        except (IndexMissing, IndexCorrupt):
+            return False
+        return any(tree.get("layout") == COMPILER_LAYOUT for tree in trees)
+
+    @property
+    def models(self) -> Path:
+        return self.root / "models"
+
+    def new_build(self) -> Path:
+        """A fresh, empty build directory."""
         build_id = time.strftime("%Y%m%d-%H%M%S") + f"-{os.getpid()}-{time.monotonic_ns() % 10**6:06d}"
         path = self.builds / build_id
         path.mkdir(parents=True)
-        if previous is not None and previous.chroma_path.is_dir():
-            shutil.copytree(previous.chroma_path, path / "chroma")
         return path
 
     def commit(self, path: Path, manifest: dict) -> Build:
         """Write the manifest, then point CURRENT at the build: the single step that publishes it."""
-        manifest = {**manifest, "format": FORMAT, "build": path.name}
+        manifest = {**manifest, "format": FORMAT, "build": path.name, "artifacts": artifacts(path)}
         _write_atomic(path / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True))
         _write_atomic(self.root / "CURRENT", path.name + "\n")
         return Build(path.name, path, manifest)

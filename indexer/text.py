@@ -14,13 +14,22 @@ conversion", "vector size") or pastes an op from an IR dump. Both retrievers are
   as words, the pass the code implements with its one-line summary, then the comments of the
   chunk, then the code. Queries get the words of their compound identifiers appended
   (`dense_query`), so that a pasted `ttg.convert_layout` meets "convert layout".
+
+Text in Chinese (the Ascend API reference, some pass comments) is read by both with the English of
+its terms added (indexer.gloss), and BM25 also indexes the Chinese as character pairs; a question in
+Chinese is glossed the same way.
 """
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from indexer.gloss import cjk_tokens, english, has_cjk
+
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Bump when what BM25 reads of a chunk changes (tokens, weights, glosses): every build then
+# re-indexes the keywords once, without re-embedding.
+KEYWORD_VERSION = 1
 # Words inside an identifier: HTTPServer -> HTTP Server, convert_layout -> convert layout, v4 -> v 4.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 # How many times the header (path, symbol, pass, related files) is repeated in the keyword text.
@@ -38,11 +47,22 @@ def words(name: str) -> str:
     return " ".join(part.lower() for identifier in _IDENTIFIER.findall(name) for part in _PART.findall(identifier))
 
 
+# The words a question is phrased with, beyond bm25s's short English list: they say nothing about
+# which code answers ("why does my kernel ...", "which pass does that?").
+QUESTION_WORDS = frozenset("""
+    about after again all also am any anything because been before being both can cannot could did do
+    does doing done each even every from get gets got had has have having here how i instead its just
+    me may might more most must my once only other our own same see seen should since so some something
+    still than them those through too under until very we were what when where whether which while who
+    whom why would you your
+""".split())
+
+
 @lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN
 
-    return frozenset(STOPWORDS_EN)
+    return frozenset(STOPWORDS_EN) | QUESTION_WORDS
 
 
 @lru_cache(maxsize=1)
@@ -62,7 +82,30 @@ def keyword_tokens(text: str) -> list[str]:
     tokens: list[str] = []
     for identifier in _IDENTIFIER.findall(text):
         tokens.extend(_identifier_tokens(identifier))
-    return tokens
+    return tokens + cjk_tokens(text)
+
+
+# Words a question uses for what compiler code names otherwise ("how is X lowered", "does it fold
+# the adds", "why is the load not hoisted"): the code's words are added to the question's.
+CODE_WORDS = {
+    "lower": "convert conversion", "become": "convert conversion rewrite", "turn": "convert rewrite",
+    "fold": "combine canonicalize", "merge": "combine", "hoist": "invariant licm", "unpack": "convert",
+    "upcast": "convert ext", "recognise": "match pattern", "recognize": "match pattern", "insert": "create",
+    "decide": "choose select",
+}
+
+
+@lru_cache(maxsize=1)
+def _code_words() -> dict[str, tuple[str, ...]]:
+    return {_identifier_tokens(word)[0]: tuple(keyword_tokens(code)) for word, code in CODE_WORDS.items()}
+
+
+def keyword_query(query: str) -> list[str]:
+    """The BM25 tokens of a question: its own, the code's words for some of them (CODE_WORDS), and
+    for a Chinese question the English of its terms."""
+    tokens = keyword_tokens(f"{query}\n{english(query)}" if has_cjk(query) else query)
+    code_words = _code_words()
+    return tokens + [word for token in tokens for word in code_words.get(token, ())]
 
 
 @lru_cache(maxsize=200_000)
@@ -78,7 +121,8 @@ def _identifier_tokens(identifier: str) -> tuple[str, ...]:
 def keyword_text(metadata: dict, text: str) -> str:
     """What BM25 indexes for a chunk: its header (path, symbol, pass, related files) weighted, then its text."""
     header = "\n".join(str(metadata[k]) for k in ("path", "symbol", "pass", "related") if metadata.get(k))
-    return (header + "\n") * HEADER_WEIGHT + text
+    gloss = f"\n{english(text)}" if has_cjk(text) else ""
+    return (header + "\n") * HEADER_WEIGHT + text + gloss
 
 
 def comments(text: str, language: str) -> str:
@@ -117,6 +161,9 @@ def dense_text(metadata: dict, text: str) -> str:
         summary = metadata.get("summary", "")
         header.append(f"pass {first}: {summary}" if summary else f"pass {first}")
     head = "; ".join(header)
+    if has_cjk(text):
+        # The model reads English only, and only the first tokens: the gloss goes right after the header.
+        head += f"\n{english(symbol + chr(10) + text)}"
     if language in _PROSE:
         return f"{head}\n{text}"
     prose = comments(text, language)
@@ -128,4 +175,6 @@ def dense_query(query: str) -> str:
     compounds = [token for token in re.findall(r"[A-Za-z_][\w.]*", query)
                  if "." in token.strip(".") or "_" in token or len(_PART.findall(token)) > 1]
     spelled = [words(token) for token in dict.fromkeys(compounds)]
+    if has_cjk(query):
+        spelled.append(english(query))
     return f"{query} ({'; '.join(spelled)})" if spelled else query

@@ -4,13 +4,17 @@
 
 1. copies the tree and the catalog (kb/) to a scratch folder (the originals are never written)
    and indexes them through the real command line: full build (--rebuild), rebuild with nothing changed,
-   rebuild after one changed file;
+   rebuild after one changed file; then times whole `ladder query` processes (process start included);
 2. asks every question of each question set through `indexer.search` in this process (first
    query = cold: loads the model and the index; the rest = warm) and scores recall@5 at file
    level, over the whole index and restricted to the tree. The sets are bench/index/questions.yaml
    (the development set), questions-heldout.yaml (written before the retrieval changes that were
    measured on it, to show whether they generalise) and questions-unseen.yaml (written after the
-   retrieval settings were chosen, never tuned on); --questions picks others;
+   retrieval settings were chosen, never tuned on) and questions-symptoms.yaml (symptom-phrased, in a
+   `split: tune` and a `split: heldout` half); --questions picks others. Each question is asked with
+   k results (recall@k) and with 10 (mean reciprocal rank of the first answering file, whether all
+   expected files are in the top 10, whether the top k of the 10 equal the k, whether the 10 are in
+   score order); scores are reported per split;
 3. prints a summary table per set and writes the details to bench/results/: index-<tree>.json for
    questions.yaml, index-<name>.json for questions-<name>.yaml, each with the build numbers.
 """
@@ -36,7 +40,11 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 QUESTION_SETS = [Path(__file__).with_name(name) for name in
-                 ("questions.yaml", "questions-heldout.yaml", "questions-unseen.yaml")]
+                 ("questions.yaml", "questions-heldout.yaml", "questions-unseen.yaml", "questions-symptoms.yaml")]
+# How the results were made, written beside them.
+COMMAND = " ".join(["python", "bench/index/eval.py", *sys.argv[1:]])
+# Ranks are scored over this many results (MRR, all expected files found, stability of the first k).
+DEEP = 10
 # The file edited for the one-changed-file rebuild.
 CHANGED_FILE = "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp"
 
@@ -61,13 +69,43 @@ def run_build(index_dir: Path, sources: list[str], *extra: str) -> tuple[float, 
     return seconds, cpu, json.loads(done.stdout)
 
 
+def _groups(expected: list) -> list[list[str]]:
+    return [e if isinstance(e, list) else [e] for e in expected]
+
+
+CLI_QUESTIONS = ["why are my loads not vectorized", "ttg.convert_layout inside my loop", "ub overflow on the NPU",
+                 "which pass pipelines the K loop", "tl.sort on Ascend"]
+
+
+def time_cli(index_dir: Path) -> dict:
+    """Wall seconds of whole `ladder query` processes (interpreter start, imports, opening the index,
+    the query, printing), each question once after one unmeasured run that warms the file cache."""
+    command = [sys.executable, "-m", "diagnoser", "query", "--index-dir", str(index_dir), "--k", "5"]
+    subprocess.run(command + ["warm up"], cwd=REPO, capture_output=True, check=True)
+    seconds = []
+    for question in CLI_QUESTIONS:
+        started = time.monotonic()
+        subprocess.run(command + [question], cwd=REPO, capture_output=True, check=True)
+        seconds.append(time.monotonic() - started)
+    return {"cli_query_process_s": [round(s, 2) for s in seconds],
+            "cli_query_process_median_s": round(statistics.median(seconds), 2),
+            "cli_load_average": round(os.getloadavg()[0], 2)}
+
+
 def recall(expected: list, files: list[str]) -> float:
     """Fraction of expected entries found; an entry that is a list is met by any of its files."""
-    groups = [e if isinstance(e, list) else [e] for e in expected]
+    groups = _groups(expected)
     return sum(any(f in files for f in group) for group in groups) / len(groups)
 
 
+def reciprocal_rank(expected: list, files: list[str]) -> float:
+    """1 / rank of the first file that meets an expected entry (0 when none is listed)."""
+    wanted = {f for group in _groups(expected) for f in group}
+    return next((1.0 / rank for rank, f in enumerate(files, 1) if f in wanted), 0.0)
+
+
 def ask(questions: list[dict], tree: str, index_dir: Path, k: int) -> dict:
+    """Each question asked as a user would (k results) and with DEEP results, to score ranks and stability."""
     import indexer
 
     load_before = os.getloadavg()[0]
@@ -79,23 +117,44 @@ def ask(questions: list[dict], tree: str, index_dir: Path, k: int) -> dict:
         started = time.monotonic()
         hits = indexer.search(question["q"], k=k, index_dir=str(index_dir))
         latencies.append(time.monotonic() - started)
+        deep = indexer.search(question["q"], k=DEEP, index_dir=str(index_dir))
         in_tree = indexer.search(question["q"], k=k, where={"tree": tree}, index_dir=str(index_dir))
-        files = [h["path"] for h in hits if h["tree"] == tree]
-        tree_files = [h["path"] for h in in_tree]
+        files = [h["path"] if h["tree"] == tree else f"{h['tree']}:{h['path']}" for h in hits]
+        deep_files = [h["path"] if h["tree"] == tree else f"{h['tree']}:{h['path']}" for h in deep]
+        scores = [h["score"] for h in deep]
         rows.append({
-            "id": question["id"], "q": question["q"], "expected": question["expected"],
+            "id": question["id"], "split": question.get("split", "all"), "q": question["q"],
+            "expected": question["expected"],
             "recall": recall(question["expected"], files),
-            "recall_in_tree": recall(question["expected"], tree_files),
-            "top": [f"{h['tree']}:{h['path']}:{h['start']}-{h['end']} pass={h['pass']}" for h in hits],
+            "recall_in_tree": recall(question["expected"], [h["path"] for h in in_tree]),
+            "reciprocal_rank": reciprocal_rank(question["expected"], deep_files),
+            "all_in_top_deep": recall(question["expected"], deep_files) == 1.0,
+            "k_stable": [h["path"] for h in deep[:k]] == [h["path"] for h in hits],
+            "score_ordered": all(a >= b for a, b in zip(scores, scores[1:])),
+            "top": [f"{h['tree']}:{h['path']}:{h['start']}-{h['end']} pass={h['pass']} score={h['score']}"
+                    for h in deep],
         })
     return {
         "queries_load_average": [round(load_before, 2), round(os.getloadavg()[0], 2)],
         "cold_first_query_s": round(cold, 3),
         "warm_query_p50_ms": round(1000 * statistics.median(latencies), 1),
         "warm_query_p95_ms": round(1000 * sorted(latencies)[int(0.95 * (len(latencies) - 1))], 1),
+        **summary(rows),
+        "by_split": {split: summary([r for r in rows if r["split"] == split])
+                     for split in sorted({r["split"] for r in rows})},
+        "questions": rows,
+    }
+
+
+def summary(rows: list[dict]) -> dict:
+    return {
+        "count": len(rows),
         "recall_at_k": round(statistics.mean(r["recall"] for r in rows), 3),
         "recall_at_k_in_tree": round(statistics.mean(r["recall_in_tree"] for r in rows), 3),
-        "questions": rows,
+        "mrr_at_deep": round(statistics.mean(r["reciprocal_rank"] for r in rows), 3),
+        "all_in_top_deep": round(statistics.mean(r["all_in_top_deep"] for r in rows), 3),
+        "k_stable": round(statistics.mean(r["k_stable"] for r in rows), 3),
+        "score_ordered": round(statistics.mean(r["score_ordered"] for r in rows), 3),
     }
 
 
@@ -106,12 +165,16 @@ def result_path(out_dir: Path, questions: Path, tree: str) -> Path:
 
 
 def print_queries(label: str, queries: dict, k: int) -> None:
-    print(f"{label}: recall@{k} {queries['recall_at_k']} (restricted to the tree: {queries['recall_at_k_in_tree']}); "
-          f"warm query p50 / p95 {queries['warm_query_p50_ms']} / {queries['warm_query_p95_ms']} ms "
+    print(f"{label}: warm query p50 / p95 {queries['warm_query_p50_ms']} / {queries['warm_query_p95_ms']} ms "
           f"(load average {queries['queries_load_average'][0]} -> {queries['queries_load_average'][1]})")
+    for split, scores in queries["by_split"].items():
+        print(f"  {split:<8} n={scores['count']:<3} recall@{k} {scores['recall_at_k']:.3f} "
+              f"(in tree {scores['recall_at_k_in_tree']:.3f})  MRR@{DEEP} {scores['mrr_at_deep']:.3f}  "
+              f"all in top {DEEP} {scores['all_in_top_deep']:.3f}  top {k} of k={DEEP} = k={k}: {scores['k_stable']:.3f}  "
+              f"score-ordered {scores['score_ordered']:.3f}")
     for row in queries["questions"]:
         if row["recall"] < 1:
-            print(f"  miss {row['id']:<28} recall {row['recall']:.2f}")
+            print(f"  miss {row['split']:<8} {row['id']:<32} recall {row['recall']:.2f}  RR {row['reciprocal_rank']:.2f}")
 
 
 def main() -> None:
@@ -144,7 +207,8 @@ def main() -> None:
                 queries = ask(spec["questions"], tree_name, index_dir, args.k)
                 out = result_path(args.out_dir, path, tree_name)
                 previous = json.loads(out.read_text()) if out.exists() else {}
-                out.write_text(json.dumps({**previous, **queries, "questions_file": path.name}, indent=1) + "\n")
+                out.write_text(json.dumps({**previous, **queries, "questions_file": path.name, "queries_command": COMMAND},
+                                          indent=1) + "\n")
                 print_queries(path.name, queries, args.k)
             return
         copy = scratch / tree_name
@@ -165,6 +229,7 @@ def main() -> None:
         changed.chmod(0o644)
         changed.write_text(changed.read_text() + "\n// touched by the index benchmark\n")
         one_s, one_cpu, one = run_build(index_dir, sources)
+        cli = time_cli(index_dir)
         answers = [(path, ask(spec["questions"], tree_name, index_dir, args.k)) for path, spec in sets]
 
     build = {
@@ -181,6 +246,7 @@ def main() -> None:
         "one_file_rebuild_s": round(one_s, 1), "one_file_rebuild_cpu_s": round(one_cpu, 1),
         "one_file_changed_files": one["changed_files"],
         "one_file_embedded": one["embedded_chunks"],
+        **cli,
     }
     print(f"{'tree':<28}{tree_name}")
     print(f"{'files / chunks':<28}{build['files']} / {build['chunks']}")
@@ -192,9 +258,12 @@ def main() -> None:
     print(f"{'rebuild, nothing changed':<28}{build['unchanged_rebuild_s']} s wall, {build['unchanged_rebuild_cpu_s']} s CPU")
     print(f"{'rebuild, one file changed':<28}{build['one_file_rebuild_s']} s wall, {build['one_file_rebuild_cpu_s']} s CPU "
           f"({build['one_file_changed_files']} file, {build['one_file_embedded']} chunks embedded)")
+    print(f"{'ladder query process':<28}median {build['cli_query_process_median_s']} s "
+          f"({build['cli_query_process_s']}, load average {build['cli_load_average']})")
     for path, queries in answers:
         out = result_path(args.out_dir, path, tree_name)
-        out.write_text(json.dumps({**build, "questions_file": path.name, **queries}, indent=1) + "\n")
+        out.write_text(json.dumps({**build, "command": COMMAND, "queries_command": COMMAND, "questions_file": path.name,
+                                  **queries}, indent=1) + "\n")
         print(f"{'first query (cold)':<28}{queries['cold_first_query_s']} s")
         print_queries(path.name, queries, args.k)
         print(f"details: {out}")

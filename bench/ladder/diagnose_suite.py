@@ -1,6 +1,6 @@
 """Diagnose the whole kernel suite in one batched run, and finish it where the index lives.
 
-On the GPU machine (rungs 1-3: no chromadb/llama-index there, so rung 4 records why it waits):
+On the GPU machine (rungs 1-3: no knowledge index there, so rung 4 records why it waits):
 
     PYTHONPATH=. python3 bench/ladder/diagnose_suite.py
 

@@ -2,7 +2,7 @@
 
 Subcommands live next to the code they drive and are imported only when invoked, so that
 `ladder bench` on a GPU machine needs nothing beyond torch, triton and click, and `ladder --help`
-stays fast (no llama-index or chromadb import).
+stays fast (no index or embedding model import).
 """
 from __future__ import annotations
 

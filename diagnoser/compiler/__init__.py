@@ -21,12 +21,25 @@ EXCERPT_LINES = 14
 BACKEND_OF_TARGET = {"sm90": "nvidia", "ascend": "ascend"}
 
 
+NO_COMPILER_SOURCE = ("the index holds no compiler source (only Python, docs and the catalog), so no code "
+                      "explains these facts; add a Triton checkout: ladder index build --source triton=PATH")
+
+
 def escalate(facts: list[dict], findings: list[dict], search: Search, target: str = "sm90",
              catalog: dict[str, list[dict]] | None = None, limit: int = 6,
-             summariser: Summariser | None = None) -> dict:
-    """{"citations", "findings", "warnings", "summary"} for the unexplained facts and findings."""
+             summariser: Summariser | None = None, compiler_source: bool = True) -> dict:
+    """{"citations", "findings", "warnings", "summary"} for the unexplained facts and findings.
+
+    `search` answers only above the index's relevance threshold, so a question it has nothing
+    relevant for is reported as such ("no compiler code found"), never answered with noise. An
+    index without compiler source (`compiler_source` False) is said to be one instead of citing
+    Python that does not explain the finding."""
     summariser = summariser or Summariser()
     asked = questions(facts, findings, catalog, target, limit)
+    if not compiler_source:
+        return {"citations": [], "findings": [], "warnings": [NO_COMPILER_SOURCE],
+                "summary": f"{len(asked)} questions, no citations: {NO_COMPILER_SOURCE}",
+                "questions": [{"query": q.query, "about": q.about} for q in asked]}
     citations, new_findings, unanswered = [], [], []
     cited_by_place: dict[tuple, dict] = {}
     for question in asked:
@@ -50,7 +63,7 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
     warnings = [summariser.warning] if summariser.warning else []
     summary = f"{len(asked)} questions, {len(citations)} citations"
     if unanswered:
-        summary += f"; no compiler chunk matched: {'; '.join(unanswered)}"
+        summary += f"; no compiler code found for: {'; '.join(unanswered)}"
     return {"citations": citations, "findings": new_findings, "warnings": warnings, "summary": summary,
             "questions": [{"query": q.query, "about": q.about} for q in asked]}
 

@@ -191,12 +191,20 @@ def from_fact(fact: dict, target: str = "sm90") -> Question | None:
     asked = ask(value, fact, target.startswith("sm9")) if ask else None
     if asked is None:
         return None
-    query, describe, passes, terms = asked
+    topic, describe, passes, terms = asked
     op_terms = tuple(_ops_in(fact.get("excerpt", "")))
     about = {"kind": "fact", "fact_kind": fact["kind"], "kernel": fact.get("kernel"), "file": fact.get("file"),
              "line": fact.get("line")}
-    return Question(query=f"{query} {' '.join(op_terms)}".strip(), describe=describe, passes=passes,
-                    terms=terms + op_terms, about=about, evidence=[{"type": "fact", **fact}])
+    parts = {"topic": topic, "ir_ops": " ".join(op_terms), "passes": " ".join(passes)}
+    return Question(query=" ".join(parts[name] for name in QUERY_PARTS if parts[name]).strip(), describe=describe,
+                    passes=passes, terms=terms + op_terms, about=about, evidence=[{"type": "fact", **fact}])
+
+
+# What a fact's query is made of, in order: the topic in words (what the code that decides it talks
+# about), the IR op names quoted in the fact's excerpt, and the names of the passes that decide it
+# (matched by the index against the pass each chunk implements and the files it names).
+# bench/index/rung4_queries.py measures what each part adds.
+QUERY_PARTS = ("topic", "ir_ops", "passes")
 
 
 def _ops_in(excerpt: str) -> list[str]:

@@ -22,7 +22,7 @@ def cpu_subject() -> Subject:
 
 @pytest.fixture(scope="session")
 def fixture_index_dir(tmp_path_factory) -> str:
-    """A real index (chroma + BM25 + the bundled embedding model) over the fixture compiler tree."""
+    """A real index (dense vectors + BM25, the bundled embedding model) over the fixture compiler tree."""
     from indexer.build import build
 
     where = tmp_path_factory.mktemp("index")

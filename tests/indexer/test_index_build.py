@@ -9,11 +9,12 @@ from .conftest import TOY, write_tree
 
 import indexer
 from indexer import build as build_module
-from indexer import retrieve
+from indexer import rerank, retrieve
 from indexer.build import build
 from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing, SourceError
 from indexer.status import status
 from indexer.store import Store
+from indexer.text import keyword_query
 
 
 def build_toy(tree, index_dir, **kwargs):
@@ -187,6 +188,41 @@ def test_corrupt_vectors_name_rebuild(toy_tree, index_dir):
         indexer.search("coalesce", index_dir=str(index_dir))
 
 
+@pytest.mark.parametrize("damage", ["truncate", "delete", "edit"])
+def test_status_and_build_find_a_damaged_or_partial_index_and_say_how_to_recover(toy_tree, index_dir, damage):
+    first = build_toy(toy_tree, index_dir)
+    vectors = Store(index_dir).builds / first.build / "vectors.npy"
+    if damage == "truncate":
+        vectors.write_bytes(vectors.read_bytes()[:100])
+    elif damage == "delete":
+        vectors.unlink()
+    else:
+        data = bytearray(vectors.read_bytes())
+        data[-1] ^= 0xFF
+        vectors.write_bytes(bytes(data))
+    with pytest.raises(IndexCorrupt, match="vectors.npy.*--rebuild"):
+        status(str(index_dir))
+    with pytest.raises(IndexCorrupt, match="vectors.npy.*--rebuild"):
+        build_toy(toy_tree, index_dir)
+    recovered = build(None, index_dir=str(index_dir), rebuild=True)
+    assert list(recovered.trees) == ["toy"] and status(str(index_dir))["chunks"] == first.chunks
+
+
+def test_rebuild_without_sources_keeps_the_trees_already_indexed(toy_tree, tmp_path, index_dir):
+    notes = write_tree(tmp_path / "notes", {"guide.md": "# Notes\n\nThe grid maps programs to cores.\n"})
+    build([f"toy={toy_tree}", f"notes={notes}"], index_dir=str(index_dir), embed_spec=TOY)
+    again = build(None, index_dir=str(index_dir), rebuild=True)
+    assert sorted(again.trees) == ["notes", "toy"] and again.embedded_chunks == again.chunks
+    assert {r["metadata"]["tree"] for r in Store(index_dir).current().records()} == {"notes", "toy"}
+
+
+def test_a_rebuild_whose_manifest_is_unreadable_asks_for_the_trees(toy_tree, index_dir):
+    first = build_toy(toy_tree, index_dir)
+    (Store(index_dir).builds / first.build / "manifest.json").write_text("{not json")
+    with pytest.raises(IndexCorrupt, match="--source"):
+        build(None, index_dir=str(index_dir), rebuild=True)
+
+
 def test_status_reports_trees_versions_and_a_newer_version_on_disk(toy_tree, index_dir):
     (toy_tree / "version.txt").write_text("1.0\n")
     build_toy(toy_tree, index_dir)
@@ -234,7 +270,7 @@ def test_pasted_ir_op_finds_the_cpp_that_spells_it_in_camel_case(toy_tree, index
     build_toy(toy_tree, index_dir)
     store = Store(index_dir)
     opened = retrieve._open(str(store.root), store.current_id())
-    best = opened.keyword("ttg.convert_layout", 5, None)[0]
+    best = retrieve.top(opened.keyword_scores(keyword_query("ttg.convert_layout"), None), 5)[0]
     assert opened.records[best]["metadata"]["path"] == "lib/Conversion/Layouts.cpp"
     # In a corpus this small every chunk is a candidate of both retrievers, so a file with several
     # chunks (the pass definitions, followed by their code) gathers score; the file that spells
@@ -260,11 +296,29 @@ def test_an_answer_cites_each_file_once(toy_tree, index_dir):
     assert len(keys) == len(set(keys)) > 3
 
 
-def test_a_catalog_entry_in_an_answer_is_followed_by_the_code_it_names(toy_tree, index_dir):
+def test_asking_for_more_results_keeps_the_first_ones(toy_tree, index_dir):
     build_toy(toy_tree, index_dir)
-    hits = indexer.search("nv.scalar-access symptom expected ld.global.v4.b32", k=3, index_dir=str(index_dir))
-    assert hits[0]["path"] == "kb/patterns/nv.scalar-access.yaml"
-    assert hits[1]["path"] == "lib/Conversion/LoadStoreOpToLLVM.cpp"
+    for question in ("vector width of a global load", "ub overflow sub-blocks", "coalesce pass order"):
+        five = indexer.search(question, k=5, index_dir=str(index_dir))
+        ten = indexer.search(question, k=10, index_dir=str(index_dir))
+        assert [(h["path"], h["start"]) for h in ten[:5]] == [(h["path"], h["start"]) for h in five]
+
+
+def test_results_come_in_descending_order_of_their_score(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    for question in ("nv.scalar-access symptom expected ld.global.v4.b32", "make_ttgir passes in order"):
+        scores = [h["score"] for h in indexer.search(question, k=10, index_dir=str(index_dir))]
+        assert scores == sorted(scores, reverse=True) and all(0 <= s <= 1 for s in scores)
+
+
+def test_a_minimum_score_leaves_out_what_is_not_relevant(toy_tree, index_dir):
+    build_toy(toy_tree, index_dir)
+    everything = indexer.search("sourdough bread proofing temperature", k=10, index_dir=str(index_dir))
+    assert everything  # without a threshold every pooled file is an answer
+    assert indexer.search("sourdough bread proofing temperature", k=10, index_dir=str(index_dir),
+                          min_score=rerank.MIN_RELEVANCE) == []
+    assert indexer.search("getVectorWidth contiguity alignment ld.global.b32", k=3, index_dir=str(index_dir),
+                          min_score=rerank.MIN_RELEVANCE)
 
 
 def test_chunks_of_a_pass_implementation_carry_the_pass_summary(toy_tree, index_dir):
@@ -291,3 +345,66 @@ def test_an_index_of_an_older_format_names_rebuild(toy_tree, index_dir):
         indexer.search("coalesce", index_dir=str(index_dir))
     assert build_toy(toy_tree, index_dir, rebuild=True).chunks > 0
     assert indexer.search("coalesce", index_dir=str(index_dir))
+
+
+def test_status_shows_the_commit_and_date_of_a_checkout(toy_tree, index_dir):
+    import subprocess
+
+    git = ["git", "-C", str(toy_tree), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "toy", "--date", "2024-05-06T07:08:09+00:00"], check=True,
+                   env={"GIT_COMMITTER_DATE": "2024-05-06T07:08:09+00:00", "PATH": "/usr/bin:/bin"})
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    build_toy(toy_tree, index_dir)
+    tree = status(str(index_dir))["trees"]["toy"]
+    assert tree["commit"] == head and tree["date"].startswith("2024-05-06T07:08:09")
+    assert tree["version"] == f"git:{head[:12]}"
+
+
+ZH_ONLY_DOC = """\
+# triton.language.multibuffer
+
+## 1. OP 概述
+
+简介：为张量设置多缓冲，允许编译器对同一张量创建多个副本。
+
+## 2. 特殊限制说明
+
+当前实现仅支持 `size` 为 `2`。
+"""
+
+
+def test_a_doc_written_only_in_chinese_answers_an_english_question(toy_tree, index_dir):
+    (toy_tree / "docs/zh").mkdir(parents=True)
+    (toy_tree / "docs/zh/multibuffer.md").write_text(ZH_ONLY_DOC)
+    build_toy(toy_tree, index_dir)
+    hits = indexer.search("which restrictions apply to multiple buffers copies of a tensor, is only size 2 supported",
+                          k=3, index_dir=str(index_dir))
+    assert hits[0]["path"] == "docs/zh/multibuffer.md"
+    chinese = indexer.search("多缓冲 限制", k=3, index_dir=str(index_dir))
+    assert chinese[0]["path"] == "docs/zh/multibuffer.md"
+
+
+def test_default_sources_add_the_triton_checkouts_found_on_the_machine(tmp_path, monkeypatch):
+    from indexer import sources
+
+    checkout = write_tree(tmp_path / "src" / "triton-ascend", {"include/triton/x.h": "int x;\n", "lib/y.cpp": "int y;\n"})
+    write_tree(tmp_path / "src" / "triton-notes", {"notes.md": "# not a checkout\n"})
+    monkeypatch.delenv("LADDER_COMPILER_SOURCES", raising=False)
+    monkeypatch.setattr(sources, "CHECKOUT_PLACES", (str(tmp_path / "src"),))
+    assert sources.compiler_checkouts() == [f"triton-ascend={checkout.resolve()}"]
+    assert sources.default_sources()[-1] == f"triton-ascend={checkout.resolve()}"
+    monkeypatch.setenv("LADDER_COMPILER_SOURCES", f"a=/x{':'}b=/y")
+    assert sources.compiler_checkouts() == ["a=/x", "b=/y"]
+
+
+def test_a_new_keyword_version_re_indexes_keywords_without_re_embedding(toy_tree, index_dir, monkeypatch):
+    from indexer import text
+
+    first = build_toy(toy_tree, index_dir)
+    monkeypatch.setattr(text, "KEYWORD_VERSION", text.KEYWORD_VERSION + 1)
+    second = build_toy(toy_tree, index_dir)
+    assert not second.up_to_date and second.embedded_chunks == 0 and second.reused_vectors == first.chunks
+    assert Store(index_dir).current().manifest["keywords"] == text.KEYWORD_VERSION
+    assert build_toy(toy_tree, index_dir).up_to_date

@@ -86,3 +86,11 @@ def test_dense_query_appends_the_words_of_pasted_identifiers():
 def test_dense_query_leaves_plain_questions_alone():
     question = "why is my kernel slow on the NPU."
     assert dense_query(question) == question
+
+
+def test_a_question_gets_the_codes_words_for_its_own():
+    from indexer.text import keyword_query
+
+    tokens = keyword_query("how is tl.sort lowered, and are the adds folded?")
+    assert {"convert", "combin"} <= set(tokens)
+    assert keyword_query("tl.sort") == keyword_tokens("tl.sort")

@@ -233,3 +233,22 @@ def test_rung_four_findings_are_valid_finding_records():
 
     for finding in escalate([SCALAR_LOAD], [], fake_search)["findings"]:
         assert Finding.from_dict(finding).rung == 4
+
+
+def test_an_index_without_compiler_source_is_said_to_be_one_and_nothing_is_cited():
+    got = escalate([SCALAR_LOAD, CONVERT_IN_LOOP], [], fake_search, compiler_source=False)
+    assert got["citations"] == [] and got["findings"] == []
+    assert "no compiler source" in got["warnings"][0] and "--source" in got["warnings"][0]
+    assert len(got["questions"]) == 2
+
+
+def test_a_question_with_nothing_relevant_enough_is_reported_as_not_found():
+    got = escalate([SCALAR_LOAD], [], lambda q, k=5, where=None: [])
+    assert got["citations"] == []
+    assert "no compiler code found for" in got["summary"]
+
+
+def test_a_fact_query_is_its_topic_its_ir_ops_and_the_passes_that_decide_it():
+    asked = questions([CONVERT_IN_LOOP], [])[0]
+    topic, rest = asked.query.split(" ttg.convert_layout ")
+    assert "layout" in topic and rest == "remove-layout-conversions"
