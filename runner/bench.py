@@ -62,6 +62,8 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
     settings = Options(**options)
     # Drawn here, not in the judge: a run that dies still says which seed it had (--seed replays it).
     settings.seed = settings.seed if settings.seed is not None else seeds.draw()
+    # A hung request is the judge's to report (the other solutions and cases go on), inside the run's time.
+    settings.call_timeout_s = min(settings.call_timeout_s, max(10.0, 0.8 * timeout))
     if not isolate:
         settings.contestants = "in-process"
     request = {
@@ -176,6 +178,10 @@ def _failed_evaluation(request: dict[str, Any], outcome: WorkerOutcome) -> dict[
         context += f" of case {last['case']}"
     cases = next((event["cases"] for event in outcome.events if event.get("event") == "problem"), None)
     cases = cases or [{"case": 0, "params": {}, "label": "default"}]
+    wanted = request["options"].get("cases")
+    if wanted is not None:
+        cases = [case for case in cases if case["case"] in wanted]
+    reached = last.get("case")
     solutions = {}
     for name, path in request["solutions"].items():
         if running is None or name == running:
@@ -184,8 +190,9 @@ def _failed_evaluation(request: dict[str, Any], outcome: WorkerOutcome) -> dict[
             rejected = {"stage": "not-run", "reason": f"the worker stopped while evaluating {running}: {outcome.reason}"}
         solutions[name] = {
             "name": name, "path": path, "ok": False, "rejected": rejected, "static": [],
-            "cases": [{"case": case["case"], "params": case["params"], "label": case["label"],
-                       "correct": False, "reason": f"{rejected['stage']}: {rejected['reason']}"}
+            "cases": [{"case": case["case"], "params": case["params"], "label": case["label"], "correct": False,
+                       "reason": (f"not run: {rejected['stage']} in an earlier case" if reached is not None
+                                  and case["case"] > reached else f"{rejected['stage']}: {rejected['reason']}")}
                       for case in cases],
         }
     return {

@@ -42,16 +42,25 @@ def _list_checks(ctx: click.Context, _param: click.Parameter, value: bool) -> No
 @click.option("--case", "cases", type=int, multiple=True, help="Only these case indexes (repeatable).")
 @click.option("--reps", type=click.IntRange(1), help="Timed repetitions per contestant (default: from a warm-up).")
 @click.option("--no-time", is_flag=True, help="Correctness only.")
+@click.option("--quick/--full", default=None,
+              help="The problem's small get_test_cases() (else its smallest case) instead of its cases; "
+                   "the default under the interpreter, which runs a full-size case for many minutes.")
 @click.option("--list-checks", is_flag=True, is_eager=True, expose_value=False, callback=_list_checks,
               help="List the static check rules and exit.")
 def bench(solution: Path, problem: Path, backend: str | None, baseline: Path | None, as_json: bool,
           torch_compile: bool, timeout: float, seeds: int, seed: int | None, cases: tuple[int, ...],
-          reps: int | None, no_time: bool) -> None:
+          reps: int | None, no_time: bool, quick: bool | None) -> None:
     """Check SOLUTION (ModelNew, Triton) against PROBLEM's Model and time both, per case."""
+    interpreted = _interpreted(backend)
+    if quick is None:
+        quick = interpreted
+    elif interpreted and not quick:
+        click.echo("ladder: warning: --full under Triton's interpreter runs every full-size case on the CPU, "
+                   "which can take many minutes per case (--quick takes the small test cases)", err=True)
     try:
         record = bench_pair(solution, problem, baseline=baseline, backend=backend, timeout=timeout,
                             progress=_progress, seeds=seeds, seed=seed, time=not no_time,
-                            torch_compile=torch_compile, cases=list(cases) or None, reps=reps)
+                            torch_compile=torch_compile, cases=list(cases) or None, reps=reps, quick=quick)
     except BenchError as error:
         if error.detail:
             click.echo(error.detail, err=True)
@@ -71,6 +80,16 @@ def _progress(event: dict) -> None:
     if message:
         elapsed = f"[{event['t']:6.1f} s] " if isinstance(event.get("t"), (int, float)) else ""
         click.echo(f"ladder: {elapsed}{message}", err=True)
+
+
+def _interpreted(backend: str | None) -> bool:
+    """Whether the evaluation will run under Triton's interpreter (asked, or the only backend here)."""
+    from runner.backends import BackendError, select_backend
+
+    try:
+        return select_backend(backend).name == "interpret"
+    except BackendError:
+        return False
 
 
 # ------------------------------------------------------------------------------------- the table
@@ -94,7 +113,7 @@ def render(record: dict[str, Any]) -> str:
         time_ms = case.get("time_ms")
         row = [
             case["label"],
-            "yes" if case["correct"] else "NO",
+            _verdict(case),
             f"{time_ms['median']:.4g} ({time_ms['p10']:.4g}-{time_ms['p90']:.4g})" if time_ms else "-",
             _number(case.get("reference_ms"), "{:.4g}"),
             _number(case.get("speedup"), "{:.2f}x"),
@@ -117,12 +136,19 @@ def _render_untimed(record: dict[str, Any]) -> str:
     lines = [_title(record)]
     rows = [["case", "correct", "max error", "tolerance", "launches"]]
     for case in record["cases"]:
-        rows.append([case["label"], "yes" if case["correct"] else "NO",
+        rows.append([case["label"], _verdict(case),
                      _number(case.get("max_rel_err"), "{:.3g}"), _number(case.get("rtol"), "{:.3g}"),
                      _number(case.get("launches"), "{}")])
     lines += _table(rows)
     lines += _notes(record)
     return "\n".join(lines)
+
+
+def _verdict(case: dict[str, Any]) -> str:
+    """yes / NO / not run: a case the evaluation never reached was not found wrong."""
+    if case["correct"]:
+        return "yes"
+    return "not run" if str(case.get("reason", "")).startswith("not run") else "NO"
 
 
 def _title(record: dict[str, Any]) -> str:

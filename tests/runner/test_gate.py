@@ -165,7 +165,7 @@ def test_broken_problem_is_an_error_for_the_caller(tmp_path):
 
 def test_cli_exits_zero_and_prints_a_table_for_a_correct_solution():
     result = CliRunner().invoke(bench_command, [str(ADD / "solution.py"), "--problem", str(ADD / "problem.py"),
-                                                "--backend", "interpret", "--seeds", "1"])
+                                                "--backend", "interpret", "--seeds", "1", "--full"])
     assert result.exit_code == 0, result.output
     assert "N=4097" in result.output and "not timed" in result.output
 
@@ -195,3 +195,15 @@ def test_wild_store_crashes_the_worker_not_the_caller(tmp_path, monkeypatch):
     record = bench_pair(ADD / "out_of_bounds.py", ADD / "problem.py", backend="interpret", seeds=1)
     stage, reason = rejection(record)
     assert stage == "crash" and "SIGSEGV" in reason
+
+
+def test_bench_under_the_interpreter_takes_the_small_cases_by_default_and_marks_cases_not_reached():
+    runner = CliRunner()
+    result = runner.invoke(bench_command, [str(ADD / "solution.py"), "--problem", str(ADD / "problem.py"),
+                                           "--backend", "interpret", "--json"])
+    record = json.loads(result.output[result.output.index("{"):])
+    assert result.exit_code == 0 and [c["label"] for c in record["cases"]] == ["N=256"]
+    full = runner.invoke(bench_command, [str(ADD / "solution.py"), "--problem", str(ADD / "problem.py"),
+                                         "--backend", "interpret", "--full", "--case", "2", "--json"])
+    assert "--full under Triton's interpreter" in full.stderr or "--full under Triton's interpreter" in full.output
+    assert [c["label"] for c in json.loads(full.output[full.output.index("{"):])["cases"]] == ["N=256"]
