@@ -250,6 +250,7 @@ def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options
         "problem": str(problem.path) if problem else problem_path,
         "backend": backend.name,
         "device": evaluation.device_name,
+        "device_uuid": evaluation.backend.device_uuid(),
         "timed": evaluation.timed,
         "ceilings": evaluation.ceilings,
         "base_seed": evaluation.base_seed,

@@ -46,7 +46,8 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
 
 
 def optimize_suite(operators: list[Operator], backend: str | None, proposer: str, rounds: int, runs: Path,
-                   budget_s: float | None, quick: bool, seeds: int, as_json: bool, output: Path | None) -> int:
+                   budget_s: float | None, quick: bool, seeds: int, as_json: bool, output: Path | None,
+                   ray_address: str | None = None) -> int:
     """`ladder suite --optimize`: the loop on every operator, the summary table (exit status)."""
     from diagnoser.optimize import suite as optimized
     from diagnoser.optimize.gate import GateSettings
@@ -59,8 +60,15 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
                    + (row["error"] if "error" in row else f"{row['speedup_vs_initial']:.3f}x over initial "
                       f"after {row['rounds']} rounds ({row['elapsed_s']} s)"), err=True)
 
-    document = optimized.optimize_suite(operators, settings, proposer, runs, on_operator=on_operator,
-                                        progress=lambda line: click.echo(f"ladder suite --optimize: {line}", err=True))
+    if ray_address:
+        from diagnoser.optimize import scale
+
+        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address,
+                                            echo=lambda line: click.echo(f"ladder suite --optimize: {line}", err=True))
+    else:
+        document = optimized.optimize_suite(operators, settings, proposer, runs, on_operator=on_operator,
+                                            progress=lambda line: click.echo(f"ladder suite --optimize: {line}",
+                                                                             err=True))
     if output is not None:
         write_json(output, document)
     click.echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
@@ -108,11 +116,14 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
               show_default=True, help="With --optimize: where each operator's run directory goes.")
 @click.option("--operator-budget", type=click.FloatRange(0, min_open=True),
               help="With --optimize: stop an operator's run after this many seconds.")
+@click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
+              help="With --optimize: every operator at once on a Ray cluster, each gate on one whole GPU "
+                   "(auto: the cluster this machine is in; local: start one here).")
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
           per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
           diagnose: bool, optimize: bool, proposer: str, rounds: int, runs: Path,
-          operator_budget: float | None) -> None:
+          operator_budget: float | None, ray_address: str | None) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -133,7 +144,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
                                err=lambda line: click.echo(line, err=True)))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
-                                output))
+                                output, ray_address))
     settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from diagnoser.optimize import report
-from diagnoser.optimize.gate import geomean
+from diagnoser.optimize.gate import geomean, run_gate
 from diagnoser.optimize.journal import Journal
 from diagnoser.optimize.loop import OptimizeError, Settings, optimize
 from diagnoser.optimize.proposers import load_proposer
@@ -22,7 +22,8 @@ from diagnoser.optimize.proposers import load_proposer
 
 def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out: Path, *,
                    progress: Callable[[str], None] = lambda line: None,
-                   on_operator: Callable[[dict[str, Any]], None] = lambda row: None) -> dict[str, Any]:
+                   on_operator: Callable[[dict[str, Any]], None] = lambda row: None,
+                   gate: Callable[..., Any] = run_gate) -> dict[str, Any]:
     """Optimize every operator (``diagnoser.suite.operators.Operator``); the suite's document."""
     rows = []
     stopped = None
@@ -34,7 +35,8 @@ def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out:
         started = time.monotonic()
         try:
             optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,
-                     resume=Journal(folder).exists(), progress=lambda line, op=op: progress(f"{op.key}: {line}"))
+                     resume=Journal(folder).exists(), gate=gate,
+                     progress=lambda line, op=op: progress(f"{op.key}: {line}"))
             row = operator_row(op.key, Journal(folder))
         except OptimizeError as error:
             row = {"operator": op.key, "error": str(error)}

@@ -50,6 +50,10 @@ class Backend:
 
         return platform.processor() or platform.machine() or "cpu"
 
+    def device_uuid(self) -> str | None:
+        """The device's own identity (two GPUs of one model differ here), when it has one."""
+        return None
+
     def synchronize(self) -> None:
         """Wait for all work queued on the device (every stream)."""
 

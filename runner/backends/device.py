@@ -36,6 +36,11 @@ class TorchDeviceBackend(Backend):
     def device_name(self) -> str:
         return str(self.torch_module().get_device_name())
 
+    def device_uuid(self) -> str | None:
+        module = self.torch_module()
+        uuid = getattr(module.get_device_properties(module.current_device()), "uuid", None)
+        return str(uuid) if uuid is not None else None
+
     def synchronize(self) -> None:
         self._primitives()[3]()
 

@@ -1,0 +1,144 @@
+"""``ladder suite --optimize --ray``: every operator's loop at once, each gate a Ray task on one whole GPU.
+
+The driver (this process) runs one loop per operator in a thread of its own: diagnosing, proposing
+(rules, or a model's requests, which mostly wait on the network) and journaling stay here, so the
+driver alone writes journals and reports and every record is written exactly once. Each gate (the
+judge: correctness and timing) is a Ray task that holds one whole GPU (``num_gpus=1``) for that
+evaluation only: a GPU is leased per evaluation, never pinned to an operator, so no GPU waits on a
+model and no two timed evaluations share a GPU. A task whose worker, GPU or node is lost is retried
+by Ray (``RETRIES`` times), then the operator's run stops with its journal intact (``--resume``).
+
+Without ``--ray`` nothing here is imported: the suite runs in one process as before.
+"""
+from __future__ import annotations
+
+import importlib
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from diagnoser.optimize.gate import GateResult, GateSettings
+from diagnoser.optimize.journal import Journal
+from diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from diagnoser.optimize.proposers import load_proposer
+from diagnoser.optimize.suite import operator_row, summarize
+
+RETRIES = 2
+DEFAULT_GATE = "diagnoser.optimize.gate:run_gate"
+
+
+def connect(address: str) -> dict[str, Any]:
+    """Join the cluster at ``address`` (``auto``: the one this machine belongs to) or start a local one."""
+    import ray
+
+    if not ray.is_initialized():
+        options = {"include_dashboard": False, "log_to_driver": False}
+        ray.init(address=None if address == "local" else address, **options)
+    return {key: value for key, value in ray.cluster_resources().items() if key in ("CPU", "GPU")}
+
+
+@dataclass
+class Board:
+    """What every operator is doing, across the cluster: one line each, printed when it changes."""
+
+    rows: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    echo: Callable[[str], None] = print
+
+    def update(self, operator: str, **values: Any) -> None:
+        with self.lock:
+            self.rows.setdefault(operator, {}).update(values)
+            row = self.rows[operator]
+            self.echo(f"{operator}: round {row.get('round', 0)}, best {row.get('best', 1.0):.3f}x, "
+                      f"{row.get('state', 'waiting')}" + (f" on GPU {row['gpu']}" if row.get("gpu") is not None else ""))
+
+
+def _evaluate(gate: str, problem: str, best: str, initial: str, candidates: dict[str, str],
+              settings: GateSettings, torch_compile: bool, sources: dict[str, str]) -> tuple[GateResult, dict]:
+    """The Ray task's body: one gate on the GPU Ray leased to it; files travel as text when the
+    worker's machine does not share the driver's."""
+    import ray
+
+    started = time.time()
+    paths = {"problem": problem, "best": best, "initial": initial, **candidates}
+    with tempfile.TemporaryDirectory(prefix="ladder-gate-") as folder:
+        local = {}
+        for name, path in paths.items():
+            if Path(path).is_file() and Path(path).read_text() == sources[name]:
+                local[name] = Path(path)
+            else:
+                local[name] = Path(folder) / (Path(path).name if name == "problem" else f"{name}.py")
+                local[name].write_text(sources[name])
+        module, _, attribute = gate.partition(":")
+        run = getattr(importlib.import_module(module), attribute)
+        result = run(local["problem"], local["best"], local["initial"], {n: local[n] for n in candidates}, settings,
+                     torch_compile=torch_compile)
+    lease = {"gpu": ray.get_gpu_ids(), "node": ray.get_runtime_context().get_node_id(), "started": started,
+             "ended": time.time()}
+    return result, lease
+
+
+class RemoteGate:
+    """The loop's gate function, submitting each evaluation as a Ray task on one GPU."""
+
+    def __init__(self, operator: str, board: Board, gate: str = DEFAULT_GATE, leases: list | None = None):
+        import ray
+
+        self.operator, self.board, self.gate = operator, board, gate
+        self.leases = leases if leases is not None else []
+        self._task = ray.remote(num_gpus=1, max_retries=RETRIES)(_evaluate)
+
+    def __call__(self, problem: Path, best: Path, initial: Path, candidates: dict[str, Path],
+                 settings: GateSettings, torch_compile: bool = False) -> GateResult:
+        import ray
+        from ray.exceptions import RayError
+
+        files = {"problem": problem, "best": best, "initial": initial, **candidates}
+        sources = {name: Path(path).read_text() for name, path in files.items()}
+        self.board.update(self.operator, state=f"gating {len(candidates)} candidate(s)")
+        reference = self._task.remote(self.gate, str(problem), str(best), str(initial),
+                                      {n: str(p) for n, p in candidates.items()}, settings, torch_compile, sources)
+        try:
+            result, lease = ray.get(reference)
+        except RayError as error:
+            raise OptimizeError(f"the evaluation was lost {RETRIES + 1} times ({type(error).__name__}); the journal is "
+                                "intact: rerun with --resume") from None
+        self.leases.append({"operator": self.operator, **lease})
+        self.board.update(self.operator, state="proposing", gpu=None)
+        return result
+
+
+def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, out: Path, *, address: str = "local",
+                       gate: str = DEFAULT_GATE, echo: Callable[[str], None] = print,
+                       leases: list | None = None) -> dict[str, Any]:
+    """Every operator's loop at once on the cluster; the same document as ``optimize_suite``."""
+    resources = connect(address)
+    board = Board(echo=echo)
+    echo(f"ladder suite --optimize: {len(operators)} operators on {resources.get('GPU', 0):g} GPUs, "
+         f"{resources.get('CPU', 0):g} CPUs")
+
+    def one(op: Any) -> dict[str, Any]:
+        folder = out / op.key
+        remote = RemoteGate(op.key, board, gate, leases)
+        started = time.monotonic()
+        try:
+            optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,
+                     resume=Journal(folder).exists(), gate=remote,
+                     progress=lambda line: board.update(op.key, round=Journal(folder).last_round() + 1
+                                                        if Journal(folder).exists() else 0, state=line))
+            row = operator_row(op.key, Journal(folder))
+            board.update(op.key, best=row["speedup_vs_initial"], state=f"done: {row['stopped']}")
+        except OptimizeError as error:
+            row = {"operator": op.key, "error": str(error)}
+            board.update(op.key, state=f"stopped: {error}")
+        row["elapsed_s"] = round(time.monotonic() - started, 1)
+        return row
+
+    with ThreadPoolExecutor(max_workers=max(1, len(operators)), thread_name_prefix="ladder-operator") as pool:
+        rows = list(pool.map(one, operators))
+    return {"proposer": proposer, "summary": summarize(rows), "operators": rows, "stopped": None,
+            "cluster": resources}

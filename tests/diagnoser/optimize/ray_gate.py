@@ -1,0 +1,20 @@
+"""The gate the Ray tests run on logical GPUs: the deterministic fake gate, holding its GPU a moment
+(so two evaluations on one GPU would overlap visibly) and dying once where the test asks it to."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from .test_loop import fake_gate
+
+HOLD_S = 0.3
+
+
+def gate(problem, best, initial, candidates, settings, torch_compile=False):
+    marker = Path(problem).with_name("kill-once")
+    if candidates and marker.is_file():
+        marker.unlink()
+        os._exit(1)  # the worker dies mid-evaluation, as a lost GPU or node would take it
+    time.sleep(HOLD_S)
+    return fake_gate(problem, best, initial, candidates, settings, torch_compile)

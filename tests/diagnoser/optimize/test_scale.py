@@ -1,0 +1,105 @@
+"""The loop across a local Ray cluster of logical GPUs, with the deterministic fake gate."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from diagnoser.optimize.gate import GateSettings
+from diagnoser.optimize.journal import Journal
+from diagnoser.optimize.loop import Settings
+from diagnoser.optimize.suite import optimize_suite
+
+from .test_loop import INITIAL, Scripted, fake_gate
+
+ray = pytest.importorskip("ray")
+SCRIPT = {"op_a": [["# speed: 1.5"], ["# speed: 2.0"], []], "op_b": [["# speed: 0.5"], ["# speed: 1.2"], []],
+          "op_c": [["# speed: 3.0"], []], "op_d": [["# speed: 1.1"], ["# speed: 1.3"], []]}
+
+
+@dataclass(frozen=True)
+class FakeOperator:
+    key: str
+    folder: Path
+
+    @property
+    def solution(self) -> Path:
+        return self.folder / "solution.py"
+
+    @property
+    def problem(self) -> Path:
+        return self.folder / "problem.py"
+
+
+def operators(root: Path) -> list[FakeOperator]:
+    found = []
+    for key in SCRIPT:
+        folder = root / "kernels" / key
+        folder.mkdir(parents=True)
+        (folder / "solution.py").write_text(INITIAL)
+        (folder / "problem.py").write_text(f"# {key}\n")
+        found.append(FakeOperator(key, folder))
+    return found
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=4, num_gpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[3])}})
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def scripted(monkeypatch):
+    from diagnoser.optimize import scale, suite
+
+    def proposer(name, run=None, **_):
+        return Scripted(SCRIPT[Path(run).name])
+    monkeypatch.setattr(scale, "load_proposer", proposer)
+    monkeypatch.setattr(suite, "load_proposer", proposer)
+
+
+def settings() -> Settings:
+    return Settings(rounds=5, patience=3, evidence="timing", gate=GateSettings())
+
+
+def accepted(root: Path) -> dict[str, list]:
+    return {key: [(r["round"], r["accepted"]) for r in Journal(root / key).rounds()] for key in SCRIPT}
+
+
+@pytest.mark.slow
+def test_the_cluster_gives_the_one_process_results_leases_gpus_one_evaluation_at_a_time_and_survives_a_lost_worker(
+        cluster, scripted, tmp_path):
+    from diagnoser.optimize.scale import optimize_suite_ray
+
+    ops = operators(tmp_path)
+    (ops[0].problem.with_name("kill-once")).write_text("")
+    leases: list = []
+    document = optimize_suite_ray(ops, settings(), "rules", tmp_path / "ray", address="local",
+                                  gate="tests.diagnoser.optimize.ray_gate:gate", echo=lambda line: None, leases=leases)
+    assert not any("error" in row for row in document["operators"]), document["operators"]
+    assert not ops[0].problem.with_name("kill-once").exists()  # the first evaluation died, and was retried
+
+    by_gpu: dict[int, list] = {}
+    for lease in leases:
+        assert len(lease["gpu"]) == 1
+        by_gpu.setdefault(lease["gpu"][0], []).append((lease["started"], lease["ended"]))
+    assert len(by_gpu) == 2  # both GPUs were used
+    for spans in by_gpu.values():
+        spans.sort()
+        assert all(earlier[1] <= later[0] for earlier, later in zip(spans, spans[1:]))  # never two at once
+
+    for key in SCRIPT:  # exactly one line per round
+        numbers = [r["round"] for r in Journal(tmp_path / "ray" / key).rounds()]
+        assert numbers == list(range(1, len(numbers) + 1))
+
+    for op in ops:
+        shutil.copytree(op.folder, tmp_path / "one" / "kernels" / op.key)
+    single = [FakeOperator(op.key, tmp_path / "one" / "kernels" / op.key) for op in ops]
+    optimize_suite_one = optimize_suite(single, settings(), "rules", tmp_path / "one-process", gate=fake_gate)
+    assert accepted(tmp_path / "ray") == accepted(tmp_path / "one-process")
+    assert [r["speedup_vs_initial"] for r in document["operators"]] == \
+        [r["speedup_vs_initial"] for r in optimize_suite_one["operators"]]
