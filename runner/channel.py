@@ -1,18 +1,37 @@
 """How the judge talks to a contestant: one JSON request, one JSON reply, over private pipes or in process.
 
-Requests and replies are small (tensors travel as files, see ``runner.judge``). ``PipeChannel``
+Requests and replies are small (tensors travel as files, see ``runner.exchange``). ``PipeChannel``
 speaks to a contestant process over two pipes that are its only inherited file descriptors, so
 candidate code printing to stdout cannot corrupt the protocol; every reply has a deadline, and a
 contestant that dies or stops answering becomes ``ContestantLost`` with a one-line reason.
+
+The judge never trusts a reply's shape: each request carries a fresh random nonce the reply must
+echo (a line candidate code wrote into the pipe cannot know it), and each reply must carry the
+fields its request's answer has (``REPLY_FIELDS``), so a forged or garbled reply loses its sender
+its verdict instead of crashing the judge.
+
 ``LocalChannel`` hands the request to a handler in this process (trusted code only, no isolation).
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import secrets
 import select
 import time
 from typing import Any, Callable
+
+NUMBER = (int, float)
+# What the answer to each request carries, unless it says it failed ("error", "failed", "rejected").
+REPLY_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "check": {"digest": (list,), "launches": (int,), "kernels": (list,), "violation": (str, type(None)),
+              "mutated": (list,)},
+    "warmup": {"estimate_ms": NUMBER, "host_ms": NUMBER},
+    "go": {"time_ms": NUMBER},
+    "report": {"host_ms": NUMBER, "violation": (str, type(None))},
+}
+FAILURES: dict[str, tuple[type, ...]] = {"error": (str,), "failed": (str,), "rejected": (dict,)}
 
 
 class ContestantLost(Exception):
@@ -27,11 +46,19 @@ class PipeChannel:
         self._describe_death = describe_death
 
     def request(self, command: dict[str, Any], timeout: float) -> dict[str, Any]:
+        nonce = secrets.token_hex(8)
         try:
-            os.write(self._send, (json.dumps(command) + "\n").encode())
+            os.write(self._send, (json.dumps({**command, "nonce": nonce}) + "\n").encode())
         except (BrokenPipeError, OSError):
             raise ContestantLost(self._describe_death()) from None
-        return self._reply(timeout, command.get("op", "?"))
+        op = command.get("op", "?")
+        reply = self._reply(timeout, op)
+        if reply.pop("nonce", None) != nonce:
+            raise ContestantLost(f"answered '{op}' with a reply that does not answer it (forged, or out of order)")
+        problem = malformed(op, reply)
+        if problem:
+            raise ContestantLost(f"answered '{op}' with a malformed reply ({problem})")
+        return reply
 
     def _reply(self, timeout: float, op: str) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
@@ -80,6 +107,24 @@ class LocalChannel:
         pass
 
 
+def malformed(op: str, reply: dict[str, Any]) -> str | None:
+    """Why a reply is not what its request's answer looks like, or None."""
+    failures = [key for key in FAILURES if key in reply]
+    if failures:
+        bad = [key for key in failures if not isinstance(reply[key], FAILURES[key])]
+        rejected = reply.get("rejected")
+        if not bad and isinstance(rejected, dict) and not all(isinstance(rejected.get(key), str)
+                                                               for key in ("stage", "reason")):
+            bad = ["rejected"]
+        return f"bad {', '.join(bad)}" if bad else None
+    for key, kinds in REPLY_FIELDS.get(op, {}).items():
+        value = reply.get(key)
+        if (not isinstance(value, kinds) or isinstance(value, bool)
+                or isinstance(value, float) and not math.isfinite(value)):
+            return f"no valid {key!r}"
+    return None
+
+
 def serve(receive_fd: int, send_fd: int, handler: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
     """The contestant's side: answer requests until 'finish' or until the judge closes the pipe."""
     reader = os.fdopen(receive_fd, "rb", buffering=0)
@@ -92,7 +137,7 @@ def serve(receive_fd: int, send_fd: int, handler: Callable[[dict[str, Any]], dic
             buffer += chunk
         line, _, buffer = buffer.partition(b"\n")
         command = json.loads(line)
-        reply = handler(command)
+        reply = {**handler(command), "nonce": command.get("nonce")}
         os.write(send_fd, (json.dumps(reply, default=str) + "\n").encode())
         if command.get("op") == "finish":
             return
