@@ -504,11 +504,12 @@ def time_case(case: CaseRun) -> None:
     rng = random.Random(seeds.derive(evaluation.base_seed, "order", case.index))
     while True:
         try:
-            measurements = timing.measure(
-                timed, seed_of=lambda rep: seeds.derive(evaluation.base_seed, "time", case.index, rep),
-                settings=settings, rng=rng, flush=lambda: flush(evaluation), verify=verify,
-                exchange=evaluation.exchange, private_inputs=case.reference.mutates_inputs,
-                progress=lambda message: case.progress("time", message))
+            with timing.collection_paused():
+                measurements = timing.measure(
+                    timed, seed_of=lambda rep: seeds.derive(evaluation.base_seed, "time", case.index, rep),
+                    settings=settings, rng=rng, flush=lambda: flush(evaluation), verify=verify,
+                    exchange=evaluation.exchange, private_inputs=case.reference.mutates_inputs,
+                    progress=lambda message: case.progress("time", message))
             break
         except timing.ContestantError as failure:
             if failure.name == "torch.compile":
