@@ -67,6 +67,7 @@ class Source:
         self.helper = helper  # a module beside the solution that it imports: all of it is hot path
         self.tree = ast.parse(text, filename=filename)
         self.aliases = self._aliases()
+        self.aliases.update(self._assigned_aliases())
         self.functions: dict[str, ast.AST] = {node.name: node for node in self.tree.body
                                               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         # Module-level lambdas (``grid = lambda meta: ...``) are functions too.
@@ -132,6 +133,17 @@ class Source:
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for name in node.names:
                     aliases[name.asname or name.name] = f"{node.module}.{name.name}"
+        return aliases
+
+    def _assigned_aliases(self) -> dict[str, str]:
+        """Module-level names bound to an imported one are aliases too (``add = torch.Tensor.add``)."""
+        aliases = {}
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)):
+                target = self.dotted(node.value)
+                for name in node.targets:
+                    if target and isinstance(name, ast.Name):
+                        aliases[name.id] = target
         return aliases
 
     def triton_decorators(self) -> list[ast.AST]:
@@ -227,6 +239,7 @@ TENSOR_COMPUTE_METHODS = {
     "masked_fill", "masked_fill_", "where", "gather", "scatter", "scatter_add", "index_select",
     "sort", "topk", "copy_", "clone", "addcmul", "lerp", "square", "reciprocal", "sign", "floor",
     "ceil", "round", "maximum", "minimum", "all", "any", "mse_loss", "cross_entropy",
+    "to_sparse", "to_sparse_csr", "to_sparse_coo", "to_dense", "to_mkldnn", "as_subclass",
 }
 # Tensor methods that only describe a tensor or view it (``torch.Tensor.size(x)``).
 TENSOR_QUERIES = {"size", "stride", "dim", "numel", "data_ptr", "element_size", "is_contiguous", "view",
@@ -253,7 +266,7 @@ INTERNAL_ATTRIBUTES = {"__traceback__", "tb_frame", "tb_next", "f_back", "f_loca
                        "__wrapped__", "__code__", "__builtins__", "__subclasses__", "__self__", "__func__",
                        "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__"}
 OTHER_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit",
-                   "torch.utils.cpp_extension", "torch.export", "cupy", "numba", "tvm", "jax",
+                   "torch.utils.cpp_extension", "torch.export", "torch.fx", "cupy", "numba", "tvm", "jax",
                    "tensorflow")
 PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "runner", "os", "sys", "gc", "threading",
                    "subprocess", "signal", "io", "posix", "_thread"}
@@ -572,15 +585,21 @@ def _file_writes(source: Source) -> Iterator[tuple[int, str]]:
         name = _as_os(source.dotted(node.func) or (node.func.id if isinstance(node.func, ast.Name) else ""))
         if name in ("open", "io.open", "builtins.open") or (isinstance(node.func, ast.Attribute)
                                                              and node.func.attr == "open" and name != "os.open"):
-            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
-            if isinstance(mode, ast.Constant) and WRITE_MODES & set(str(mode.value)):
-                yield node.lineno, f"opens a file for writing (mode {mode.value!r})"
+            mode = _open_mode(node)
+            if WRITE_MODES & set(str(mode)):
+                yield node.lineno, f"opens a file for writing (mode {mode!r})"
         elif isinstance(node.func, ast.Attribute) and node.func.attr in ("write_text", "write_bytes", "unlink",
                                                                         "rename", "replace", "rmdir", "touch",
                                                                         "tofile", "mkdir"):
             yield node.lineno, f"calls .{node.func.attr}() (writing files)"
         elif name in FILE_CALLS or name.startswith("shutil."):
             yield node.lineno, f"calls {name} (writing files)"
+
+
+def _open_mode(call: ast.Call) -> str:
+    """The constant mode of an ``open(...)`` call ('' when it is not a constant)."""
+    mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    return str(mode.value) if isinstance(mode, ast.Constant) else ""
 
 
 def _process_control(source: Source) -> Iterator[tuple[int, str]]:
@@ -625,6 +644,8 @@ def _file_reads(source: Source) -> Iterator[tuple[int, str]]:
         if not isinstance(node, ast.Call):
             continue
         name = source.dotted(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        if name in ("open", "io.open") and WRITE_MODES & set(str(_open_mode(node))):
+            continue  # a write: the file-write rule's
         if name in FILE_READS or (isinstance(node.func, ast.Attribute) and node.func.attr in FILE_READ_METHODS
                                   and not name):
             called = name or f".{node.func.attr}()"
