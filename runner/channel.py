@@ -46,12 +46,19 @@ class PipeChannel:
         self._describe_death = describe_death
 
     def request(self, command: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self.receive(self.send(command), timeout)
+
+    def send(self, command: dict[str, Any]) -> tuple[str, str]:
+        """Send a request without waiting; ``receive`` takes what this returns and waits for the answer."""
         nonce = secrets.token_hex(8)
         try:
             os.write(self._send, (json.dumps({**command, "nonce": nonce}) + "\n").encode())
         except (BrokenPipeError, OSError):
             raise ContestantLost(self._describe_death()) from None
-        op = command.get("op", "?")
+        return command.get("op", "?"), nonce
+
+    def receive(self, sent: tuple[str, str], timeout: float) -> dict[str, Any]:
+        op, nonce = sent
         reply = self._reply(timeout, op)
         if reply.pop("nonce", None) != nonce:
             raise ContestantLost(f"answered '{op}' with a reply that does not answer it (forged, or out of order)")
@@ -102,6 +109,12 @@ class LocalChannel:
 
     def request(self, command: dict[str, Any], timeout: float) -> dict[str, Any]:
         return json.loads(json.dumps(self._handler(command), default=str))
+
+    def send(self, command: dict[str, Any]) -> dict[str, Any]:
+        return command  # answered when received: this process has no other to wait on
+
+    def receive(self, sent: dict[str, Any], timeout: float) -> dict[str, Any]:
+        return self.request(sent, timeout)
 
     def close(self) -> None:
         pass
