@@ -124,10 +124,6 @@ class Contestant:
         return {"ok": True}
 
     def _install_guards(self, command: dict[str, Any]) -> None:
-        # torch imports its compiler the first time a dispatch mode (the recorders) handles a call:
-        # seconds of work, done here, before the sentinel arms and while other contestants start too.
-        import torch._dynamo  # noqa: F401
-
         if self.tracer is None:
             self.tracer = LaunchTracer(self.backend.launch_hook_fires, self.backend.current_stream)
             self.tracer.install()

@@ -471,6 +471,19 @@ class BypassRecorder(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
+def _run_without_the_compiler(mode: type) -> None:
+    """torch wraps a dispatch mode's handler so that ``torch.compile`` never traces into it, and that
+    wrapper imports torch's compiler (seconds per process) on the first call. Nothing compiles while
+    a recorder runs (candidates may not, see ``runner.sentinel``): the handler is marked as already
+    wrapped, so it runs as it is. A torch without that wrapper is left alone."""
+    handler = getattr(mode.__torch_dispatch__, "__wrapped__", None)
+    if handler is not None:
+        setattr(handler, "__dynamo_disable", handler)
+
+
+_run_without_the_compiler(BypassRecorder)
+
+
 @contextlib.contextmanager
 def recording(tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: set[str]) -> Iterator[
         tuple[TorchOpRecorder, BypassRecorder]]:
