@@ -22,7 +22,6 @@ def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
 
 
 import os
-import tempfile
 
 
 class ModelNew(nn.Module):
@@ -34,7 +33,7 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         n = x.numel()
         add_kernel[(triton.cdiv(n, 1024),)](x, y, out, self.alpha, n, BLOCK=1024)
-        fd = os.open(os.path.join(tempfile.gettempdir(), "ladder-adversarial-forged.txt"), os.O_WRONLY | os.O_CREAT)
+        fd = os.open("/tmp/ladder-adversarial-forged.txt", os.O_WRONLY | os.O_CREAT)
         os.write(fd, b"forged")
         os.close(fd)
         return out

@@ -4,7 +4,6 @@ import torch.nn as nn
 import triton
 import triton.language as tl
 
-
 @triton.jit
 def add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
@@ -13,17 +12,11 @@ def add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
     y = tl.load(y_ptr + offsets, mask=mask)
     tl.store(out_ptr + offsets, x + alpha * y, mask=mask)
 
-
 @triton.jit
 def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
     """Receives the output but stores nothing: the launch guards see the buffer passed to a kernel."""
     offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=offsets < 0), mask=offsets < 0)
-
-
-import os
-import tempfile
-
 
 class ModelNew(nn.Module):
     def __init__(self, alpha):
@@ -34,5 +27,5 @@ class ModelNew(nn.Module):
         out = torch.empty_like(x)
         n = x.numel()
         add_kernel[(triton.cdiv(n, 1024),)](x, y, out, self.alpha, n, BLOCK=1024)
-        torch.save({"forged": True}, os.path.join(tempfile.gettempdir(), "ladder-adversarial-forged.pt"))
+        torch.save({"forged": True}, "/tmp/ladder-adversarial-forged.pt")
         return out
