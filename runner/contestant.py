@@ -84,6 +84,9 @@ class Contestant:
         except Exception as error:  # candidate code failing is data for the judge, never a crash here
             if self.sentinel is not None and self.sentinel.violations:
                 return {"rejected": {"stage": "runtime", "reason": self.sentinel.violations[0]}}
+            if self.sentinel is not None and self.compute_calls:  # a forward that computed with torch, then failed
+                calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
+                return {"rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
             return {"error": one_line(error), "device_usable": self._device_usable()}
         except BaseException as error:  # SystemExit, KeyboardInterrupt raised by candidate code
             return {"rejected": {"stage": "runtime", "reason": f"candidate code raised {type(error).__name__} "

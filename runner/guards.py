@@ -400,19 +400,32 @@ class TorchOpRecorder(TorchFunctionMode):
         self.compute_calls: dict[str, int] = compute_calls if compute_calls is not None else {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
         with judged():
-            result = func(*args, **(kwargs or {}))
+            try:
+                result = func(*args, **(kwargs or {}))
+            except Exception:  # a call that failed was still asked for (numpy() of a device tensor)
+                if not self.tracer.triton_is_acting() and self._never_allowed(name, func):
+                    self._count(func)
+                raise
             if self.tracer.triton_is_acting():
                 return result
-            name = getattr(func, "__name__", "")
             if name in ALLOCATION:
                 for tensor in tensors_in(result):
                     poison(tensor)
                 return result
         if not self._allowed(name, func, args, result):
-            label = torch_call_name(func)
-            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+            self._count(func)
         return result
+
+    def _never_allowed(self, name: str, func: Any) -> bool:
+        """Compute whatever its arguments and result (what a call that failed is judged by)."""
+        sometimes = VIEWS | QUERIES | GRAD_MODE | CONSTANTS | ALLOCATION | NO_OP_ONLY | {"__getitem__"}
+        return name not in sometimes and op_name(func) not in self.triton_ops
+
+    def _count(self, func: Any) -> None:
+        label = torch_call_name(func)
+        self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
 
     def _allowed(self, name: str, func: Any, args: tuple, result: Any) -> bool:
         if name in VIEWS or name in QUERIES or name in GRAD_MODE:

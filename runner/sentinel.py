@@ -370,7 +370,7 @@ AUDITED: dict[str, tuple[str, Callable[[Sentinel, str, tuple], str | None]]] = {
     **{event: ("introspection", _always(f"walked the process's objects ({event})"))
        for event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents")},
     **{event: ("tracing", _always("installed a trace, profile or audit function ({event})"))
-       for event in ("sys.settrace", "sys.setprofile", "sys.addaudithook")},
+       for event in ("sys.settrace", "sys.setprofile", "sys.addaudithook", "sys.monitoring.register_callback")},
     **{event: ("native", _always("used ctypes ({event}): raw memory and native calls")) for event in _NATIVE},
     **{event: ("code", _always("ran code it compiled itself ({event})"))
        for event in ("exec", "compile", "code.__new__")},
