@@ -169,6 +169,8 @@ def main() -> int:
             found = run_batch(batch, problems, backend=args.backend, static=static)
             outcomes += [found[label.file] for label in batch if label in chosen and label.file not in done]
             done.update(label.file for label in batch)
+            # After every batch: a run cut short still leaves what it found.
+            write_summary(outcomes, args.out, backend=backend.name, elapsed_s=time.time() - started)
     write_summary(outcomes, args.out, backend=backend.name, elapsed_s=time.time() - started)
     return 0 if all(outcome.passed for outcome in outcomes) else 1
 
@@ -196,7 +198,7 @@ def write_summary(outcomes: list[Outcome], out: Path, **facts: Any) -> None:
         lines.append(f"{mark}  static {'on ' if outcome.static else 'off'}  {outcome.file:40s} expected "
                      f"{outcome.expected:8s} got {outcome.got:8s} {outcome.reason or ''}")
     (out / "adversarial.txt").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines[:3]))
+    print("\n".join(lines[:3]), flush=True)
 
 
 if __name__ == "__main__":
