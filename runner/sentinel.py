@@ -251,9 +251,9 @@ class Sentinel:
 
     def takes_frame(self, kind: str, frame: Any) -> bool:
         """A frame taken by candidate code itself, or through a function that hands the frames it takes to
-        its caller (``FRAME_HANDERS``); the standard library taking frames for its own use (named tuples
+        its caller (``FRAME_GIVERS``); the standard library taking frames for its own use (named tuples
         read their caller's module name) is not the candidate taking one."""
-        while frame is not None and (frame.f_globals.get("__name__"), frame.f_code.co_name) in FRAME_HANDERS:
+        while frame is not None and (frame.f_globals.get("__name__"), frame.f_code.co_name) in FRAME_GIVERS:
             frame = frame.f_back
         return frame is not None and self.is_candidate_frame(frame)
 
@@ -346,7 +346,7 @@ _NATIVE = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata
            "ctypes.PyObj_FromPtr", "ctypes.create_string_buffer", "ctypes.create_unicode_buffer")
 
 # Functions that take a frame and hand it (or frames reached from it) to their caller.
-FRAME_HANDERS = {("logging", "<lambda>"), ("inspect", "currentframe"), ("inspect", "stack"), ("inspect", "trace"),
+FRAME_GIVERS = {("logging", "<lambda>"), ("inspect", "currentframe"), ("inspect", "stack"), ("inspect", "trace"),
                  ("inspect", "getouterframes"), ("inspect", "getinnerframes"), ("traceback", "walk_stack"),
                  ("traceback", "walk_tb")}
 # How the audited kinds of request that do not walk the whole stack decide whether the candidate asks.
