@@ -14,8 +14,9 @@ times (the cheat shows in timed calls), ``options`` are ``runner.bench.bench`` o
 needs (a short call timeout for a hang, a memory limit for a memory bomb), ``after`` names a file
 that must run before it in the same evaluation.
 
-Files run in batches of about ten per ``bench()`` call (each contestant is a process with torch),
-with the static rules on and again off. The summary (per file: expected, got, reason, pass or fail;
+Every file runs in batches of about ten per ``bench()`` call (each contestant is a process with
+torch), with the static rules on and again off; with the rules off, the files no runtime guard is
+promised for are reported, not graded. The summary (per file: expected, got, reason, pass or fail;
 totals) goes to ``DIR/adversarial.json`` and ``DIR/adversarial.txt``. Only torch, triton and
 pyyaml are needed.
 """
@@ -57,10 +58,17 @@ class Label:
     options: dict[str, Any] = field(default_factory=dict)
     after: str | None = None
 
+    def graded(self, static: bool) -> bool:
+        """Whether the verdict in this mode is one the label promises (with the rules off, only for
+        files a runtime guard must catch, and for honest ones)."""
+        return static or self.runtime or self.expect == "accepted"
+
     def expected(self, static: bool) -> tuple[str, str]:
-        """(verdict, reason substring) with the static rules on or off."""
+        """(verdict, reason substring) with the static rules on or off ("-" where not graded)."""
         if static:
             return self.expect, self.reason
+        if not self.graded(static):
+            return "-", ""
         return self.runtime_expect or self.expect, self.runtime_reason or self.reason
 
 
@@ -78,6 +86,8 @@ class Outcome:
 
     @property
     def passed(self) -> bool:
+        if self.expected == "-":
+            return True  # no runtime guard promised: what it got is reported, not graded
         return (self.got == self.expected and self.want_reason in (self.reason or "")
                 and (not self.static or not self.want_rule or self.want_rule in self.rules))
 
@@ -90,11 +100,13 @@ def load_labels(folder: Path = SET) -> tuple[dict[str, Label], dict[str, Path]]:
     return labels, problems
 
 
-def selected(labels: dict[str, Label], *, static: bool, can_time: bool, on_device: bool) -> list[Label]:
-    """The files to run in one mode: with the rules off only those a runtime guard must catch (and the
-    honest ones, which must still pass)."""
+def selected(labels: dict[str, Label], *, static: bool, can_time: bool, on_device: bool,
+             graded_only: bool = True) -> list[Label]:
+    """The files to run in one mode on a backend: with the rules off only those a runtime guard must
+    catch and the honest ones, which must still pass (or, ``graded_only`` false, every file: what the
+    others get with the rules off is worth knowing too)."""
     return [label for label in labels.values()
-            if (static or label.runtime or label.expect == "accepted")
+            if (static or label.graded(static) or not graded_only)
             and (on_device or not label.gpu) and (can_time or not label.timed)]
 
 
@@ -162,7 +174,8 @@ def main() -> int:
     started = time.time()
     modes = {"both": (True, False), "static": (True,), "runtime": (False,)}[args.modes]
     for static in modes:
-        chosen = selected(labels, static=static, can_time=backend.can_time, on_device=backend.device_type != "cpu")
+        chosen = selected(labels, static=static, can_time=backend.can_time, on_device=backend.device_type != "cpu",
+                          graded_only=False)
         done: set[str] = set()
         for batch in batches(chosen, labels):
             print(f"static {'on' if static else 'off'}: {', '.join(label.file for label in batch)}", flush=True)
@@ -185,6 +198,8 @@ def write_summary(outcomes: list[Outcome], out: Path, **facts: Any) -> None:
             "cheats rejected or failed": sum(outcome.got != "accepted" for outcome in mine
                                              if outcome.expected != "accepted"),
             "cheats": sum(outcome.expected != "accepted" for outcome in mine),
+            "cheats accepted where no runtime guard is promised": sorted(
+                outcome.file for outcome in mine if outcome.expected == "-" and outcome.got == "accepted"),
             "honest accepted": sum(outcome.got == "accepted" for outcome in mine if outcome.expected == "accepted"),
             "honest": sum(outcome.expected == "accepted" for outcome in mine)}
     report = {**facts, "totals": totals,
