@@ -62,8 +62,6 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
     settings = Options(**options)
     # Drawn here, not in the judge: a run that dies still says which seed it had (--seed replays it).
     settings.seed = settings.seed if settings.seed is not None else seeds.draw()
-    # A hung request is the judge's to report (the other solutions and cases go on), inside the run's time.
-    settings.call_timeout_s = min(settings.call_timeout_s, max(10.0, 0.8 * timeout))
     if not isolate:
         settings.contestants = "in-process"
     request = {

@@ -26,6 +26,7 @@ without the sentinel.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import time
@@ -40,18 +41,21 @@ from runner.channel import serve
 from runner.compare import flatten_outputs
 from runner.errors import one_line
 from runner.exchange import input_digest, save_outputs
-from runner.guards import LaunchTracer, poison, spans_overlap, storage_span
+from runner.guards import LaunchTracer, plain_outputs, poison, spans_overlap, storage_span
 from runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
 from runner.precompile import compile_kernels
 from runner.problem import ProblemError, load_problem, load_solution
 from runner.reference import tf32
+from runner.sandbox import become_undumpable
 from runner.sentinel import Sentinel, compiled_objects, stacks_intact
 from runner.timing import guard_violation, output_violation
 
 # Every harness module this process needs is imported above, before any candidate code: once the
 # sentinel is armed, candidate code can no longer import (or reach through sys.modules) the harness.
+# The checks below are called through references taken now, so replacing them later changes nothing.
 BACKEND_ENV = "LADDER_BACKEND"
 _perf_counter = time.perf_counter
+_intact, _timing_intact = Sentinel.intact, Sentinel.timing_intact
 
 
 class Contestant:
@@ -84,7 +88,13 @@ class Contestant:
         except Exception as error:  # candidate code failing is data for the judge, never a crash here
             if self.sentinel is not None and self.sentinel.violations:
                 return {"rejected": {"stage": "runtime", "reason": self.sentinel.violations[0]}}
+            if self.sentinel is not None and self.compute_calls:  # a forward that computed with torch, then failed
+                calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
+                return {"rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
             return {"error": one_line(error), "device_usable": self._device_usable()}
+        except BaseException as error:  # SystemExit, KeyboardInterrupt raised by candidate code
+            return {"rejected": {"stage": "runtime", "reason": f"candidate code raised {type(error).__name__} "
+                                                               "(the contestant ends when the judge says so)"}}
 
     def _device_usable(self) -> bool:
         if self.backend is None or self.backend.device_type == "cpu":
@@ -112,8 +122,10 @@ class Contestant:
         try:
             self.model_class = load_solution(command["solution"])
         except ProblemError as error:
-            return {"rejected": {"stage": "load", "reason": str(error)}}
-        tampering = self.sentinel.intact() if self.sentinel else None
+            tampering = _intact(self.sentinel) if self.sentinel else None
+            return {"rejected": {"stage": "runtime", "reason": tampering} if tampering
+                    else {"stage": "load", "reason": str(error)}}
+        tampering = _intact(self.sentinel) if self.sentinel else None
         if tampering:
             return {"rejected": {"stage": "runtime", "reason": tampering}}
         return {"ok": True}
@@ -123,9 +135,11 @@ class Contestant:
             self.tracer = LaunchTracer(self.backend.launch_hook_fires, self.backend.current_stream)
             self.tracer.install()
         if self.sandboxed:
-            self.sentinel = Sentinel(command["solution"], command["problem"], guards)
+            self.sentinel = Sentinel(command["solution"], command["problem"], guards, command.get("exchange"),
+                                     modules=(sys.modules[type(self.backend).__module__],))
             self.sentinel.recording = lambda: guards.recording(self.tracer, self.compute_calls,
                                                                self.sentinel.triton_ops)
+            self.tracer.called_by_candidate = self.sentinel.torch_called_by_candidate
             self.sentinel.snapshot_hooks()
             self.sentinel.arm()
 
@@ -148,6 +162,9 @@ class Contestant:
             with self.problem.applied(self.case), device:
                 model = self.model_class(*init_inputs).to(device)
         except Exception as error:
+            tampering = _intact(self.sentinel) if self.sentinel else None
+            if tampering:
+                return {"rejected": {"stage": "runtime", "reason": tampering}}
             what = "Model" if self.kind == "reference" else "ModelNew"
             return {"failed": f"{what}(*get_init_inputs()) failed: {one_line(error)}",
                     "device_usable": self._device_usable()}
@@ -157,6 +174,7 @@ class Contestant:
             if ours.keys() == theirs.keys() and all(ours[k].shape == theirs[k].shape for k in ours):
                 model.load_state_dict(theirs)
         self.model = model
+        gc.freeze()  # what exists now (torch, Triton, the model) is never scanned again: short collections
         self.callables = {"model": lambda inputs: self._call(model, inputs)}
         if self.kind == "reference" and command.get("torch_compile"):
             compiled = torch.compile(model)
@@ -166,6 +184,9 @@ class Contestant:
             if found:
                 return {"rejected": {"stage": "runtime",
                                      "reason": f"uses TorchScript, tracing or torch.compile: {found[0]}"}}
+            tampering = _intact(self.sentinel)
+            if tampering:
+                return {"rejected": {"stage": "runtime", "reason": tampering}}
         return {"ok": True}
 
     def _call(self, model: Any, inputs: list) -> Any:
@@ -174,16 +195,16 @@ class Contestant:
 
     # ---------------------------------------------------------------------------- one forward
 
-    def _forward(self, which: str, inputs: list) -> tuple[Any, Any, str | None]:
-        """One call under the guards: (output, the launch window, tampering or None)."""
+    def _forward(self, which: str, inputs: list) -> tuple[list, Any, str | None]:
+        """One call under the guards: (its outputs as a flat list, the launch window, tampering or None)."""
         guarded = self.kind == "solution"
         if not guarded:
-            return self.callables[which](inputs), None, None
+            return plain_outputs(self.callables[which](inputs))[0], None, None
         with torch.no_grad(), self.tracer.watch(self.name) as window, guards.recording(
                 self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set()) as modes:
-            output = self.callables[which](inputs)
-            tampering = stacks_intact(*modes) if self.sentinel else None
-        return output, window, tampering or (self.sentinel.intact() if self.sentinel else None)
+            output, odd = plain_outputs(self.callables[which](inputs))
+            tampering = (stacks_intact(*modes) or _timing_intact(self.sentinel)) if self.sentinel else None
+        return output, window, tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
 
     def check(self, command: dict[str, Any]) -> dict[str, Any]:
         inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
@@ -199,7 +220,7 @@ class Contestant:
         if self.compute_calls:
             calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
             return {**reply, "rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
-        tensors = [(position, tensor) for position, tensor in enumerate(flatten_outputs(output))
+        tensors = [(position, tensor) for position, tensor in enumerate(output)
                    if isinstance(tensor, torch.Tensor) and tensor.numel()]
         previous, self.last_outputs = self.last_outputs, [storage_span(t) for _, t in tensors]
         violation = next((f"returns output {position} of the previous call without writing it (output "
@@ -246,6 +267,7 @@ class Contestant:
         self.inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
         self.input_spans = [storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)]
         self.backend.synchronize()
+        gc.disable()  # no collection pause inside the judge's clock; the report turns collection back on
         self._timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
                        "events": (self.backend.event(), self.backend.event()),
                        "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack()}
@@ -261,6 +283,8 @@ class Contestant:
         return {"ready": True, "previous": previous}
 
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
+        """The timed call, bracketed by the judge's host clock: nothing but queueing, the call, the
+        synchronize and taking the guards down happens here; they are read in the report."""
         timed = self._timed
         start, end = timed["events"]
         window = timed.get("window")
@@ -273,10 +297,17 @@ class Contestant:
                 self.backend.join_streams(window.streams())
             self.backend.record(end)
             timed["host_ms"] = (_perf_counter() - begun) * 1e3
-            timed["tampering"] = stacks_intact(*timed["modes"]) if self.sentinel and "modes" in timed else None
-        finally:
+        except BaseException:
             timed["stack"].close()
+            gc.enable()
+            raise
         self.backend.synchronize()
+        # Still inside the recorders (a popped mode shows here), then out of them at once: in the
+        # judge's own process (trusted code) the judge's work comes next and is not the candidate's.
+        with timed["stack"]:
+            timed["tampering"] = (stacks_intact(*timed["modes"]) or _timing_intact(self.sentinel)
+                                  if self.sentinel and "modes" in timed else None)
+        gc.enable()
         timed["done"] = True
         return {"time_ms": self.backend.elapsed_ms(start, end)}
 
@@ -296,11 +327,12 @@ class Contestant:
         timed, self._timed = getattr(self, "_timed", {}), {}
         if not timed.get("done"):
             return None
-        output, window = timed["output"], timed.get("window")
+        window, tampering = timed.get("window"), timed.get("tampering")
+        output, odd = plain_outputs(timed["output"])
         self.held = output
         reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
         if self.kind == "solution":
-            problem = timed.get("tampering") or (self.sentinel.intact() if self.sentinel else None)
+            problem = tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
             if problem is None and self.compute_calls:
                 problem = "forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
             problem = problem or guard_violation(window, self.backend.current_stream()) or output_violation(
@@ -346,6 +378,7 @@ OPS: dict[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = {
 
 def main(argv: list[str]) -> None:
     receive_fd, send_fd = int(argv[0]), int(argv[1])
+    become_undumpable()  # other contestants cannot read this one's memory or environment through /proc
     backend = select_backend(os.environ[BACKEND_ENV])  # its environment was set by the judge
     backend.setup()
     contestant = Contestant(os.environ.get("LADDER_CONTESTANT", "solution"), sandboxed=True, backend=backend)

@@ -10,10 +10,12 @@ replies: it only ever loses its own verdict.
 The pipeline is an ordered table of named stages over one ``Evaluation`` (``STAGES``), and each
 case an ordered table of its own (``CASE_STAGES``):
 
-``static``       parse each solution and run the static rules (``runner.static_check``); an
-                 error rejects the solution before any of its code runs.
+``static``       parse each solution, and the modules beside it that it imports, and run the
+                 static rules (``runner.static_check``); an error rejects the solution before any
+                 of its code runs.
 ``load``         import the problem here (the reference is trusted code).
-``contestants``  start one contestant per solution; it imports the solution under the guards.
+``contestants``  start one contestant per solution (all at once); it imports the solution under
+                 the guards.
 per case:
 ``prepare``      the case's init inputs from a drawn seed, the reference ``Model`` here and every
                  ``ModelNew`` in its contestant from the same seed; when the parameter names and
@@ -23,7 +25,8 @@ per case:
                  (guarded, fresh allocations poisoned) and writes its outputs to a file named
                  here; the judge makes the same inputs, runs the reference in float64 (or its own
                  precision, see ``Reference``) and in its own precision, and ``runner.compare``
-                 and the guards' reports decide.
+                 and the guards' reports decide. Each outputs file is removed as soon as it is
+                 read, so no other contestant finds it.
 ``time``         the eager reference, the optional ``torch.compile`` of it, and every candidate
                  correct on the case, interleaved on the same fresh inputs (``runner.timing``),
                  with the host-side bound and the roofline floor checked.
@@ -55,7 +58,7 @@ from runner.inputs import make_init_inputs, make_inputs, seed_everything, tensor
 from runner.options import Options
 from runner.problem import Problem, ProblemError, case_label, load_problem
 from runner.reference import Reference
-from runner.static_check import ERROR, check_source
+from runner.static_check import ERROR, check_solution
 
 Emit = Callable[[dict], None]
 RUNNER = Path(__file__).resolve().parent
@@ -169,43 +172,43 @@ class Evaluation:
     def request(self, candidate: Candidate, command: dict[str, Any]) -> dict[str, Any] | None:
         """A request to a candidate's contestant; None (and the candidate rejected) if it is lost,
         crashed the device or was caught tampering."""
-        return self.request_all([candidate], lambda _: command).get(candidate.name)
+        return self.request_all([candidate], lambda _: command)[candidate.name]
 
-    def request_all(self, candidates: list[Candidate], command_for: Callable[[Candidate], dict[str, Any]],
-                    optional: bool = False) -> dict[str, dict[str, Any]]:
-        """The same request to every candidate at once (they work in parallel), then each reply, as
-        ``request`` handles it. An ``optional`` request (an accelerator only) rejects no one for
-        its own failure: its replies come back as they are."""
-        sent = []
+    def request_all(self, candidates: list[Candidate], command_of: Callable[[Candidate], dict[str, Any]],
+                    optional: bool = False) -> dict[str, dict[str, Any] | None]:
+        """The same kind of request to several contestants, all sent before any answer is awaited (they
+        work at once); each answer as ``request`` gives it. An ``optional`` request (an accelerator
+        only) rejects no one for its own failure: its answers come back as they are."""
+        sent = {}
         for candidate in candidates:
-            command = command_for(candidate)
+            command = command_of(candidate)
             try:
-                candidate.handle.channel.send(command)
-                sent.append((candidate, command))
+                sent[candidate.name] = (command, candidate.handle.channel.send(command))
             except ContestantLost as lost:
-                self._lost(candidate, command, lost)
-        replies = {}
-        for candidate, command in sent:
-            try:
-                reply = candidate.handle.channel.receive(self.options.call_timeout_s, command["op"])
-            except ContestantLost as lost:
-                self._lost(candidate, command, lost)
-                continue
-            if optional:
-                replies[candidate.name] = reply
-            elif "error" in reply and not reply.get("device_usable", True):
-                candidate.reject("crash", f"device error: {reply['error']}")
-                self.check_device(candidate.name, reply["error"])
-            elif reply.get("rejected"):
-                candidate.reject(reply["rejected"]["stage"], reply["rejected"]["reason"])
-            else:
-                replies[candidate.name] = reply
-        return replies
+                sent[candidate.name] = (command, lost)
+        return {candidate.name: self._answer(candidate, *sent[candidate.name], optional) for candidate in candidates}
 
-    def _lost(self, candidate: Candidate, command: dict[str, Any], lost: ContestantLost) -> None:
-        stage = "timeout" if "within" in str(lost) else "crash"
-        candidate.reject(stage, f"{lost} (in stage '{command['op']}')")
-        candidate.handle.stop(self.token)
+    def _answer(self, candidate: Candidate, command: dict[str, Any], sent: Any,
+                optional: bool = False) -> dict[str, Any] | None:
+        try:
+            if isinstance(sent, ContestantLost):
+                raise sent
+            reply = candidate.handle.channel.receive(sent, self.options.call_timeout_s)
+        except ContestantLost as lost:
+            stage = "timeout" if "within" in str(lost) else "crash"
+            candidate.reject(stage, f"{lost} (in stage '{command['op']}')")
+            candidate.handle.stop(self.token)
+            return None
+        if optional:
+            return reply
+        if "error" in reply and not reply.get("device_usable", True):
+            candidate.reject("crash", f"device error: {reply['error']}")
+            self.check_device(candidate.name, reply["error"])
+            return None
+        if reply.get("rejected"):
+            candidate.reject(reply["rejected"]["stage"], reply["rejected"]["reason"])
+            return None
+        return reply
 
     def check_device(self, who: str, error: str) -> None:
         """After a contestant's device error: in process (or for the device itself) that is the end."""
@@ -269,14 +272,13 @@ def static(evaluation: Evaluation) -> None:
         evaluation.emit({"event": "progress", "solution": candidate.name, "stage": "static",
                          "message": f"static checks of {candidate.path.name}"})
         try:
-            text = candidate.path.read_text()
+            violations = check_solution(candidate.path)
         except OSError as error:
-            candidate.reject("load", f"cannot read {candidate.path}: {error.strerror}")
+            candidate.reject("load", f"cannot read {error.filename}: {error.strerror}")
             continue
-        try:
-            violations = check_source(text, candidate.path.name)
         except SyntaxError as error:
-            candidate.reject("load", f"{candidate.path.name}:{error.lineno}: SyntaxError: {error.msg}")
+            candidate.reject("load", f"{Path(error.filename or candidate.path).name}:{error.lineno}: "
+                                     f"SyntaxError: {error.msg}")
             continue
         candidate.static = [violation.to_dict() for violation in violations]
         errors = [violation for violation in violations if violation.severity == ERROR]
@@ -306,19 +308,21 @@ def start_contestants(evaluation: Evaluation) -> None:
 
         evaluation.tracer = LaunchTracer(evaluation.backend.launch_hook_fires, evaluation.backend.current_stream)
         evaluation.tracer.install()
-    waiting = [c for c in evaluation.candidates if c.rejected is None]
-    for candidate in waiting:  # every process starts at once: their imports overlap
+    starting = [candidate for candidate in evaluation.candidates if candidate.rejected is None]
+    for candidate in starting:
         candidate.handle = new_contestant(evaluation, candidate.name)
-    evaluation.emit({"event": "progress", "stage": "load", "message": f"importing {len(waiting)} solution(s)"})
-    replies = evaluation.request_all(waiting, lambda c: {"op": "load", "problem": str(evaluation.problem.path),
-                                                         "solution": str(c.path), "quick": evaluation.options.quick})
-    for candidate in waiting:
-        if "error" in replies.get(candidate.name, {}):
+    # Starting a contestant (torch, Triton, the solution) is most of a short evaluation: all import at once.
+    evaluation.emit({"event": "progress", "stage": "load", "message": f"importing {len(starting)} solution(s)"})
+    replies = evaluation.request_all(starting, lambda candidate: {
+        "op": "load", "problem": str(evaluation.problem.path), "solution": str(candidate.path),
+        "quick": evaluation.options.quick, "exchange": str(evaluation.exchange)})
+    for candidate in starting:
+        if "error" in (replies.get(candidate.name) or {}):
             candidate.reject("load", replies[candidate.name]["error"])
     target = compile_target(evaluation.backend) if evaluation.options.precompile else None
     if target is not None:
         evaluation.emit({"event": "progress", "stage": "precompile", "message": f"compiling for {target} in parallel"})
-        evaluation.request_all([c for c in waiting if c.active],
+        evaluation.request_all([c for c in starting if c.active],
                                lambda c: {"op": "precompile", "solution": str(c.path), "target": target,
                                           "problem": str(evaluation.problem.path)}, optional=True)
 
@@ -451,7 +455,9 @@ def check(case: CaseRun) -> None:
             if "error" in reply:
                 outcome.fail(f"forward raised {reply['error']}")
                 continue
-            replies[candidate.name] = (candidate, reply, path)
+            output = read_outputs(candidate, path, evaluation.backend.device())
+            if output is not None:
+                replies[candidate.name] = (candidate, reply, output)
         inputs = case.inputs(seed)
         if case.first_inputs is None:
             case.first_inputs = inputs
@@ -463,13 +469,10 @@ def check(case: CaseRun) -> None:
             raise ProblemError(f"{evaluation.problem.path.name}: case {case.index}: the reference failed: "
                                f"{one_line(error)}") from error
         digest = input_digest(inputs)
-        for candidate, reply, path in replies.values():
+        for candidate, reply, output in replies.values():
             if not same_inputs(digest, reply.get("digest")):
                 candidate.reject("runtime", "the inputs it ran on are not the ones made from the judge's seed "
                                             "(get_inputs() replaced, or not reproducible from its seed)")
-                continue
-            output = read_outputs(candidate, path, evaluation.backend.device())
-            if output is None:
                 continue
             judge(candidate, candidate.cases[case.index], draw, output, reply["mutated"], reply["violation"],
                   (expected, native, exact), case.last_native, case.reference)
@@ -545,11 +548,12 @@ def time_case(case: CaseRun) -> None:
     rng = random.Random(seeds.derive(evaluation.base_seed, "order", case.index))
     while True:
         try:
-            measurements = timing.measure(
-                timed, seed_of=lambda rep: seeds.derive(evaluation.base_seed, "time", case.index, rep),
-                settings=settings, rng=rng, flush=lambda: flush(evaluation), verify=verify,
-                exchange=evaluation.exchange, private_inputs=case.reference.mutates_inputs,
-                progress=lambda message: case.progress("time", message))
+            with timing.collection_paused():
+                measurements = timing.measure(
+                    timed, seed_of=lambda rep: seeds.derive(evaluation.base_seed, "time", case.index, rep),
+                    settings=settings, rng=rng, flush=lambda: flush(evaluation), verify=verify,
+                    exchange=evaluation.exchange, private_inputs=case.reference.mutates_inputs,
+                    progress=lambda message: case.progress("time", message))
             break
         except timing.ContestantError as failure:
             if failure.name == "torch.compile":
@@ -639,12 +643,15 @@ def reference_contestant(evaluation: Evaluation, case: CaseRun) -> contestants.H
 
 
 def read_outputs(candidate: Candidate, path: str, device: Any) -> list | None:
-    """The outputs a contestant wrote; a file that is missing or not outputs rejects the candidate."""
+    """The outputs a contestant wrote, removed once read, so that no other contestant finds them; a
+    file that is missing or not outputs rejects the candidate."""
     try:
         return load_outputs(path, device)
     except Exception as error:
         candidate.reject("runtime", f"its outputs file could not be read ({one_line(error)})")
         return None
+    finally:
+        Path(path).unlink(missing_ok=True)
 
 
 def compile_target(backend: Any) -> str | None:

@@ -12,7 +12,9 @@ Instruments installed in the process that runs candidate code, before any candid
   the candidate. The Python callbacks Triton runs on the candidate's behalf (heuristics, autotune
   pre/post hooks, config pre-hooks, prune and perf-model functions, a custom ``do_bench``, grid
   callables) are candidate code: while one runs, "inside Triton" is suspended, so the recorders see
-  what it does.
+  what it does; and a torch call that candidate code makes itself from inside Triton's machinery (a
+  hook Triton calls that no one adopted, a kernel body under the interpreter) is the candidate's
+  too (``LaunchTracer.triton_is_acting``).
 - ``TorchOpRecorder`` (a ``TorchFunctionMode``) watches every torch call the candidate's forward
   makes outside Triton's machinery: allocation, views, shape queries and constants (zeros, full, arange) are allowed,
   anything else is recorded as a torch compute op. Every tensor the forward allocates with
@@ -21,6 +23,8 @@ Instruments installed in the process that runs candidate code, before any candid
 - ``BypassRecorder`` (a ``TorchDispatchMode``) backs the function-level recorder up one level
   down: an aten op that reaches the dispatcher without passing through a torch function the
   recorder judged (TorchScript, ``DisableTorchFunction``, C++ entry points) is recorded as compute.
+- ``plain_outputs``: a forward's outputs must be dense tensors, tuples or lists of them, or
+  numbers; any other object would run the candidate's code whenever the runner reads it.
 - ``poison`` / ``unwritten_count``: the poison pattern is all bytes 0xFF (a NaN for every float
   type, -1 for signed integers), recognisable in outputs as "never written".
 """
@@ -76,6 +80,48 @@ def tensors_in(value: Any) -> Iterator[torch.Tensor]:
         yield value.base
 
 
+def plain_sequence(kind: type) -> bool:
+    """Whether a tuple or list type iterates, measures and indexes as the builtin one does (so
+    reading it runs no code of its own)."""
+    base = tuple if issubclass(kind, tuple) else list if issubclass(kind, list) else None
+    return base is not None and type(kind) is type and all(getattr(kind, name) is getattr(base, name)
+                                                           for name in ("__iter__", "__len__", "__getitem__"))
+
+
+def plain_outputs(output: Any) -> tuple[list, str | None]:
+    """A forward's outputs as a flat list, and why they cannot be taken as they are (or None).
+
+    Outputs must be dense tensors (no subclass), tuples or lists of them, or numbers: any other
+    object of the candidate's runs its own code whenever the runner looks at it (iterating it,
+    copying it out, checking its poison), after forward returned: outside the timed region and the
+    recorders. A tuple or list counts when it iterates as the builtin one does (named tuples and
+    torch's return types do), so flattening it runs no candidate code.
+    """
+    flat: list = []
+
+    def add(value: Any) -> str | None:
+        kind = type(value)
+        if plain_sequence(kind):
+            for item in value:
+                problem = add(item)
+                if problem:
+                    return problem
+            return None
+        if kind in (torch.Tensor, torch.nn.Parameter) and value.layout == torch.strided:
+            flat.append(value)
+            return None
+        if value is None or kind in (int, float, bool):
+            flat.append(value)
+            return None
+        if kind in (torch.Tensor, torch.nn.Parameter):
+            return f"returns a {str(value.layout).replace('torch.', '')} tensor (outputs must be dense)"
+        what = f"{kind.__name__} (a torch.Tensor subclass)" if isinstance(value, torch.Tensor) else kind.__name__
+        return (f"returns a {what}: outputs must be dense tensors, tuples or lists of them, or numbers "
+                "(anything else runs its own code when the runner reads it, after forward returned)")
+
+    return flat, add(output)
+
+
 # ---------------------------------------------------------------- launches
 
 
@@ -120,6 +166,9 @@ class LaunchTracer:
     def __init__(self, hook_fires: bool, current_stream: Callable[[], int | None] = lambda: None):
         self.hook_fires = hook_fires
         self.current_stream = current_stream
+        # Set where candidate code runs (``runner.sentinel``): whether the torch call being recorded
+        # was made by candidate code itself.
+        self.called_by_candidate: Callable[[], bool] | None = None
         self.window: Window | None = None
         self.stray: list[Launch] = []
         self._inside = threading.local()
@@ -138,6 +187,12 @@ class LaunchTracer:
 
     def inside_triton(self) -> bool:
         return getattr(self._inside, "depth", 0) > 0
+
+    def triton_is_acting(self) -> bool:
+        """Whether a torch call made now is Triton's own: inside its machinery, and not made by
+        candidate code Triton called back without knowing it for one (a pre-run or launch hook, a
+        config's pre-hook made after the autotuner was built, a kernel body under the interpreter)."""
+        return self.inside_triton() and not (self.called_by_candidate is not None and self.called_by_candidate())
 
     @contextlib.contextmanager
     def candidate_code(self) -> Iterator[None]:
@@ -225,14 +280,15 @@ class LaunchTracer:
                 grid = tracer.as_candidate(grid)
             if not tracer.inside_triton():
                 tracer._inside.entry_stream = tracer.current_stream()
-            if not warmup:
-                if record_arguments and tracer.window is not None:
-                    for value in (*args, *kwargs.values()):
-                        tracer.window.argument_spans.extend(storage_span(t) for t in tensors_in(value))
-                if count:
-                    tracer._record(getattr(getattr(self_, "fn", None), "__name__", "kernel"), None)
+            # From here on, torch calls (the tracer's own included) are Triton's, not the candidate's.
             tracer._inside.depth = getattr(tracer._inside, "depth", 0) + 1
             try:
+                if not warmup:
+                    if record_arguments and tracer.window is not None:
+                        for value in (*args, *kwargs.values()):
+                            tracer.window.argument_spans.extend(storage_span(t) for t in tensors_in(value))
+                    if count:
+                        tracer._record(getattr(getattr(self_, "fn", None), "__name__", "kernel"), None)
                 return original(self_, *args, grid=grid, warmup=warmup, **kwargs)
             finally:
                 tracer._inside.depth -= 1
@@ -267,7 +323,10 @@ VIEWS = {"view", "view_as", "reshape", "reshape_as", "contiguous", "t", "transpo
          "atleast_1d", "atleast_2d", "atleast_3d", "ravel"}
 QUERIES = {"size", "stride", "dim", "ndimension", "numel", "nelement", "data_ptr", "storage_offset",
            "is_contiguous", "element_size", "__get__", "__len__", "is_floating_point", "is_complex",
-           "get_device", "untyped_storage", "__hash__", "__getstate__"}
+           "get_device", "__hash__", "__getstate__"}
+# Constants built from host data: free only for a few plain numbers (``small_host_data``).
+HOST_DATA = {"tensor", "as_tensor", "scalar_tensor"}
+MAX_HOST_CONSTANTS = 64
 # Grad-mode switches (``torch.no_grad()`` and friends in a forward) compute nothing.
 GRAD_MODE = {"_set_grad_enabled", "set_grad_enabled", "is_grad_enabled", "_enter_inference_mode",
              "_exit_inference_mode", "is_inference_mode_enabled", "_DisableFuncTorch"}
@@ -326,9 +385,11 @@ class TorchOpRecorder(TorchFunctionMode):
     """Records torch compute calls made by the candidate, poisons its fresh allocations.
 
     Calls made while Triton's own machinery runs (launch argument handling, the autotuner's
-    benchmarking, the interpreter's host copies) are not the candidate's and are ignored. Operators
-    registered through ``torch.library.triton_op`` (names in ``triton_ops``) are allowed: their
-    bodies are recorded on their own (``runner.sentinel`` wraps them), and launch Triton kernels.
+    benchmarking, the interpreter's host copies) are not the candidate's and are ignored, unless
+    candidate code Triton called back made them itself (``LaunchTracer.triton_is_acting``).
+    Operators registered through ``torch.library.triton_op`` (names in ``triton_ops``) are allowed:
+    every kernel registered for them runs under recorders of its own (``runner.sentinel`` wraps
+    them), and launches Triton kernels.
     """
 
     def __init__(self, tracer: LaunchTracer, triton_ops: set[str] | None = None,
@@ -339,25 +400,40 @@ class TorchOpRecorder(TorchFunctionMode):
         self.compute_calls: dict[str, int] = compute_calls if compute_calls is not None else {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
         with judged():
-            result = func(*args, **(kwargs or {}))
-            if self.tracer.inside_triton():
+            try:
+                result = func(*args, **(kwargs or {}))
+            except Exception:  # a call that failed was still asked for (numpy() of a device tensor)
+                if not self.tracer.triton_is_acting() and self._never_allowed(name, func):
+                    self._count(func)
+                raise
+            if self.tracer.triton_is_acting():
                 return result
-            name = getattr(func, "__name__", "")
             if name in ALLOCATION:
                 for tensor in tensors_in(result):
                     poison(tensor)
                 return result
         if not self._allowed(name, func, args, result):
-            label = torch_call_name(func)
-            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+            self._count(func)
         return result
 
+    def _never_allowed(self, name: str, func: Any) -> bool:
+        """Compute whatever its arguments and result (what a call that failed is judged by)."""
+        sometimes = VIEWS | QUERIES | GRAD_MODE | CONSTANTS | ALLOCATION | NO_OP_ONLY | {"__getitem__"}
+        return name not in sometimes and op_name(func) not in self.triton_ops
+
+    def _count(self, func: Any) -> None:
+        label = torch_call_name(func)
+        self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+
     def _allowed(self, name: str, func: Any, args: tuple, result: Any) -> bool:
-        if name in CONSTANTS or name in VIEWS or name in QUERIES or name in GRAD_MODE:
+        if name in VIEWS or name in QUERIES or name in GRAD_MODE:
             return True
         if op_name(func) in self.triton_ops:
             return True
+        if name in CONSTANTS:
+            return name not in HOST_DATA or small_host_data(args)
         if name in NO_OP_ONLY:
             return bool(args) and result is args[0]
         if name == "__getitem__":  # basic indexing is a view; advanced indexing gathers
@@ -367,24 +443,58 @@ class TorchOpRecorder(TorchFunctionMode):
         return False
 
 
+def small_host_data(args: tuple) -> bool:
+    """Whether ``torch.tensor``'s data is a few plain numbers (a constant), not values computed on
+    the host (an array, a tensor, or a long list) handed back as a result."""
+    count = 0
+    pending = list(args[:1])
+    while pending:
+        value = pending.pop()
+        if isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif isinstance(value, (bool, int, float, complex)):
+            count += 1
+        else:
+            return False
+        if count > MAX_HOST_CONSTANTS:
+            return False
+    return True
+
+
 class BypassRecorder(TorchDispatchMode):
     """Aten ops that reached the dispatcher without a torch call ``TorchOpRecorder`` judged.
 
     In candidate code that is work hidden from the function-level recorder: a TorchScript or
     traced callable, ``torch._C.DisableTorchFunction``, a C++ entry point. Triton's own machinery
-    is exempt, as for the function-level recorder.
+    is exempt, as for the function-level recorder, and so are the operators registered through
+    ``torch.library.triton_op`` (an autograd kernel registered for one dispatches it again below).
     """
 
-    def __init__(self, tracer: LaunchTracer, compute_calls: dict[str, int]):
+    def __init__(self, tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: set[str] | None = None):
         super().__init__()
         self.tracer = tracer
         self.compute_calls = compute_calls
+        self.triton_ops = triton_ops if triton_ops is not None else set()
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if not getattr(_judged, "depth", 0) and not self.tracer.inside_triton():
+        if (not getattr(_judged, "depth", 0) and not self.tracer.triton_is_acting()
+                and op_name(func) not in self.triton_ops):
             label = f"{func} (outside every torch call the recorder saw)"
             self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
         return func(*args, **(kwargs or {}))
+
+
+def _run_without_the_compiler(mode: type) -> None:
+    """torch wraps a dispatch mode's handler so that ``torch.compile`` never traces into it, and that
+    wrapper imports torch's compiler (seconds per process) on the first call. Nothing compiles while
+    a recorder runs (candidates may not, see ``runner.sentinel``): the handler is marked as already
+    wrapped, so it runs as it is. A torch without that wrapper is left alone."""
+    handler = getattr(mode.__torch_dispatch__, "__wrapped__", None)
+    if handler is not None:
+        setattr(handler, "__dynamo_disable", handler)
+
+
+_run_without_the_compiler(BypassRecorder)
 
 
 @contextlib.contextmanager
@@ -392,9 +502,15 @@ def recording(tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: s
         tuple[TorchOpRecorder, BypassRecorder]]:
     """Both recorders, active together, sharing one tally of compute calls."""
     function_level = TorchOpRecorder(tracer, triton_ops, compute_calls)
-    dispatch_level = BypassRecorder(tracer, compute_calls)
+    dispatch_level = BypassRecorder(tracer, compute_calls, triton_ops)
     with dispatch_level, function_level:
         yield function_level, dispatch_level
+
+
+def recorder_code() -> set:
+    """The code of the frames between a torch call and its caller while a recorder judges it."""
+    return {TorchOpRecorder.__torch_function__.__code__, BypassRecorder.__torch_dispatch__.__code__,
+            LaunchTracer.triton_is_acting.__code__}
 
 
 class ReferenceOpRecorder(TorchFunctionMode):

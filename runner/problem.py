@@ -185,7 +185,11 @@ def _read_cases(module: ModuleType, where: str, function: str = "get_cases") -> 
 
 
 def load_solution(path: str | Path) -> type:
-    """Import a solution file and return its ``ModelNew`` class."""
+    """Import a solution file and return its ``ModelNew`` class. The files beside it are importable
+    (``import helper``), as when running it as a script."""
+    folder = str(Path(path).resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
     module = load_module(path, "solution")
     model_new = getattr(module, "ModelNew", None)
     if model_new is None:

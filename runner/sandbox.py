@@ -9,8 +9,9 @@ until none is left, so an escapee that was mid-fork is caught on the next pass.
   marker, its own working directory and only the file descriptors it is given.
 - ``become_subreaper``: orphans of this process's descendants are re-parented to it rather than
   to init, so they stay in its tree (Linux ``PR_SET_CHILD_SUBREAPER``).
-- ``Watch``: a thread that polls a process tree's resident memory and process count and kills the
-  tree, with a one-line reason, when either passes its limit.
+- ``Watch``: a process tree's resident memory and process count, polled (one thread and one scan
+  of /proc for every tree of this process), and the tree killed, with a one-line reason, when
+  either passes its limit.
 - ``kill_evaluation``: the final sweep.
 
 Linux only where it matters (``/proc``, ``prctl``); elsewhere the calls degrade to a process-group
@@ -85,9 +86,9 @@ def _parents() -> dict[int, int]:
     return parents
 
 
-def descendants(root: int) -> set[int]:
+def descendants(root: int, parents: dict[int, int] | None = None) -> set[int]:
     children: dict[int, list[int]] = {}
-    for pid, parent in _parents().items():
+    for pid, parent in (parents if parents is not None else _parents()).items():
         children.setdefault(parent, []).append(pid)
     found, pending = set(), [root]
     while pending:
@@ -177,43 +178,38 @@ def default_memory_limit() -> int:
     return min(total // 2, 64 << 30)
 
 
-@dataclass
+@dataclass(eq=False)
 class Watch:
-    """Polls one process tree against its limits; ``reason`` says why it was killed, if it was."""
+    """One process tree held to its limits; ``reason`` says why it was killed, if it was."""
 
     root: int
     limits: Limits
-    interval_s: float = 0.05
     reason: str | None = None
     peak_bytes: int = 0
-    _stop: threading.Event = field(default_factory=threading.Event)
-    _thread: threading.Thread | None = None
 
     def start(self) -> "Watch":
-        self._thread = threading.Thread(target=self._run, daemon=True, name=f"watch-{self.root}")
-        self._thread.start()
+        _PATROL.add(self)
         return self
 
     def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(timeout=1.0)
+        _PATROL.remove(self)
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval_s):
-            if not _alive(self.root):
-                return
-            tree = descendants(self.root)
-            used = resident_bytes(tree | {self.root})
-            self.peak_bytes = max(self.peak_bytes, used)
-            if self.limits.memory_bytes and used > self.limits.memory_bytes:
-                self._kill(f"exceeded the host memory limit of {_gib(self.limits.memory_bytes)} "
-                           f"({_gib(used)} resident)", tree)
-                return
-            if self.limits.processes is not None and len(tree) > self.limits.processes:
-                self._kill(f"exceeded the process limit ({len(tree)} processes started, at most "
-                           f"{self.limits.processes})", tree)
-                return
+    def check(self, parents: dict[int, int]) -> bool:
+        """Kill the tree if it passed a limit; False once there is nothing left to watch."""
+        if not _alive(self.root):
+            return False
+        tree = descendants(self.root, parents)
+        used = resident_bytes(tree | {self.root})
+        self.peak_bytes = max(self.peak_bytes, used)
+        if self.limits.memory_bytes and used > self.limits.memory_bytes:
+            self._kill(f"exceeded the host memory limit of {_gib(self.limits.memory_bytes)} "
+                       f"({_gib(used)} resident)", tree)
+            return False
+        if self.limits.processes is not None and len(tree) > self.limits.processes:
+            self._kill(f"exceeded the process limit ({len(tree)} processes started, at most "
+                       f"{self.limits.processes})", tree)
+            return False
+        return True
 
     def _kill(self, reason: str, tree: set[int]) -> None:
         self.reason = reason
@@ -222,6 +218,46 @@ class Watch:
                 os.kill(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
                 pass
+
+
+class _Patrol:
+    """One thread checking every started ``Watch`` of this process: a single scan of /proc per round,
+    however many contestants run (a thread and a scan each would hold the judge's interpreter, and
+    delay its clock, in proportion to their number)."""
+
+    interval_s = 0.05
+
+    def __init__(self) -> None:
+        self.watches: set[Watch] = set()
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def add(self, watch: Watch) -> None:
+        with self.lock:
+            self.watches.add(watch)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, daemon=True, name="sandbox-patrol")
+                self.thread.start()
+
+    def remove(self, watch: Watch) -> None:
+        with self.lock:
+            self.watches.discard(watch)
+
+    def _run(self) -> None:
+        while True:
+            time.sleep(self.interval_s)
+            with self.lock:
+                watches = list(self.watches)
+                if not watches:
+                    self.thread = None
+                    return
+            parents = _parents()
+            for watch in watches:
+                if not watch.check(parents):
+                    self.remove(watch)
+
+
+_PATROL = _Patrol()
 
 
 def _gib(count: int) -> str:

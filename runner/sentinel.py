@@ -4,47 +4,78 @@ The contestant process (``runner.contestant``) arms a ``Sentinel`` before the so
 What it does, each a named protection in ``PROTECTIONS``:
 
 - ``timing``: the timing primitives (device events, synchronize, the host clock) are bound now and
-  the runner calls only the bound ones; ``intact()`` reports any that were replaced afterwards.
-- ``concurrency``: threads, forks, subprocesses and ``os.system`` started from candidate code are
-  refused and recorded (work there escapes the timed region and the recorders).
-- ``file-writes``: opening files for writing, and removing or renaming them, from candidate code
-  is refused and recorded (a candidate could otherwise rewrite the harness on disk).
-- ``signals``: signals to other processes (the judge, its other contestants) from candidate code
-  are refused and recorded.
-- ``introspection``: walking the garbage collector's objects or other frames from candidate code
-  is refused and recorded (the way to the recorders' own state).
-- ``harness-imports``: candidate code cannot import ladder's own packages (the runner's guards,
-  the comparison); the contestant's own copies are already loaded and stay private.
-- ``compilers``: TorchScript, tracing, ``torch.compile`` and ``torch.export`` from candidate code
-  are refused and recorded; ``compiled_objects`` finds such callables a model already holds.
-- ``recorder-switches``: the torch entry points that pop or disable the recorders' modes, called
-  from candidate code, are recorded (the stacks are also checked after every call).
+  the runner calls only the bound ones; ``timing_intact()`` reports any that were replaced since.
+- ``audit``: a CPython audit hook (PEP 578), which nothing can remove once added. It refuses, from
+  candidate code: writing or changing files, reading the judge's exchange folder or another
+  process's /proc files, starting processes, sending signals, taking frames (``sys._getframe``, a
+  traceback's or a generator's frame, ``sys._current_frames``), walking the garbage collector,
+  installing trace, profile or audit functions, ctypes, and running code it compiled itself (exec,
+  eval, compile, new code objects). CPython raises these events in the primitives themselves, so
+  they hold whatever name the primitive is reached by (``posix``, an alias, a wrapper's original).
+- ``threads``: starting threads (no audit event covers them): work on another thread escapes the
+  timed region and the recorders, whose modes are per thread.
+- ``descriptors``: writing to file descriptors (``os.write``...): the protocol's pipes are the runner's.
+- ``signal-handlers``: signal handlers and timers, whose code runs whenever the signal comes,
+  after forward returned and outside the recorders.
+- ``compilers``: TorchScript, tracing, ``torch.compile`` and ``torch.export``; ``compiled_objects``
+  finds such callables a model already holds.
+- ``recorder-switches``: the torch entry points that pop, disable or hand out the recorders' modes
+  (the stacks are also checked after every call).
+- ``graphs``: capturing or replaying CUDA graphs, whose kernels bypass Triton's launcher.
 - ``triton-ops``: operators registered with ``torch.library.triton_op`` are remembered (the
-  recorder allows calling them) and their bodies run under their own recorders.
+  recorder allows calling them), and every kernel registered for them (their body, or one
+  registered over it) runs under recorders of its own; candidate code registers kernels for no
+  other operator.
+- ``harness``: candidate code cannot import ladder's own packages; the loaded ones (and the
+  contestant's ``__main__``) leave ``sys.modules``, and their classes and globals are snapshotted:
+  ``intact()`` reports any change.
 
-"Candidate code" is decided by the first stack frame outside the library that does the work
-(``threading``, ``subprocess``, ``io``, ``importlib``...): a frame of the solution's file or of a
-file beside it (the problem file excepted). Triton writing its cache from inside a candidate's
-forward is therefore not refused: the frame that opens the file is Triton's.
+Who is asking is decided by walking the stack outward from the request (``acting_for_candidate``):
+a frame of the solution's file or of a file beside it (the problem file excepted), or of code run
+with such a file's globals, is the candidate's; a frame of the runner (this module's wrappers
+excepted) is the harness's own; a frame of a library trusted with that kind of request
+(``DELEGATES``: Triton caches kernels and runs its compilers, torch manages its own modes) is that
+library's, and so is the body of one of torch's or Triton's modules being imported (torch imports
+parts of itself lazily, on a candidate's first call to them). Every other frame (the standard library, other libraries, torch where it is not
+trusted) is looked through: ``torch.save`` called by a candidate is the candidate's write, Triton
+writing its cache from inside a candidate's forward is Triton's.
 """
 from __future__ import annotations
 
-import builtins
-import io
 import os
+import re
 import sys
 import threading
 import time
+import types
 from pathlib import Path
 from typing import Any, Callable
 
-# Modules whose frames are skipped when deciding who asked for something.
-PLUMBING = ("threading", "_thread", "concurrent", "multiprocessing", "subprocess", "asyncio", "os", "posixpath",
-            "io", "_io", "pathlib", "shutil", "tempfile", "codecs", "importlib", "_frozen_importlib",
-            "_frozen_importlib_external", "runner.sentinel", "contextlib", "functools", "inspect")
 HARNESS_PACKAGES = ("runner", "diagnoser", "indexer")
-_getframe = sys._getframe  # bound before the introspection protection replaces it
+RUNNER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_SELF = __file__
+_getframe = sys._getframe  # bound before any candidate code runs
+
+# Libraries that may make each kind of request while a candidate's call is on the stack.
+DELEGATES: dict[str, tuple[str, ...]] = {
+    "files": ("triton",),  # its kernel cache
+    "processes": ("triton",),  # the compilers it runs
+    "descriptors": ("triton",),
+    "threads": ("triton", "torch"),
+    "introspection": ("triton", "torch"),
+    "native": ("triton", "torch"),
+    "compilers": ("triton", "torch"),
+    "recorders": ("torch",),  # entering and leaving modes is torch's own bookkeeping
+    "graphs": ("triton",),  # its CUDA-graph benchmarker
+    "signals": (),
+    "tracing": (),
+    "imports": (),
+    "operators": (),
+}
 WRITE_MODES = set("wax+")
+WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+PROC_ENTRY = re.compile(r"/proc/(\d+)(/|$)")
 
 
 class Refused(PermissionError):
@@ -52,17 +83,26 @@ class Refused(PermissionError):
 
 
 class Sentinel:
-    def __init__(self, solution: str | Path, problem: str | Path | None, guards: Any):
+    def __init__(self, solution: str | Path, problem: str | Path | None, guards: Any,
+                 exchange: str | Path | None = None, modules: tuple = ()):
         solution = Path(solution).resolve()
         self.solution = str(solution)
         self.folder = str(solution.parent) + os.sep
         self.problem = str(Path(problem).resolve()) if problem else None
+        self.exchange = str(Path(exchange).resolve()) + os.sep if exchange else None
         self.violations: list[str] = []
         self.triton_ops: set[str] = set()
         self.bound: dict[str, tuple[Any, str, Any]] = {}
+        self.libraries: dict[str, str] = {}  # library name -> its folder
+        self.library_folders: tuple[str, ...] = ()
+        self._recorder_code: set = set()  # the frames between a torch call and its caller, while recorded
+        self.delegates: dict[str, tuple[str, ...]] = {}  # kind of request -> folders trusted with it
         self._hook_chains: dict[str, list] = {}
         self._hook_values: dict[str, Any] = {}
+        self._harness: list[tuple[str, Any, dict]] = []  # (label, module or class, its namespace when armed)
+        self._auditing = threading.local()
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
+        self.modules = modules  # modules besides the runner's whose code the runner relies on (the backend's)
         self.recording: Callable[[], Any] | None = None  # set by the contestant: nested recorders
 
     # ------------------------------------------------------------------ who is asking
@@ -71,14 +111,37 @@ class Sentinel:
         return filename == self.solution or (filename.startswith(self.folder) and filename != self.problem
                                              and not filename.startswith(self.folder + "."))
 
-    def asked_by_candidate(self) -> bool:
-        frame = _getframe(2)
+    def is_candidate_frame(self, frame: Any) -> bool:
+        # Code a candidate exec'd runs with its globals, whatever its file name.
+        return (self.is_candidate_file(frame.f_code.co_filename)
+                or self.is_candidate_file(str(frame.f_globals.get("__file__") or "")))
+
+    def acting_for_candidate(self, kind: str, frame: Any = None) -> bool:
+        """Whether the request of this kind, made from ``frame`` (default: the caller's caller), is
+        the candidate's (see the module docstring)."""
+        frame = frame if frame is not None else _getframe(2)
+        trusted = (RUNNER, *self.delegates.get(kind, ()))
         while frame is not None:
-            module = frame.f_globals.get("__name__", "")
-            if not (module.split(".")[0] in PLUMBING or module in PLUMBING or module.startswith("runner.sentinel")):
-                # Code a candidate exec'd runs with its globals, whatever its file name.
-                return (self.is_candidate_file(frame.f_code.co_filename)
-                        or self.is_candidate_file(str(frame.f_globals.get("__file__") or "")))
+            filename = frame.f_code.co_filename
+            if filename != _SELF:
+                if self.is_candidate_frame(frame):
+                    return True
+                if filename.startswith(trusted) or (frame.f_code.co_name == "<module>"
+                                                    and filename.startswith(self.library_folders)):
+                    return False
+            frame = frame.f_back
+        return False
+
+    def torch_called_by_candidate(self) -> bool:
+        """Whether the torch call a recorder is judging was made by candidate code itself: looking
+        through the recorders' own frames and torch's, the caller is the candidate's
+        (``LaunchTracer.triton_is_acting``)."""
+        frame = _getframe(1)
+        while frame is not None:
+            looked_through = (frame.f_code in self._recorder_code
+                              or frame.f_code.co_filename.startswith(self.libraries["torch"]))
+            if not looked_through:
+                return self.is_candidate_frame(frame)
             frame = frame.f_back
         return False
 
@@ -91,33 +154,47 @@ class Sentinel:
     # ------------------------------------------------------------------ arming
 
     def arm(self) -> None:
+        import torch
+        import triton
+
+        self.libraries = {library.__name__: os.path.dirname(library.__file__) + os.sep for library in (triton, torch)}
+        self.library_folders = tuple(self.libraries.values())
+        self._recorder_code = self.guards.recorder_code()
+        self.delegates = {kind: tuple(self.libraries[name] for name in names) for kind, names in DELEGATES.items()}
         for protection in PROTECTIONS.values():
             protection(self)
 
-    def _guard(self, owner: Any, name: str, what: str, allow: Callable[..., bool] | None = None) -> None:
-        """Replace ``owner.name`` by a wrapper that refuses candidate callers (``allow`` may let a call through)."""
+    def _guard(self, owner: Any, name: str, kind: str, what: str) -> None:
+        """Replace ``owner.name`` by a wrapper that refuses requests of this kind from candidate code."""
         original = getattr(owner, name, None)
         if original is None:
             return
         sentinel = self
 
         def guarded(*args, **kwargs):
-            if sentinel.asked_by_candidate() and not (allow and allow(*args, **kwargs)):
+            if sentinel.acting_for_candidate(kind):
                 sentinel.refuse(what)
             return original(*args, **kwargs)
 
-        guarded.__wrapped__ = original
         setattr(owner, name, guarded)
 
     # ------------------------------------------------------------------ after every call
 
     def intact(self) -> str | None:
-        """The first tampering seen so far, or None: refusals, replaced primitives, foreign hooks."""
+        """The first tampering seen so far, or None: refusals, replaced primitives, foreign hooks,
+        changed harness code."""
         if self.violations:
             return self.violations[0]
+        return self.timing_intact() or self._hooks_intact() or self._harness_intact()
+
+    def timing_intact(self) -> str | None:
+        """The first timing primitive replaced since arming, or None (cheap: checked after every call)."""
         for label, (owner, name, original) in self.bound.items():
             if getattr(owner, name, None) is not original:
                 return f"candidate code replaced {label} (the timing primitives)"
+        return None
+
+    def _hooks_intact(self) -> str | None:
         from triton import knobs
 
         for name, calls in self._hook_chains.items():
@@ -128,6 +205,15 @@ class Sentinel:
                 return f"candidate code set Triton's {name}"
         return None
 
+    def _harness_intact(self) -> str | None:
+        for label, namespace, copy in self._harness:
+            current = vars(namespace)
+            if current.keys() != copy.keys() or any(current[key] is not value for key, value in copy.items()):
+                changed = next((key for key in current.keys() | copy.keys()
+                                if key not in current or key not in copy or current[key] is not copy[key]), "?")
+                return f"candidate code changed the runner's {label}.{changed}"
+        return None
+
     def snapshot_hooks(self) -> None:
         """The Triton hooks as the runner installed them: any other is the candidate's."""
         from triton import knobs
@@ -136,6 +222,64 @@ class Sentinel:
             "launch_enter_hook", "launch_exit_hook", "kernel_load_start_hook", "kernel_load_end_hook")}
         self._hook_values = {name: getattr(knobs.runtime, name, None) for name in (
             "jit_cache_hook", "jit_post_compile_hook", "add_stages_inspection_hook")}
+
+    # ------------------------------------------------------------------ the audit hook
+
+    def audit(self, event: str, args: tuple) -> None:
+        """Refuse the audited requests of candidate code (``AUDITED``)."""
+        rule = AUDITED.get(event)
+        if rule is None or getattr(self._auditing, "busy", False):
+            return
+        kind, describe = rule
+        what = describe(self, event, args)
+        if what is None:
+            return
+        self._auditing.busy = True  # taking the frame below raises an event of its own
+        try:
+            frame = _getframe(1)
+            decide = ASKING.get(kind, Sentinel.acting_for_candidate)
+            asking = frame.f_code.co_filename != _SELF and decide(self, kind, frame)
+        finally:
+            self._auditing.busy = False
+        if asking:
+            self.refuse(what)
+
+    def asks_itself(self, kind: str, frame: Any) -> bool:
+        """Code compiling code: only the immediate caller counts (the standard library compiles code for
+        dataclasses and named tuples, importing runs module code)."""
+        return self.is_candidate_frame(frame)
+
+    def takes_frame(self, kind: str, frame: Any) -> bool:
+        """A frame taken by candidate code itself, or through a function that hands the frames it takes to
+        its caller (``FRAME_GIVERS``); the standard library taking frames for its own use (named tuples
+        read their caller's module name) is not the candidate taking one."""
+        while frame is not None and (frame.f_globals.get("__name__"), frame.f_code.co_name) in FRAME_GIVERS:
+            frame = frame.f_back
+        return frame is not None and self.is_candidate_frame(frame)
+
+    def _opened(self, event: str, args: tuple) -> str | None:
+        path, mode, flags = (tuple(args) + (None, None, None))[:3]
+        if WRITE_MODES & set(str(mode or "")) or (isinstance(flags, int) and flags & WRITE_FLAGS):
+            return "opened a file for writing"
+        return self._read(path)
+
+    def _listed(self, event: str, args: tuple) -> str | None:
+        return self._read(args[0] if args and args[0] is not None else ".")
+
+    def _read(self, path: Any) -> str | None:
+        """Why reading ``path`` is refused: the judge's exchange folder, another process's /proc."""
+        if isinstance(path, int):
+            return None
+        try:
+            resolved = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return None
+        if self.exchange and (resolved + os.sep).startswith(self.exchange):
+            return "read the judge's exchange folder (other contestants' outputs)"
+        entry = PROC_ENTRY.match(resolved + os.sep)
+        if entry and int(entry.group(1)) != os.getpid():
+            return "read another process's /proc files (its memory or environment)"
+        return None
 
 
 def stacks_intact(function_level: Any, dispatch_level: Any) -> str | None:
@@ -180,6 +324,59 @@ def compiled_objects(*roots: Any) -> list[str]:
     return found
 
 
+# ---------------------------------------------------------------------------- audited events
+
+
+def _always(message: str) -> Callable[[Sentinel, str, tuple], str]:
+    return lambda sentinel, event, args: message.format(event=event)
+
+
+def _frame_attribute(sentinel: Sentinel, event: str, args: tuple) -> str | None:
+    name = args[1] if len(args) > 1 else None
+    return f"took a frame through .{name} (a traceback's or a generator's)" if name in FRAME_ATTRIBUTES else None
+
+
+_FILE_CHANGES = ("os.remove", "os.rename", "os.rmdir", "os.truncate", "os.chmod", "os.chown", "os.chflags",
+                 "os.lchflags", "os.link", "os.symlink", "os.mkdir", "os.utime", "os.setxattr", "os.removexattr",
+                 "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree")
+_PROCESSES = ("os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile",
+              "subprocess.Popen")
+_NATIVE = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
+           "ctypes.string_at", "ctypes.wstring_at", "ctypes.call_function", "ctypes.addressof",
+           "ctypes.PyObj_FromPtr", "ctypes.create_string_buffer", "ctypes.create_unicode_buffer")
+
+# Functions that take a frame and hand it (or frames reached from it) to their caller.
+FRAME_GIVERS = {("logging", "<lambda>"), ("inspect", "currentframe"), ("inspect", "stack"), ("inspect", "trace"),
+                 ("inspect", "getouterframes"), ("inspect", "getinnerframes"), ("traceback", "walk_stack"),
+                 ("traceback", "walk_tb")}
+# How the audited kinds of request that do not walk the whole stack decide whether the candidate asks.
+ASKING: dict[str, Callable[[Sentinel, str, Any], bool]] = {
+    "code": Sentinel.asks_itself,
+    "frames": Sentinel.takes_frame,
+}
+
+# event -> (kind of request, why it is refused, or None when these arguments are fine)
+AUDITED: dict[str, tuple[str, Callable[[Sentinel, str, tuple], str | None]]] = {
+    "open": ("files", Sentinel._opened),
+    "os.listdir": ("files", Sentinel._listed),
+    "os.scandir": ("files", Sentinel._listed),
+    **{event: ("files", _always("changed files on disk ({event})")) for event in _FILE_CHANGES},
+    **{event: ("processes", _always("started a process ({event})")) for event in _PROCESSES},
+    **{event: ("signals", _always("sent a signal ({event})"))
+       for event in ("os.kill", "os.killpg", "signal.pthread_kill")},
+    "sys._getframe": ("frames", _always("took a stack frame (sys._getframe, inspect, logging)")),
+    "sys._current_frames": ("frames", _always("took the threads' frames (sys._current_frames)")),
+    "object.__getattr__": ("frames", _frame_attribute),
+    **{event: ("introspection", _always(f"walked the process's objects ({event})"))
+       for event in ("gc.get_objects", "gc.get_referrers", "gc.get_referents")},
+    **{event: ("tracing", _always("installed a trace, profile or audit function ({event})"))
+       for event in ("sys.settrace", "sys.setprofile", "sys.addaudithook", "sys.monitoring.register_callback")},
+    **{event: ("native", _always("used ctypes ({event}): raw memory and native calls")) for event in _NATIVE},
+    **{event: ("code", _always("ran code it compiled itself ({event})"))
+       for event in ("exec", "compile", "code.__new__")},
+}
+
+
 # ---------------------------------------------------------------------------- the protections
 
 
@@ -199,59 +396,114 @@ def _timing(sentinel: Sentinel) -> None:
     sentinel.bound = {label: (owner, name, getattr(owner, name)) for label, owner, name in entries}
 
 
-def _concurrency(sentinel: Sentinel) -> None:
-    import subprocess
+def _audit(sentinel: Sentinel) -> None:
+    import torch
+
+    sys.addaudithook(sentinel.audit)
+    # torch.save writes through its own C++ writer, which raises no event.
+    for owner, name in ((torch, "save"), (torch._C, "PyTorchFileWriter")):
+        sentinel._guard(owner, name, "files", f"wrote a file ({owner.__name__}.{name})")
+
+
+def _threads(sentinel: Sentinel) -> None:
     import _thread
 
     thread = "started a thread (work from another thread escapes the timed region and the recorders)"
-    sentinel._guard(threading.Thread, "start", thread)
-    sentinel._guard(_thread, "start_new_thread", thread)
-    for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system", "popen", "execv", "execve",
-                 "execvp", "execvpe", "spawnv", "spawnve"):
-        sentinel._guard(os, name, "started a process")
-    original_init = subprocess.Popen.__init__
-
-    def popen_init(self, *args, **kwargs):
-        if sentinel.asked_by_candidate():
-            sentinel.refuse("started a process")
-        original_init(self, *args, **kwargs)
-
-    subprocess.Popen.__init__ = popen_init
+    sentinel._guard(threading.Thread, "start", "threads", thread)
+    for owner, name in ((_thread, "start_new_thread"), (_thread, "start_new"), (threading, "_start_new_thread")):
+        sentinel._guard(owner, name, "threads", thread)
 
 
-def _file_writes(sentinel: Sentinel) -> None:
-    def writes(file: Any = None, mode: str = "r", *args: Any, **kwargs: Any) -> bool:
-        return bool(WRITE_MODES & set(str(kwargs.get("mode", mode))))
+def _descriptors(sentinel: Sentinel) -> None:
+    import posix
 
-    def reads_only(*args: Any, **kwargs: Any) -> bool:
-        return not writes(*args, **kwargs)
-
-    for owner in (builtins, io):
-        sentinel._guard(owner, "open", "opened a file for writing", allow=reads_only)
-    for name in ("remove", "unlink", "rename", "replace", "rmdir", "removedirs", "truncate", "chmod", "symlink",
-                 "link"):
-        sentinel._guard(os, name, f"called os.{name}")
+    for owner in (os, posix):  # os re-exports posix's functions: guard both names
+        for name in ("write", "writev", "pwrite", "pwritev", "sendfile", "dup2"):
+            sentinel._guard(owner, name, "descriptors",
+                            f"wrote to a file descriptor (os.{name}): the protocol's pipes are the runner's")
 
 
-def _signals(sentinel: Sentinel) -> None:
+def _signal_handlers(sentinel: Sentinel) -> None:
+    import _signal
     import signal
 
-    for owner, name in ((os, "kill"), (os, "killpg"), (signal, "pthread_kill")):
-        sentinel._guard(owner, name, f"sent a signal with {owner.__name__}.{name}")
+    for owner in (signal, _signal):
+        for name in ("signal", "setitimer", "alarm", "set_wakeup_fd", "siginterrupt"):
+            sentinel._guard(owner, name, "signals", f"installed a signal handler or timer (signal.{name}): its "
+                                                    "code runs when the signal comes, after forward returned")
 
 
-def _introspection(sentinel: Sentinel) -> None:
-    import gc
+def _compilers(sentinel: Sentinel) -> None:
+    import torch
 
-    for name in ("get_objects", "get_referrers", "get_referents"):
-        sentinel._guard(gc, name, f"walked the process's objects (gc.{name})")
+    for owner, name in ((torch, "compile"), (torch.jit, "script"), (torch.jit, "trace"), (torch.jit, "load"),
+                        (torch.jit, "trace_module"), (torch.fx, "symbolic_trace")):
+        label = f"torch.{'' if owner is torch else owner.__name__.split('.', 1)[1] + '.'}{name}"
+        sentinel._guard(owner, name, "compilers", f"called {label}")
+    export = getattr(torch, "export", None)
+    if export is not None and hasattr(export, "export"):
+        sentinel._guard(export, "export", "compilers", "called torch.export.export")
 
-    def getframe(depth: int = 0):
-        if sentinel.asked_by_candidate():
-            sentinel.refuse("walked the stack's frames (sys._getframe, inspect)")
-        return _getframe(depth + 1)  # the caller's frame, as if this wrapper were not there
 
-    sys._getframe = getframe
+def _recorder_switches(sentinel: Sentinel) -> None:
+    import torch
+    import torch.overrides
+    import torch.utils._python_dispatch as python_dispatch
+
+    for name in ("DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch",
+                 "_pop_torch_function_stack", "_pop_torch_dispatch_stack", "_set_torch_function_mode",
+                 "_push_on_torch_function_stack", "_push_on_torch_dispatch_stack"):
+        sentinel._guard(torch._C, name, "recorders", f"called torch._C.{name} (switching the recorders off)")
+    for owner, names in ((torch._C, ("_get_function_stack_at", "_get_dispatch_stack_at", "_get_dispatch_mode")),
+                         (torch.overrides, ("_get_current_function_mode", "_get_current_function_mode_stack",
+                                            "_pop_mode", "_pop_mode_temporarily", "_push_mode")),
+                         (python_dispatch, ("_get_current_dispatch_mode", "_get_current_dispatch_mode_stack",
+                                            "_pop_mode", "_pop_mode_temporarily", "_push_mode",
+                                            "_disable_current_modes"))):
+        for name in names:
+            sentinel._guard(owner, name, "recorders",
+                            f"reached the recorders through torch's mode stacks ({owner.__name__}.{name})")
+
+
+def _graphs(sentinel: Sentinel) -> None:
+    import torch
+
+    graph = getattr(getattr(torch, "cuda", None), "CUDAGraph", None)
+    what = "captured or replayed a CUDA graph (its kernels bypass Triton's launcher and the launch guards)"
+    for owner in {graph, *getattr(graph, "__bases__", ())} - {None, object}:
+        for name in ("capture_begin", "replay", "instantiate"):
+            sentinel._guard(owner, name, "graphs", what)
+    sentinel._guard(torch.cuda, "make_graphed_callables", "graphs", what)
+
+
+def _triton_ops(sentinel: Sentinel) -> None:
+    import torch.library
+
+    original_op, original_impl = torch.library.triton_op, torch.library.Library.impl
+
+    def triton_op(name: str, fn: Callable | None = None, /, *, mutates_args: Any, schema: str | None = None):
+        sentinel.triton_ops.add(name)
+        return original_op(name, fn, mutates_args=mutates_args, schema=schema)
+
+    def impl(library: Any, op_name: Any, fn: Callable, *args: Any, **kwargs: Any) -> Any:
+        """Every kernel registered for a Triton op (its body, or one registered over it later) runs
+        under recorders of its own; candidate code registers kernels for no other operator."""
+        qualified = str(op_name if isinstance(op_name, str) else getattr(op_name, "_name", op_name)).split(".")[0]
+        qualified = qualified if "::" in qualified else f"{library.ns}::{qualified}"
+        if qualified not in sentinel.triton_ops:
+            if sentinel.acting_for_candidate("operators"):
+                sentinel.refuse(f"registered a kernel for {qualified} (torch.library)")
+            return original_impl(library, op_name, fn, *args, **kwargs)
+
+        def recorded(*call_args: Any, **call_kwargs: Any) -> Any:
+            with sentinel.guards.unjudged(), sentinel.recording():
+                return fn(*call_args, **call_kwargs)
+
+        return original_impl(library, op_name, recorded, *args, **kwargs)
+
+    torch.library.triton_op = triton_op
+    torch.library.Library.impl = impl
+    sentinel._guard(torch.library.Library, "fallback", "operators", "registered a fallback kernel (torch.library)")
 
 
 class _HarnessBlocker:
@@ -261,68 +513,36 @@ class _HarnessBlocker:
         self.sentinel = sentinel
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name.split(".")[0] in HARNESS_PACKAGES and self.sentinel.asked_by_candidate():
+        if name.split(".")[0] in HARNESS_PACKAGES and self.sentinel.acting_for_candidate("imports", _getframe(1)):
             self.sentinel.refuse(f"imported {name} (the harness)")
         return None
 
 
-def _harness_imports(sentinel: Sentinel) -> None:
+def _harness(sentinel: Sentinel) -> None:
+    modules = {id(module): module for module in [*sys.modules.values(), *sentinel.modules]
+               if str(getattr(module, "__file__", None) or "").startswith(RUNNER) or module in sentinel.modules}
+    for module in modules.values():
+        sentinel._harness.append((module.__name__, module, dict(vars(module))))
+        for value in list(vars(module).values()):
+            if isinstance(value, type) and value.__module__ == module.__name__:
+                sentinel._harness.append((f"{module.__name__}.{value.__qualname__}", value, dict(vars(value))))
     sys.meta_path.insert(0, _HarnessBlocker(sentinel))
-    # Loaded harness modules stay reachable from the runner's own references only.
+    # The runner's modules stay reachable from the runner's own references only.
     for name in [name for name in sys.modules if name.split(".")[0] in HARNESS_PACKAGES]:
-        sys.modules[f"_ladder_private.{name}"] = sys.modules.pop(name)
-
-
-def _compilers(sentinel: Sentinel) -> None:
-    import torch
-
-    for owner, name in ((torch, "compile"), (torch.jit, "script"), (torch.jit, "trace"), (torch.jit, "load"),
-                        (torch.jit, "trace_module"), (torch.fx, "symbolic_trace")):
-        sentinel._guard(owner, name, f"called torch.{'' if owner is torch else owner.__name__.split('.', 1)[1] + '.'}{name}")
-    export = getattr(torch, "export", None)
-    if export is not None and hasattr(export, "export"):
-        sentinel._guard(export, "export", "called torch.export.export")
-
-
-def _recorder_switches(sentinel: Sentinel) -> None:
-    import torch
-
-    for name in ("DisableTorchFunction", "DisableTorchFunctionSubclass", "_DisableTorchDispatch",
-                 "_pop_torch_function_stack", "_pop_torch_dispatch_stack", "_set_torch_function_mode",
-                 "_push_on_torch_function_stack", "_push_on_torch_dispatch_stack"):
-        sentinel._guard(torch._C, name, f"called torch._C.{name} (switching the recorders off)")
-
-
-def _triton_ops(sentinel: Sentinel) -> None:
-    import torch.library
-
-    original = torch.library.triton_op
-
-    def triton_op(name: str, fn: Callable | None = None, /, *, mutates_args: Any, schema: str | None = None):
-        def register(body: Callable) -> Any:
-            def recorded(*args: Any, **kwargs: Any) -> Any:
-                with sentinel.guards.unjudged(), sentinel.recording():
-                    return body(*args, **kwargs)
-
-            recorded.__wrapped__ = body
-            for attribute in ("__name__", "__qualname__", "__module__", "__doc__", "__annotations__"):
-                if hasattr(body, attribute):
-                    setattr(recorded, attribute, getattr(body, attribute))
-            sentinel.triton_ops.add(name)
-            return original(name, recorded, mutates_args=mutates_args, schema=schema)
-        return register if fn is None else register(fn)
-
-    torch.library.triton_op = triton_op
+        del sys.modules[name]
+    if str(getattr(sys.modules.get("__main__"), "__file__", None) or "").startswith(RUNNER):
+        sys.modules["__main__"] = types.ModuleType("__main__")
 
 
 PROTECTIONS: dict[str, Callable[[Sentinel], None]] = {
     "timing": _timing,
-    "concurrency": _concurrency,
-    "file-writes": _file_writes,
+    "threads": _threads,
+    "descriptors": _descriptors,
+    "signal-handlers": _signal_handlers,
     "compilers": _compilers,
     "recorder-switches": _recorder_switches,
-    "signals": _signals,
-    "introspection": _introspection,
+    "graphs": _graphs,
     "triton-ops": _triton_ops,
-    "harness-imports": _harness_imports,  # last: the others import from the harness while arming
+    "harness": _harness,  # after the protections that import from the harness while arming
+    "audit": _audit,  # last: arming itself opens and imports nothing from here on
 }

@@ -5,15 +5,20 @@ rules guard against the known ways a candidate can look fast or correct without 
 Triton (measuring.md). Rules with severity ``error`` reject the solution before it runs; ``warning``
 rules are reported. Runtime guards (``runner.guards``) back up what source analysis cannot see.
 
-The **hot path** is ``ModelNew.forward`` plus every function or ``ModelNew`` method it calls or
-merely refers to (transitively) in the same file, and the arguments of every Triton decorator
-(heuristics, autotune hooks, prune and perf-model functions, config pre-hooks), which Triton calls
-on the candidate's behalf; Triton kernels themselves (``@triton.jit`` and friends) are not: their
-bodies are Triton language, where ``tl.dot`` is the point. In the hot path the candidate may allocate
-(``torch.empty*``, constant fills), reshape and view tensors, ask about shapes, strides and devices,
-and launch Triton kernels; nothing else that computes.
+The **hot path** is ``ModelNew.forward`` plus every function, ``ModelNew`` method or class (all its
+methods) it calls or merely refers to (transitively) in the same file, and the arguments of every
+Triton decorator (heuristics, autotune hooks, prune and perf-model functions, config pre-hooks),
+which Triton calls on the candidate's behalf; Triton kernels themselves (``@triton.jit`` and
+friends) are not: their bodies are Triton language, where ``tl.dot`` is the point. In the hot path
+the candidate may allocate (``torch.empty*``, constant fills), reshape and view tensors, ask about
+shapes, strides and devices, and launch Triton kernels; nothing else that computes.
 
-``python -m runner.static_check`` lists the rules; ``python -m runner.static_check FILE`` checks one.
+A solution may import modules from files beside it (``check_solution``): each is checked with the
+same rules, every function and method in it counting as hot path (it exists to be called from the
+solution).
+
+``python -m runner.static_check`` lists the rules; ``python -m runner.static_check FILE`` checks one
+(and the files beside it that it imports).
 """
 from __future__ import annotations
 
@@ -56,11 +61,13 @@ TRITON_DECORATORS = {"triton.jit", "triton.autotune", "triton.heuristics", "trit
 class Source:
     """A parsed solution: import aliases, functions, the ModelNew class and its hot path."""
 
-    def __init__(self, text: str, filename: str = "solution.py"):
+    def __init__(self, text: str, filename: str = "solution.py", helper: bool = False):
         self.text = text
         self.filename = filename
+        self.helper = helper  # a module beside the solution that it imports: all of it is hot path
         self.tree = ast.parse(text, filename=filename)
         self.aliases = self._aliases()
+        self.aliases.update(self._assigned_aliases())
         self.functions: dict[str, ast.AST] = {node.name: node for node in self.tree.body
                                               if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
         # Module-level lambdas (``grid = lambda meta: ...``) are functions too.
@@ -69,6 +76,8 @@ class Source:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         self.functions[target.id] = node.value
+        self.classes: dict[str, ast.ClassDef] = {node.name: node for node in self.tree.body
+                                                 if isinstance(node, ast.ClassDef) and node.name != "ModelNew"}
         self.model_new = next((node for node in self.tree.body
                                if isinstance(node, ast.ClassDef) and node.name == "ModelNew"), None)
         self.methods = ({node.name: node for node in self.model_new.body
@@ -126,6 +135,17 @@ class Source:
                     aliases[name.asname or name.name] = f"{node.module}.{name.name}"
         return aliases
 
+    def _assigned_aliases(self) -> dict[str, str]:
+        """Module-level names bound to an imported one are aliases too (``add = torch.Tensor.add``)."""
+        aliases = {}
+        for node in self.tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Attribute, ast.Name)):
+                target = self.dotted(node.value)
+                for name in node.targets:
+                    if target and isinstance(name, ast.Name):
+                        aliases[name.id] = target
+        return aliases
+
     def triton_decorators(self) -> list[ast.AST]:
         """The decorator expressions of Triton kernels: their arguments are code Triton runs."""
         found = []
@@ -140,6 +160,9 @@ class Source:
         forward = self.methods.get("forward")
         seen: dict[int, ast.AST] = {}
         pending = ([forward] if forward is not None else []) + self.triton_decorators()
+        if self.helper:
+            pending += [*self.functions.values(), *self.methods.values(),
+                        *(method for cls in self.classes.values() for method in _methods(cls))]
         while pending:
             function = pending.pop()
             if id(function) in seen or self.is_kernel(function):
@@ -148,6 +171,8 @@ class Source:
             for node in ast.walk(function):
                 if isinstance(node, ast.Name) and node.id in self.functions:
                     pending.append(self.functions[node.id])
+                elif isinstance(node, ast.Name) and node.id in self.classes:
+                    pending.extend(_methods(self.classes[node.id]))
                 elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
                       and node.value.id == "self" and node.attr in self.methods):
                     pending.append(self.methods[node.attr])
@@ -162,6 +187,28 @@ class Source:
                         and decorator.args and isinstance(decorator.args[0], ast.Constant)):
                     names.add(str(decorator.args[0].value).replace("::", "."))
         return names
+
+
+def _methods(cls: ast.ClassDef) -> list[ast.AST]:
+    return [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def local_imports(source: Source, folder: Path) -> list[Path]:
+    """Files in ``folder`` that the source imports by module name (``import helper``, ``from helper
+    import add``): the solution's folder is importable, so these are the candidate's code too."""
+    found = []
+    for node in ast.walk(source.tree):
+        names = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        for name in names:
+            parts = name.split(".")
+            for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
+                if candidate.is_file() and candidate not in found:
+                    found.append(candidate)
+    return found
 
 
 # ------------------------------------------------------------------------------- the rules
@@ -192,21 +239,43 @@ TENSOR_COMPUTE_METHODS = {
     "masked_fill", "masked_fill_", "where", "gather", "scatter", "scatter_add", "index_select",
     "sort", "topk", "copy_", "clone", "addcmul", "lerp", "square", "reciprocal", "sign", "floor",
     "ceil", "round", "maximum", "minimum", "all", "any", "mse_loss", "cross_entropy",
+    "to_sparse", "to_sparse_csr", "to_sparse_coo", "to_dense", "to_mkldnn", "as_subclass",
 }
-HOST_READS = {"item", "tolist", "numpy", "cpu"}
+# Tensor methods that only describe a tensor or view it (``torch.Tensor.size(x)``).
+TENSOR_QUERIES = {"size", "stride", "dim", "numel", "data_ptr", "element_size", "is_contiguous", "view",
+                  "contiguous", "expand", "expand_as", "view_as", "reshape_as", "new_empty", "new_zeros",
+                  "empty_like", "zero_", "fill_"}
+HOST_READS = {"item", "tolist", "numpy", "cpu", "untyped_storage", "storage", "_typed_storage", "__array__",
+              "__dlpack__"}
 NN_CONTAINERS = {"Module", "Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
                  "Buffer", "init"}
 STREAM_CALLS = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
 STREAM_METHODS = {"wait_stream", "record_stream", "wait_event"}
 CONCURRENCY_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio",
                        "subprocess"}
-INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "cffi", "traceback", "importlib", "builtins"}
+INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "_ctypes", "cffi", "traceback", "importlib", "builtins",
+                         "dis", "marshal"}
 INTROSPECTION_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
+INTROSPECTION_NAMES = {"sys._getframe", "sys._current_frames", "sys.modules", "sys.exc_info", "sys.exception",
+                       "sys.argv", "sys.meta_path", "sys.path_hooks", "logging.currentframe", "types.FunctionType",
+                       "types.CodeType", "types.FrameType"}
+# Attributes that lead from an object to frames, to the globals and closures of the functions that
+# hold the runner's guards, or to every class in the process.
+INTERNAL_ATTRIBUTES = {"__traceback__", "tb_frame", "tb_next", "f_back", "f_locals", "f_globals", "f_code",
+                       "f_builtins", "gi_frame", "cr_frame", "ag_frame", "gi_code", "__globals__", "__closure__",
+                       "__wrapped__", "__code__", "__builtins__", "__subclasses__", "__self__", "__func__",
+                       "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__"}
 OTHER_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit",
-                   "torch.utils.cpp_extension", "torch.export", "cupy", "numba", "tvm", "jax",
+                   "torch.utils.cpp_extension", "torch.export", "torch.fx", "cupy", "numba", "tvm", "jax",
                    "tensorflow")
 PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "runner", "os", "sys", "gc", "threading",
-                   "subprocess", "signal", "io"}
+                   "subprocess", "signal", "io", "posix", "_thread"}
+TRITON_HOOKS = {"knobs", "add_pre_run_hook", "pre_run_hooks", "launch_enter_hook", "launch_exit_hook",
+                "jit_cache_hook", "jit_post_compile_hook", "kernel_load_start_hook", "kernel_load_end_hook",
+                "add_stages_inspection_hook"}
+# Methods of a registered operator that put other code behind it.
+OPERATOR_OVERRIDES = {"register_kernel", "register_torch_dispatch", "register_fake", "_backend_fns", "_init_fn",
+                      "register_autocast"}
 
 
 def _torch_compute(source: Source) -> Iterator[tuple[int, str]]:
@@ -237,8 +306,10 @@ def _torch_call_is_compute(name: str) -> bool:
         return not (len(parts) > 2 and parts[2] in NN_CONTAINERS)
     if parts[1] == "library":
         return not (len(parts) > 2 and parts[2] in ALLOWED_LIBRARY_CALLS)
+    if parts[1] == "Tensor":  # torch.Tensor.add(x, y) is x.add(y)
+        return len(parts) > 2 and parts[2] not in ALLOWED_TORCH_CALLS and parts[2] not in TENSOR_QUERIES
     if parts[1] in ("float16", "float32", "bfloat16", "float64", "int32", "int64", "bool", "uint8",
-                    "int8", "int16", "dtype", "Tensor", "Generator"):
+                    "int8", "int16", "dtype", "Generator"):
         return False
     return parts[1] not in ALLOWED_TORCH_CALLS
 
@@ -412,8 +483,27 @@ def _introspection(source: Source) -> Iterator[tuple[int, str]]:
             yield node.lineno, f"calls {node.func.id}()"
         if isinstance(node, ast.Attribute):
             name = source.dotted(node) or ""
-            if name in ("sys._getframe", "sys.modules", "sys.settrace", "sys.setprofile"):
+            if name in INTROSPECTION_NAMES or name in ("sys.settrace", "sys.setprofile"):
                 yield node.lineno, f"uses {name}"
+            if node.attr in INTERNAL_ATTRIBUTES:
+                yield node.lineno, (f"uses .{node.attr} (frames, and the globals and closures of other code, "
+                                    "lead to the runner's guards)")
+        attribute = _attribute_argument(node)
+        if isinstance(attribute, ast.Constant) and attribute.value in INTERNAL_ATTRIBUTES:
+            yield node.lineno, (f"uses .{attribute.value} (frames, and the globals and closures of other code, "
+                                "lead to the runner's guards)")
+    for _, node in source.hot_nodes():
+        attribute = _attribute_argument(node)
+        if attribute is not None and not isinstance(attribute, ast.Constant):
+            yield node.lineno, f"calls {node.func.id}() with a computed name (what it reaches is hidden from these rules)"
+
+
+def _attribute_argument(node: ast.AST) -> ast.AST | None:
+    """The name argument of ``getattr(x, name)`` and friends, else None."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id in ("getattr", "setattr", "delattr", "hasattr") and len(node.args) > 1):
+        return node.args[1]
+    return None
 
 
 def _lazy_tensor(source: Source) -> Iterator[tuple[int, str]]:
@@ -465,10 +555,20 @@ def _calls_reference(source: Source) -> Iterator[tuple[int, str]]:
 HARNESS_MODULES = {"runner", "diagnoser", "indexer", "ladder"}
 WRITE_MODES = set("wax+")
 FILE_CALLS = {"os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir", "os.removedirs", "os.truncate",
-              "os.chmod", "os.symlink", "os.link", "os.makedirs", "os.mkdir", "os.open"}
+              "os.chmod", "os.symlink", "os.link", "os.makedirs", "os.mkdir", "os.open", "os.write", "os.writev",
+              "os.pwrite", "os.sendfile", "os.dup2", "os.fdopen", "torch.save", "numpy.save", "numpy.savez",
+              "numpy.savez_compressed", "numpy.savetxt", "pickle.dump"}
 PROCESS_CALLS = {"os.kill", "os.killpg", "os.fork", "os.forkpty", "os.system", "os.popen", "os.execv", "os.execve",
                  "os.execvp", "os.execvpe", "os._exit", "os.abort", "os.setsid", "os.setpgid", "os.posix_spawn",
-                 "os.posix_spawnp", "sys.exit", "signal.signal", "signal.pthread_kill", "signal.raise_signal"}
+                 "os.posix_spawnp", "sys.exit", "signal.pthread_kill", "signal.raise_signal"}
+PROCESS_MODULES = {"posix", "_posixsubprocess", "pty", "signal", "_signal"}
+# Code that runs later, whenever something else happens: after forward returned, outside the recorders.
+DEFERRED_CALLS = {"signal.signal", "signal.setitimer", "signal.alarm", "signal.set_wakeup_fd", "sys.settrace",
+                  "sys.setprofile", "sys.addaudithook", "threading.settrace", "threading.setprofile",
+                  "weakref.finalize", "atexit.register"}
+FILE_READS = {"open", "io.open", "os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob", "torch.load",
+              "numpy.load", "numpy.fromfile", "pickle.load"}
+FILE_READ_METHODS = {"read_text", "read_bytes", "iterdir", "glob", "rglob"}
 TORCH_INTERNALS = ("torch._C", "torch.overrides", "torch.utils._python_dispatch", "torch._ops", "torch._library",
                    "torch.library.custom_op", "torch.library.Library", "torch.library.impl",
                    "torch.library.register_kernel", "torch.library.define")
@@ -482,29 +582,90 @@ def _file_writes(source: Source) -> Iterator[tuple[int, str]]:
     for node in ast.walk(source.tree):
         if not isinstance(node, ast.Call):
             continue
-        name = source.dotted(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        name = _as_os(source.dotted(node.func) or (node.func.id if isinstance(node.func, ast.Name) else ""))
         if name in ("open", "io.open", "builtins.open") or (isinstance(node.func, ast.Attribute)
                                                              and node.func.attr == "open" and name != "os.open"):
-            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
-            if isinstance(mode, ast.Constant) and WRITE_MODES & set(str(mode.value)):
-                yield node.lineno, f"opens a file for writing (mode {mode.value!r})"
+            mode = _open_mode(node)
+            if WRITE_MODES & set(str(mode)):
+                yield node.lineno, f"opens a file for writing (mode {mode!r})"
         elif isinstance(node.func, ast.Attribute) and node.func.attr in ("write_text", "write_bytes", "unlink",
-                                                                        "rename", "replace", "rmdir", "touch"):
+                                                                        "rename", "replace", "rmdir", "touch",
+                                                                        "tofile", "mkdir"):
             yield node.lineno, f"calls .{node.func.attr}() (writing files)"
         elif name in FILE_CALLS or name.startswith("shutil."):
             yield node.lineno, f"calls {name} (writing files)"
 
 
+def _open_mode(call: ast.Call) -> str:
+    """The constant mode of an ``open(...)`` call ('' when it is not a constant)."""
+    mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    return str(mode.value) if isinstance(mode, ast.Constant) else ""
+
+
 def _process_control(source: Source) -> Iterator[tuple[int, str]]:
+    yield from _imports_of(source, PROCESS_MODULES, "imports {module} (signals, exits and new processes)")
     for node, name in source.names():
-        if name in PROCESS_CALLS:
+        if _as_os(name) in PROCESS_CALLS:
             yield node.lineno, f"uses {name} (signals, exits and new processes)"
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Raise) and node.exc is not None:
+            raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+            if isinstance(raised, ast.Name) and raised.id in ("SystemExit", "KeyboardInterrupt"):
+                yield node.lineno, f"raises {raised.id} (ending the contestant)"
+
+
+def _as_os(name: str) -> str:
+    """``posix.fork`` is ``os.fork``: the os module re-exports the posix one."""
+    return "os" + name[len("posix"):] if name == "posix" or name.startswith("posix.") else name
+
+
+def _deferred_code(source: Source) -> Iterator[tuple[int, str]]:
+    for node, name in source.names():
+        if name in DEFERRED_CALLS:
+            yield node.lineno, f"uses {name} (code that runs later, after forward returned)"
+    for node in ast.walk(source.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__del__":
+            yield node.lineno, "defines __del__ (code that runs later, after forward returned)"
+        if (isinstance(node, ast.Call) and source.dotted(node.func) in ("weakref.ref", "weakref.proxy")
+                and len(node.args) > 1):
+            yield node.lineno, "gives a weak reference a callback (code that runs later, after forward returned)"
+
+
+def _host_compute(source: Source) -> Iterator[tuple[int, str]]:
+    for function, node in source.hot_nodes():
+        if isinstance(node, ast.Call):
+            name = source.dotted(node.func) or ""
+            if name.split(".")[0] == "numpy":
+                yield node.lineno, f"calls {name} in the hot path (numpy computes on the host, not in Triton)"
+
+
+def _file_reads(source: Source) -> Iterator[tuple[int, str]]:
+    for _, node in source.hot_nodes():
+        if not isinstance(node, ast.Call):
+            continue
+        name = source.dotted(node.func) or (node.func.id if isinstance(node.func, ast.Name) else "")
+        if name in ("open", "io.open") and WRITE_MODES & set(str(_open_mode(node))):
+            continue  # a write: the file-write rule's
+        if name in FILE_READS or (isinstance(node.func, ast.Attribute) and node.func.attr in FILE_READ_METHODS
+                                  and not name):
+            called = name or f".{node.func.attr}()"
+            yield node.lineno, f"calls {called} in the hot path (reading files: another contestant's outputs?)"
+
+
+def _triton_hooks(source: Source) -> Iterator[tuple[int, str]]:
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Attribute) and node.attr in TRITON_HOOKS:
+            yield node.lineno, (f"uses .{node.attr} (Triton's hooks and knobs run code inside its launcher, "
+                                "where the recorders take torch calls for Triton's own)")
 
 
 def _torch_internals(source: Source) -> Iterator[tuple[int, str]]:
     for node, name in source.names():
         if any(name == prefix or name.startswith(prefix + ".") for prefix in TORCH_INTERNALS):
             yield node.lineno, f"uses {name} (torch internals that can switch the recorders off or run unseen ops)"
+    for node in ast.walk(source.tree):
+        if isinstance(node, ast.Attribute) and node.attr in OPERATOR_OVERRIDES:
+            yield node.lineno, f"uses .{node.attr} (puts other code behind a registered operator)"
 
 
 def _no_triton_kernel(source: Source) -> Iterator[tuple[int, str]]:
@@ -537,11 +698,12 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule("concurrency", ERROR, "threads, processes, asyncio, subprocess", _concurrency),
     Rule("caching", ERROR, "results keyed on input identity (id, data_ptr, hash), memoised hot "
          "functions, global state in the hot path", _caching),
-    Rule("host-read", ERROR, ".item()/.tolist()/.cpu()/.numpy() in the hot path", _host_reads),
+    Rule("host-read", ERROR, ".item()/.tolist()/.cpu()/.numpy()/.untyped_storage() in the hot path", _host_reads),
     Rule("monkey-patch", ERROR, "assigning attributes of torch, triton, time, numpy (timers, "
          "synchronize)", _monkey_patch),
-    Rule("introspection", ERROR, "gc, inspect, ctypes, frames, eval/exec (reading the expected "
-         "output, escaping the checks)", _introspection),
+    Rule("introspection", ERROR, "gc, inspect, ctypes, frames, eval/exec, sys.modules, function internals "
+         "(__globals__, __closure__, __wrapped__), getattr with a computed name in the hot path (reading the "
+         "expected output, escaping the checks)", _introspection),
     Rule("lazy-tensor", ERROR, "torch.Tensor subclasses, __torch_function__/__torch_dispatch__",
          _lazy_tensor),
     Rule("other-compiler", ERROR, "torch.compile, TorchScript, C++/CUDA extensions, other code "
@@ -551,9 +713,14 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule("harness-import", ERROR, "importing ladder's own packages (the runner, its guards, the comparison)",
          _harness_import),
     Rule("file-write", ERROR, "writing, removing or renaming files", _file_writes),
-    Rule("process-control", ERROR, "signals, exits, new processes and sessions", _process_control),
+    Rule("process-control", ERROR, "signals, exits, new processes and sessions (posix included)", _process_control),
+    Rule("deferred-code", ERROR, "signal handlers and timers, trace/profile/audit functions, finalizers, atexit: "
+         "code that runs after forward returned", _deferred_code),
+    Rule("host-compute", ERROR, "numpy calls in the hot path", _host_compute),
+    Rule("file-read", ERROR, "reading files or listing folders in the hot path", _file_reads),
+    Rule("triton-hooks", ERROR, "Triton's knobs and hooks (pre-run, launch, compile hooks)", _triton_hooks),
     Rule("torch-internals", ERROR, "torch._C, torch.overrides, dispatch modes, custom operators other than "
-         "torch.library.triton_op", _torch_internals),
+         "torch.library.triton_op, kernels registered over one", _torch_internals),
     Rule("state-in-forward", WARNING, "forward assigns self attributes (state across calls)",
          _state_in_forward),
     Rule("no-triton-kernel", WARNING, "no @triton.jit kernel defined in the file", _no_triton_kernel),
@@ -561,9 +728,13 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
 
 
 def check_source(text: str, filename: str = "solution.py",
-                 rules: dict[str, Rule] | None = None) -> list[Violation]:
-    """Run the rules over a solution's source. Raises ``SyntaxError`` for unparsable source."""
-    source = Source(text, filename)
+                 rules: dict[str, Rule] | None = None, helper: bool = False) -> list[Violation]:
+    """Run the rules over a solution's source (or, ``helper``, a module it imports). Raises
+    ``SyntaxError`` for unparsable source."""
+    return _check(Source(text, filename, helper), rules)
+
+
+def _check(source: Source, rules: dict[str, Rule] | None = None) -> list[Violation]:
     found: set[tuple[str, int, str]] = set()
     violations = []
     for rule in (rules or RULES).values():
@@ -574,9 +745,22 @@ def check_source(text: str, filename: str = "solution.py",
     return sorted(violations, key=lambda v: (v.severity != ERROR, v.line, v.rule))
 
 
-def check_file(path: str | Path) -> list[Violation]:
-    path = Path(path)
-    return check_source(path.read_text(), path.name)
+def check_solution(path: str | Path) -> list[Violation]:
+    """The rules over a solution file and over every module beside it that it imports (their
+    violations name their file). Raises ``OSError`` or ``SyntaxError`` (with ``filename`` set)."""
+    path = Path(path).resolve()
+    pending, seen, violations = [(path, False)], {path}, []
+    while pending:
+        file, helper = pending.pop(0)
+        source = Source(file.read_text(), str(file), helper)
+        for violation in _check(source):
+            violations.append(violation if file == path else Violation(
+                violation.rule, violation.severity, violation.line, f"{file.name}: {violation.message}"))
+        for imported in local_imports(source, path.parent):
+            if imported not in seen:
+                seen.add(imported)
+                pending.append((imported, True))
+    return sorted(violations, key=lambda v: v.severity != ERROR)  # stable: the solution's own come first
 
 
 def describe_rules() -> str:
@@ -591,7 +775,7 @@ def main(argv: list[str]) -> int:
         return 0
     status = 0
     for path in argv:
-        for violation in check_file(path):
+        for violation in check_solution(path):
             print(f"{path}:{violation.line}: {violation.severity}: {violation.message} [{violation.rule}]")
             status = max(status, violation.severity == ERROR)
     return status

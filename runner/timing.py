@@ -27,17 +27,20 @@ spread (p10-p90, IQR) of the per-call times in milliseconds.
 The judge's clock around ``go`` cannot be touched from there: it is the call plus a constant cost
 (queued idle work, the round trip, the synchronize), the same for every contestant of a case. The
 reference's process runs no candidate code, so its clock minus its events measures that constant;
-a candidate whose own clock, less the constant, exceeds ``HOST_FACTOR`` times its claimed event
-time plus ``HOST_SLACK_MS`` reported times its calls did not take, and is rejected with both numbers.
+a candidate whose own clock (its lower quartile: a busy host only ever delays an answer), less the
+constant, exceeds ``HOST_FACTOR`` times its claimed event time plus ``HOST_SLACK_MS`` reported times
+its calls did not take, and is rejected with both numbers.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import statistics
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -139,6 +142,18 @@ def output_violation(window: Window, output: Any) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """No garbage-collection pause in this process while its clock runs around the calls."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.enable()
+
+
 def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Settings, rng: Any,
             flush: Callable[[], None], verify: Callable[[str, int, str], Verdict], exchange: Path,
             private_inputs: bool = False, progress: Callable[[str], None] = lambda message: None,
@@ -220,11 +235,15 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
 
 
 def host_bound(measurements: dict[str, Measurement], timed: list[Timed]) -> dict[str, dict[str, float]]:
-    """Per contestant: the judge's clock and the events, medians in ms, and what the clock implies
-    the call took once the constant cost the trusted contestant shows is taken off (``implied_ms``).
+    """Per contestant: the judge's clock (the lower quartile of its calls) and the events (their
+    median), in ms, and what the clock implies the call took once the constant cost the trusted
+    contestant shows is taken off (``implied_ms``).
 
-    A guarded contestant whose implied time exceeds what its events claim by more than the bound
-    allows gets its ``violation`` set here.
+    The clock's lower quartile, not its median: other work on the judge's machine delays some calls'
+    answers (a busy host preempts the contestant after its call), never hastens one, and a
+    contestant whose events lie about most calls shows it in its fastest ones as well. A guarded
+    contestant whose implied time exceeds what its events claim by more than the bound allows gets
+    its ``violation`` set here.
     """
     trusted = next((t.name for t in timed if t.trusted and measurements[t.name].wall_ms), None)
     if trusted is None:
@@ -236,7 +255,7 @@ def host_bound(measurements: dict[str, Measurement], timed: list[Timed]) -> dict
         measured = measurements[contestant.name]
         if not measured.wall_ms:
             continue
-        wall, events = statistics.median(measured.wall_ms), statistics.median(measured.times_ms)
+        wall, events = summarize(measured.wall_ms)["p25"], statistics.median(measured.times_ms)
         implied = wall - overhead
         bounds[contestant.name] = {"wall_ms": wall, "events_ms": events, "overhead_ms": overhead,
                                    "implied_ms": implied}

@@ -2,7 +2,9 @@
 
 Correctness only: the interpreter executes programs one by one in Python, so its times say nothing
 about a GPU. Triton's launcher is bypassed, so the launch hook never fires; the runner counts
-launches by wrapping ``InterpretedFunction.run`` instead (see ``runner.guards``).
+launches by wrapping ``InterpretedFunction.run`` instead (see ``runner.guards``). Triton's autotuner
+asks the (absent) device driver for a benchmarker; here it gets a host-clock one, so autotuned
+kernels run, every config and its hooks included, as they would on a device.
 """
 from __future__ import annotations
 
@@ -21,6 +23,27 @@ class InterpretBackend(Backend):
 
     def setup(self) -> None:
         _convert_bf16_dot_operands()
+        _benchmark_configs_on_the_host()
+
+
+def _benchmark_configs_on_the_host() -> None:
+    """Give the autotuner a benchmarker where it would ask the driver for one (there is none here):
+    one call of each config, timed on the host clock. The choice means nothing; running each config
+    (its pre-hooks, resets and restores) as on a device is the point."""
+    import time
+
+    from triton.runtime.autotuner import Autotuner
+
+    def benchmark(kernel_call, quantiles=None, **kwargs):
+        started = time.perf_counter()
+        kernel_call()
+        elapsed_ms = (time.perf_counter() - started) * 1e3
+        return [elapsed_ms] * len(quantiles) if quantiles else elapsed_ms
+
+    def do_bench(self):
+        return self._do_bench if self._do_bench is not None else benchmark
+
+    Autotuner.do_bench = property(do_bench)
 
 
 def _convert_bf16_dot_operands() -> None:

@@ -1,10 +1,11 @@
 """Runtime guards in-process: the torch-call recorder, poisoned allocations, the launch tracer."""
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
-from runner.guards import LaunchTracer, TorchOpRecorder, poison, unwritten_count
+from runner.guards import LaunchTracer, TorchOpRecorder, plain_outputs, poison, unwritten_count
 from runner.problem import load_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -152,3 +153,37 @@ def test_direct_launch_outside_the_wrappers_reports_its_own_stream():
     with tracer.watch("candidate") as window:
         tracer._on_launch_hook(Metadata("compiled_kernel", 5))
     assert window.streams() == {5}
+
+
+def test_outputs_must_be_dense_tensors_in_plain_containers():
+    import collections
+
+    pair = collections.namedtuple("Pair", "values count")
+
+    class Deferred(list):
+        def __iter__(self):
+            return super().__iter__()
+
+    tensor = torch.ones(3)
+    assert plain_outputs((tensor, [tensor, 2], pair(tensor, 1))) == ([tensor, tensor, 2, tensor, 1], None)
+    assert plain_outputs(torch.max(torch.ones(2, 3), dim=1))[1] is None  # torch's return types
+    assert "returns a Deferred" in plain_outputs(Deferred([tensor]))[1]
+    assert "(a torch.Tensor subclass)" in plain_outputs(torch.Tensor._make_subclass(type("Lazy", (torch.Tensor,), {}),
+                                                                                  tensor))[1]
+    assert "sparse_coo tensor" in plain_outputs(tensor.to_sparse())[1]
+
+
+def test_torch_tensor_is_a_constant_only_for_a_few_plain_numbers(tracer):
+    with TorchOpRecorder(tracer) as recorder:
+        torch.tensor([0.5, 2.0])
+    assert recorder.compute_calls == {}
+    with TorchOpRecorder(tracer) as recorder:
+        torch.tensor([float(i) for i in range(1000)])
+        torch.as_tensor(np.ones(4))
+    assert set(recorder.compute_calls) == {"torch.tensor", "torch.as_tensor"}
+
+
+def test_a_compute_call_that_fails_is_still_recorded(tracer):
+    with TorchOpRecorder(tracer) as recorder, pytest.raises(RuntimeError):
+        torch.matmul(torch.ones(2, 3), torch.ones(2, 3))
+    assert recorder.compute_calls == {"torch.matmul": 1}

@@ -1,0 +1,44 @@
+"""Starts a thread through threading._start_new_thread, the module's own reference to the unwrapped primitive, and computes with torch there."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, alpha, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(out_ptr + offsets, x + alpha * y, mask=mask)
+
+
+@triton.jit
+def touch_kernel(out_ptr, n, BLOCK: tl.constexpr):
+    """Receives the output but stores nothing: the launch guards see the buffer passed to a kernel."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(out_ptr + offsets, mask=offsets < 0), mask=offsets < 0)
+
+
+import threading
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        touch_kernel[(1,)](out, out.numel(), BLOCK=16)
+        done = threading.Lock()
+        done.acquire()
+
+        def work():
+            torch.add(x, y, alpha=self.alpha, out=out)
+            done.release()
+
+        threading._start_new_thread(work, ())
+        done.acquire()
+        return out
