@@ -14,7 +14,7 @@ too: the inputs make the problem ill-posed, and a comparison there proves nothin
 **Integers and booleans** must match exactly.
 
 **Floating outputs** are compared with a reference computed in float64 where the model allows it
-(``runner.evaluate`` falls back to the problem's own precision otherwise). The error of each element
+(``runner.reference`` falls back to the problem's own precision otherwise). The error of each element
 is normalised by the reference's magnitude at that element *plus its root-mean-square over the whole
 output*::
 

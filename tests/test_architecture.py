@@ -28,8 +28,9 @@ FLOORS: dict[str, int] = {
 }
 FLOOR_NAMES = {0: "runner/indexer", 1: "rungs", 2: "policy", 3: "loop", 4: "command line"}
 # The runner's evaluation internals: only runner.bench (the door) and the runner itself use them.
-RUNNER_INTERNALS = ("runner.worker", "runner.isolation", "runner.evaluate", "runner.timing", "runner.guards",
-                    "runner.judge", "runner.contestant")
+RUNNER_INTERNALS = ("runner.worker", "runner.isolation", "runner.evaluate", "runner.evaluation", "runner.case",
+                    "runner.timing", "runner.guards", "runner.contestant", "runner.contestants", "runner.sentinel",
+                    "runner.channel", "runner.exchange", "runner.sandbox")
 
 
 def modules() -> dict[str, Path]:
