@@ -10,7 +10,7 @@ import torch
 
 from diagnoser.suite.operators import discover
 from runner.problem import load_problem, load_solution
-from runner.static_check import ERROR, check_file
+from runner.static_check import ERROR, check_solution
 
 OPERATORS = discover()
 LEVEL1 = {1, 2, 3, 4, 7, 9, 17, 19, 23, 24, 26, 36, 40, 42, 47, 51, 89, 95, 97}
@@ -93,7 +93,7 @@ def test_solution_constructor_matches_the_model(op):
 
 @by_key
 def test_solution_passes_the_static_checks(op):
-    errors = [str(violation) for violation in check_file(op.solution) if violation.severity == ERROR]
+    errors = [str(violation) for violation in check_solution(op.solution) if violation.severity == ERROR]
     assert not errors
 
 
