@@ -31,6 +31,7 @@ FLOOR_NAMES = {0: "runner/indexer", 1: "rungs", 2: "policy", 3: "loop", 4: "comm
 RUNNER_INTERNALS = ("runner.worker", "runner.isolation", "runner.evaluate", "runner.evaluation", "runner.case",
                     "runner.timing", "runner.guards", "runner.contestant", "runner.contestants", "runner.sentinel",
                     "runner.channel", "runner.exchange", "runner.sandbox")
+MAX_MODULE_LINES = 600
 
 
 def modules() -> dict[str, Path]:
@@ -161,6 +162,12 @@ def test_nothing_in_diagnoser_but_the_command_line_imports_the_optimization_loop
                        if any(t.startswith("diagnoser.optimize") for t in targets)
                        and not module.startswith("diagnoser.optimize") and floor_of(module) < 4)
     assert importers == []
+
+
+def test_no_module_is_over_the_size_a_reader_takes_in_at_once():
+    """A module past ~600 lines holds more than one job: split it along its own seams."""
+    sizes = {module: len(path.read_text().splitlines()) for module, path in modules().items()}
+    assert sorted(f"{module}: {lines} lines" for module, lines in sizes.items() if lines > MAX_MODULE_LINES) == []
 
 
 def test_every_module_has_a_floor():
