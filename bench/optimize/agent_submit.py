@@ -34,6 +34,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--only", nargs="*", default=())
+    parser.add_argument("--quick", action="store_true", help="the problems' small test cases (a CPU smoke run)")
     args = parser.parse_args(argv)
     staged = json.loads((STAGED / "candidates.json").read_text())
     status = 0
@@ -42,7 +43,8 @@ def main(argv: list[str]) -> int:
             continue
         run = (args.runs / key).resolve()
         if not (run / "journal.jsonl").exists():
-            opened = ladder("optimize", "run", f"kernels/{key}/solution.py", "--proposer", "agent", "--out", str(run))
+            opened = ladder("optimize", "run", f"kernels/{key}/solution.py", "--proposer", "agent", "--out", str(run),
+                            *(["--quick"] if args.quick else []))
             if opened.returncode != 0:
                 print(f"{key}: the run did not open: {(opened.stderr or opened.stdout).strip().splitlines()[-1:]}")
                 status = 1
