@@ -30,7 +30,7 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
     citations, new_findings, unanswered = [], [], []
     cited_by_place: dict[tuple, dict] = {}
     for question in asked:
-        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": BACKEND_OF_TARGET.get(target, target)})
+        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": backend_of(target)})
         kept = answers.keep(hits, question)
         if not kept:
             unanswered.append(question.describe)
@@ -53,6 +53,12 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
         summary += f"; no compiler chunk matched: {'; '.join(unanswered)}"
     return {"citations": citations, "findings": new_findings, "warnings": warnings, "summary": summary,
             "questions": [{"query": q.query, "about": q.about} for q in asked]}
+
+
+def backend_of(target: str) -> str:
+    """The index's backend for a compile target (`sm90` -> nvidia, `ascend:Ascend910B3` -> ascend)."""
+    family = target.split(":", 1)[0]
+    return BACKEND_OF_TARGET.get(family, family)
 
 
 def _place(chunk: dict) -> tuple:
