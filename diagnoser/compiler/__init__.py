@@ -19,6 +19,9 @@ CHUNKS_PER_QUESTION = 12   # asked of the index: the filter drops most
 CITED_PER_QUESTION = 2     # kept per question in the report
 EXCERPT_LINES = 14
 BACKEND_OF_TARGET = {"sm90": "nvidia", "ascend": "ascend"}
+# Backends whose answers must be their own code and docs: Triton-Ascend is a fork, so the shared
+# code an index holds (upstream triton's, as often as not) is not what its compiler ran.
+OWN_CODE_ONLY = frozenset({"ascend"})
 
 
 def escalate(facts: list[dict], findings: list[dict], search: Search, target: str = "sm90",
@@ -29,9 +32,12 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
     asked = questions(facts, findings, catalog, target, limit)
     citations, new_findings, unanswered = [], [], []
     cited_by_place: dict[tuple, dict] = {}
+    backend, own_code_seen = backend_of(target), False
     for question in asked:
-        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": backend_of(target)})
-        kept = answers.keep(hits, question)
+        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": backend})
+        own_code_seen = own_code_seen or any(hit.get("backend") == backend for hit in hits)
+        kept = [chunk for chunk in answers.keep(hits, question)
+                if backend not in OWN_CODE_ONLY or chunk.get("backend") == backend]
         if not kept:
             unanswered.append(question.describe)
             continue
@@ -48,6 +54,9 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
             cited = [cited_by_place[_place(kept[0])]]
         new_findings.append(_finding(question, cited))
     warnings = [summariser.warning] if summariser.warning else []
+    if asked and backend in OWN_CODE_ONLY and not own_code_seen:
+        warnings.append(f"the index holds no {backend} backend code, so nothing could be cited: add the "
+                        f"compiler's source (ladder index build --source NAME=PATH)")
     summary = f"{len(asked)} questions, {len(citations)} citations"
     if unanswered:
         summary += f"; no compiler chunk matched: {'; '.join(unanswered)}"
