@@ -39,7 +39,7 @@ def fix_int64_scalar_fallback(source: str, finding: Optional[Finding], ctx: Opti
         for analysis in analyses_of(ctx, kernel.name):
             loads = {a.node_id: a for a in analysis.report.accesses if a.op == "load"}
             for op in analysis.report.int64_ops:
-                if not (op.per_element and op.on_data and op.kind == "arith"):
+                if not (op.per_element and op.on_data and op.kind != "cast"):
                     continue
                 if finding is not None and finding.line and op.line != finding.line:
                     continue
