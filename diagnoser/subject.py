@@ -46,3 +46,16 @@ def target_for(backend: str, solution: str, problem: str | None = None, requeste
         return "ascend"
     texts = [Path(path).read_text(errors="replace") for path in (solution, problem) if path and Path(path).is_file()]
     return "ascend" if written_for_npu(*texts) else "sm90"
+
+
+def checked_target(value: str) -> str:
+    """`value` if it names a target ladder has tables for (`sm90`, `ascend`, `ascend:PART`), else
+    ValueError saying which there are."""
+    from runner import hardware
+
+    family, _, part = value.partition(":")
+    if value in ("sm90", "ascend") or (family == "ascend" and part and hardware.for_target(value)):
+        return value
+    parts = sorted(t.split(":", 1)[1] for table in hardware.tables().values() for t in table.get("targets", [])
+                   if t.startswith("npu:"))
+    raise ValueError(f"{value!r}: use sm90, ascend, or ascend:PART with a table in kb/hardware (parts: {', '.join(parts)})")

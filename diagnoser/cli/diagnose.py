@@ -19,28 +19,19 @@ from pathlib import Path
 import click
 
 from diagnoser import ladder
-from diagnoser.subject import Subject, target_for
+from diagnoser.subject import Subject, checked_target, target_for
 
 
 class DiagnoseError(click.ClickException):
     """A user mistake, reported in one line."""
 
 
-class TargetName(click.ParamType):
-    """`sm90`, `ascend`, or `ascend:PART` for an Ascend part a table in kb/hardware describes."""
-
-    name = "target"
-
-    def convert(self, value, param, ctx):
-        from runner import hardware
-
-        family, _, part = str(value).partition(":")
-        if value in ("sm90", "ascend") or (family == "ascend" and part and hardware.for_target(value)):
-            return value
-        parts = sorted(t.split(":", 1)[1] for table in hardware.tables().values() for t in table.get("targets", [])
-                       if t.startswith("npu:"))
-        self.fail(f"{value!r}: use sm90, ascend, or ascend:PART with a table in kb/hardware "
-                  f"(parts: {', '.join(parts)})", param, ctx)
+def target_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--target`: a target ladder has tables for (diagnoser.subject.checked_target)."""
+    try:
+        return None if value is None else checked_target(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def parse_rungs(text: str) -> set[int]:
@@ -102,7 +93,7 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report here.")
 @click.option("--backend", type=click.Choice(["auto", "cuda", "npu", "aot"]), default="auto", show_default=True,
               help="Where kernels run; aot = compile only, no device (rung 2 is skipped).")
-@click.option("--target", type=TargetName(), help="sm90, ascend or ascend:PART (a part with a table in kb/hardware): "
+@click.option("--target", callback=target_option, help="sm90, ascend or ascend:PART (a part with a table in kb/hardware): "
               "the device every rung judges the kernel for (default: from the backend and the code).")
 @click.option("--exhaustive", is_flag=True, help="Climb every requested rung even once the gap is explained.")
 @click.option("--no-ncu", is_flag=True, help="Profile with events only (skip Nsight Compute).")

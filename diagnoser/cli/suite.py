@@ -13,7 +13,7 @@ from typing import Any, Callable
 import click
 
 from diagnoser import batch
-from diagnoser.cli.diagnose import TargetName
+from diagnoser.cli.diagnose import target_option
 from diagnoser.suite import render
 from diagnoser.suite.operators import Operator, SuiteError, discover
 from diagnoser.suite.run import (DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, DEFAULT_MIN_REPS, DEFAULT_SEEDS,
@@ -108,7 +108,7 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 @click.option("--diagnose", is_flag=True,
               help="Diagnose every operator instead (the ladder of `ladder diagnose`, device work batched): "
                    "a table of the rung each reached and its findings.")
-@click.option("--target", type=TargetName(),
+@click.option("--target", callback=target_option,
               help="With --diagnose: the device every operator is judged for (sm90, ascend, ascend:PART); "
                    "default: from the backend and each operator's code.")
 @click.option("--optimize", "optimize", is_flag=True,
