@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from diagnoser import gap
 from diagnoser.optimize import ascend
 from diagnoser.optimize.brief import brief_for
 from diagnoser.optimize.gate import GateResult, GateSettings
@@ -58,6 +59,9 @@ def test_on_an_npu_rung_2_reads_the_gates_timing_against_the_parts_ceilings():
     assert profile["backend"] == "npu" and profile["ceilings"]["bandwidth"] == 1.2e12  # kb/hardware/ascend910b3.yaml
     (case,) = profile["cases"]
     assert case["efficiency"] == pytest.approx(0.5)  # 1.2 GB at 1.2 TB/s is 1 ms; it took 2 ms
+    fill = {"pattern": "npu.masked-load-fill", "rung": 3, "confidence": 0.95, "kernel": "k", "evidence": []}
+    assert case["class"] == "latency-bound"  # 50% of the copy ceiling, by events alone
+    assert gap.assess(profile, [fill])["explained"] and not gap.assess(profile, [])["explained"]
 
 
 def test_compile_only_without_the_ascend_environment_is_a_usage_error(tmp_path):
