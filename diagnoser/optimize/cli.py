@@ -41,6 +41,17 @@ def _target(value: str | None) -> str | None:
         raise click.BadParameter(str(error)) from None
 
 
+def _recorded_target(out: Path) -> str | None:
+    """The target a run in `out` was started with (a resume keeps it), if there is one."""
+    from diagnoser.optimize.journal import Journal, JournalError
+
+    journal = Journal(out)
+    try:
+        return journal.header().get("settings", {}).get("target") if journal.exists() else None
+    except JournalError:
+        return None
+
+
 class DefaultGroup(click.Group):
     """A group whose first argument, when it names no subcommand, is the default command's."""
 
@@ -97,6 +108,8 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     if not problem.is_file():
         raise click.UsageError(f"no problem file: pass --problem (looked for {problem})")
     out = out or Path("ladder-runs") / solution.resolve().parent.name
+    if resume and target is None:
+        target = _recorded_target(out)
     target = target_for(backend or "auto", str(solution), str(problem), target)
     settings = Settings(rounds=rounds, candidates=candidates, evidence=evidence, patience=patience, budget_s=budget_s,
                         gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target)
