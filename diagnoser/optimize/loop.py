@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from diagnoser.optimize import ascend
 from diagnoser.optimize.brief import Brief, brief_for
 from diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
 from diagnoser.optimize.journal import Journal, JournalError, content_key
@@ -104,8 +105,6 @@ def optimize(solution: str | Path, problem: str | Path, out: str | Path, propose
              progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Run (or resume) the loop; the journal's last state, as ``summary`` reads it. The gate and the
     diagnosis default to the target's: an Ascend target has its own (``diagnoser.optimize.ascend``)."""
-    from diagnoser.optimize import ascend
-
     gate = gate or ascend.gate_for(settings.target, settings.gate.backend) or run_gate
     diagnose = diagnose or ascend.diagnose_for(settings.target) or diagnose_best
     journal = Journal(out)

@@ -24,6 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from diagnoser.optimize.ascend import is_ascend
 from diagnoser.optimize.brief import Brief
 from diagnoser.optimize.proposers import Proposal
 
@@ -49,7 +50,7 @@ class RulesProposer:
     name = "rules"
 
     def __init__(self, target: str = "sm90", **settings: Any):
-        self.backend = "ascend" if target.split(":", 1)[0] in ("ascend", "npu") else "nvidia"
+        self.backend = "ascend" if is_ascend(target) else "nvidia"
         self.settings = settings
 
     def propose(self, brief: Brief, count: int) -> list[Proposal]:
