@@ -381,23 +381,10 @@ def _veto_layout_conversion(ctx: TriageContext, finding: Finding) -> str | None:
     return None
 
 
-def _veto_float_where(ctx: TriageContext, finding: Finding) -> str | None:
-    """npu.where-condition-dtype: Triton-Ascend compiled the kernel and no integer vector compare
-    came from the tl.where's lines (its condition compares floats)."""
-    facts = [fact for fact in _compiled(ctx, finding.kernel or "") if fact.stage == "ttadapter"]
-    if not facts:
-        return None
-    first, last = _line_range(finding)
-    if any(fact.kind == "int_compare" and fact.line is not None and first <= fact.line <= last for fact in facts):
-        return None
-    return f"the ttadapter IR has no integer compare on line {first}: the condition is compared in floating point"
-
-
 IR_VETOES = {
     "nv.scalar-access": _veto_narrow_access,
     "nv.strided-inner-axis": _veto_narrow_access,
     "nv.hot-layout-conversion": _veto_layout_conversion,
-    "npu.where-condition-dtype": _veto_float_where,
 }
 
 
