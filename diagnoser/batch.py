@@ -24,7 +24,7 @@ from typing import Callable
 
 from diagnoser import ladder
 
-from diagnoser.subject import Subject
+from diagnoser.subject import Subject, target_for
 
 NCU_RETRIES = 3
 NCU_CHUNK = 6  # jobs per ncu process
@@ -193,11 +193,13 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
 
 
 def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaustive: bool = False,
-                  backend: str = "auto", use_ncu: bool = True, index_dir: str | None = None,
-                  workers: int | None = None, deadline: float | None = None, isolate: bool = False,
-                  progress: Callable[[str], None] = lambda line: None) -> list[dict]:
+                  backend: str = "auto", target: str | None = None, use_ncu: bool = True,
+                  index_dir: str | None = None, workers: int | None = None, deadline: float | None = None,
+                  isolate: bool = False, progress: Callable[[str], None] = lambda line: None) -> list[dict]:
     """The diagnosis state of every item, in order (see the module docstring for the schedule).
 
+    `target` is every kernel's compile target (`sm90`, `ascend`); without one each kernel gets the
+    one its backend and code call for (`diagnoser.subject.target_for`).
     `deadline` (time.monotonic()) bounds the ncu run, leaving `FINISH_S` for the rest of the climbs.
     `isolate` times each kernel in its own runner worker (survives crashes; a few seconds more per
     kernel); by default the timing runs in this process, as `ladder suite` does for its own kernels.
@@ -207,7 +209,8 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
     selected = set(selected or {1, 2, 3, 4})
     name, device = detect(backend)
     subjects = [Subject(item.solution, item.problem, script=item.problem is None, backend=name,
-                               target="ascend" if name == "npu" else "sm90", device=device) for item in items]
+                        target=target_for(name, item.solution, item.problem, target), device=device)
+                for item in items]
     states = []
     for subject in subjects:
         state = ladder.new_state(subject)
@@ -248,13 +251,16 @@ def _climb_all(jobs: list[tuple], workers: int | None) -> list[dict]:
 
 
 def summary_row(name: str, state: dict) -> dict:
-    """One line of the suite table: rung reached, the class of the slowest case, the findings."""
+    """One line of the suite table: rung reached, the class of the slowest case, the findings, and
+    the seconds its climb took (each rung's and their sum)."""
     cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]
     worst = min(cases, key=lambda c: c["efficiency"]) if cases else None
     patterns = sorted({f["pattern"] for f in state["findings"] if f.get("pattern")})
     return {
         "kernel": name, "reached": state["reached"],
-        "rungs": {str(r["rung"]): {"ran": r["ran"], "status": r["status"], "why": r["why"]} for r in state["rungs"]},
+        "rungs": {str(r["rung"]): {"ran": r["ran"], "status": r["status"], "why": r["why"], "seconds": r["seconds"]}
+                  for r in state["rungs"]},
+        "seconds": round(sum(r["seconds"] for r in state["rungs"]), 1),
         "explained": state["gap"]["explained"], "gap": state["gap"]["why"],
         "worst_case": None if worst is None else {"case": worst["case"], "efficiency": worst["efficiency"],
                                                   "class": worst.get("class")},
@@ -271,7 +277,7 @@ def climbed(rows: list[dict]) -> dict[int, int]:
 
 def table(rows: list[dict]) -> str:
     """The terminal table of `ladder suite --diagnose`."""
-    header = ["kernel", "rung", "worst case", "class", "explained", "findings"]
+    header = ["kernel", "rung", "worst case", "class", "explained", "time", "findings"]
     lines = [header]
     for row in rows:
         worst = row["worst_case"]
@@ -279,7 +285,8 @@ def table(rows: list[dict]) -> str:
                       "-" if worst is None else f"{worst['efficiency']:.0%} of floor",
                       "-" if worst is None else str(worst["class"]),
                       "yes" if row["explained"] else "no",
-                      ", ".join(row["patterns"]) or "-"])
+                      f"{row['seconds']:.1f} s" if row.get("seconds") is not None else "-",
+                      f"{row['findings']}: " + (", ".join(row["patterns"]) or "uncatalogued") if row["findings"] else "-"])
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     out = ["  ".join(cell.ljust(width) for cell, width in zip(line, widths)).rstrip() for line in lines]
     out.insert(1, "  ".join("-" * width for width in widths))

@@ -81,7 +81,9 @@ FACT_CAUSES: dict[str, frozenset[str]] = {
     "discrete_access": frozenset({MEMORY, LATENCY}),
     "masked_load_fill": frozenset({MEMORY, LATENCY}),
     "int64_arith": frozenset({LATENCY, COMPUTE}),
+    "int_compare": frozenset({LATENCY, COMPUTE}),
     "ub_usage": frozenset({MEMORY, LATENCY}),
+    "unaligned_tail": frozenset({MEMORY}),
     "core_mode": frozenset({COMPUTE}),
 }
 

@@ -76,15 +76,30 @@ def _span(selected: set[int]) -> str:
 
 
 def _merge(state: dict, rung: Rung, output: dict) -> None:
-    seen = {_finding_key(f) for f in state["findings"]}
+    """Add a rung's findings to the state's. A finding already there is replaced by the later
+    rung's version of it when that one carries all its evidence and more (rung 3's triage merges
+    the source rule with the IR fact that confirms it): the state keeps the corroborated finding,
+    not the guess."""
+    at = {_finding_key(f): index for index, f in enumerate(state["findings"])}
     for finding in output.get("findings", []):
-        if _finding_key(finding) not in seen:
+        key = _finding_key(finding)
+        if key not in at:
+            at[key] = len(state["findings"])
             state["findings"].append(finding)
-            seen.add(_finding_key(finding))
+        elif _extends(finding, state["findings"][at[key]]):
+            state["findings"][at[key]] = finding
     for key in rung.outputs:
         if key in output:
             state[key] = output[key]
     state["warnings"].extend(output.get("warnings", []))
+
+
+def _extends(later: dict, earlier: dict) -> bool:
+    """Whether `later` is `earlier` with more evidence (from a higher rung)."""
+    if later.get("rung", 0) <= earlier.get("rung", 0):
+        return False
+    have = {repr(sorted(item.items())) for item in later.get("evidence", [])}
+    return all(repr(sorted(item.items())) in have for item in earlier.get("evidence", []))
 
 
 def _finding_key(finding: dict) -> tuple:

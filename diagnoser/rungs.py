@@ -19,7 +19,7 @@ def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metr
     from diagnoser.triage import triage
 
     found = triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts] if facts else None,
-                   metrics=metrics)
+                   metrics=metrics, target=subject.target)
     return [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in found]
 
 
@@ -72,8 +72,14 @@ def profiled(subject: Subject, state: dict, measured: dict) -> dict:
 def ir(subject: Subject, state: dict) -> dict:
     from diagnoser.ir import facts_for
 
+    from runner.ascend_ir import AscendUnavailable
+
     backend = "cuda" if subject.backend == "cuda" and subject.device else "aot"
-    facts = [f.to_dict() for f in facts_for(subject.solution, subject.problem, target=subject.target, backend=backend)]
+    try:
+        captured = facts_for(subject.solution, subject.problem, target=subject.target, backend=backend)
+    except AscendUnavailable as missing:
+        raise RungUnavailable(str(missing)) from None
+    facts = [f.to_dict() for f in captured]
     output = {"facts": facts, "summary": f"{len(facts)} facts ({backend} capture)"}
     if state.get("profile") and state["profile"].get("backend") == "cuda":
         from diagnoser.profile.nvidia import attach_occupancy

@@ -36,13 +36,25 @@ class AscendUnavailable(RuntimeError):
     """No Triton-Ascend environment to run (the message says how to provide one)."""
 
 
+DEFAULT_ENV = REPO_ROOT / ".venv-ascend"
+
+
 def ascend_python() -> str | None:
     """The interpreter of the Triton-Ascend environment, if one is configured or present."""
     configured = os.environ.get(ENV_VAR)
     if configured:
         return configured if Path(configured).exists() else None
-    local = REPO_ROOT / ".venv-ascend" / "bin" / "python"
+    local = DEFAULT_ENV / "bin" / "python"
     return str(local) if local.exists() else None
+
+
+def missing_environment() -> str:
+    """Why there is no Triton-Ascend environment to run, and how to make one (one line)."""
+    configured = os.environ.get(ENV_VAR)
+    if configured:
+        return f"{ENV_VAR}={configured} does not exist: run `ladder setup ascend`, or point {ENV_VAR} at the python of one"
+    return (f"no Triton-Ascend environment (looked for {DEFAULT_ENV}): run `ladder setup ascend` to create it, "
+            f"or set {ENV_VAR} to the python of an existing one")
 
 
 def chip_of(target: str) -> str:
@@ -52,12 +64,12 @@ def chip_of(target: str) -> str:
 
 
 def capture(solution_path: str | Path, problem_path: str | Path | None = None, case_index: int | None = None,
-            target: str = "ascend", argv: list[str] | None = None) -> list[CapturedKernel]:
-    """Every kernel the forward (or script) launches, as Triton-Ascend's ttir and ttadapter."""
-    python = ascend_python()
+            target: str = "ascend", argv: list[str] | None = None, python: str | None = None) -> list[CapturedKernel]:
+    """Every kernel the forward (or script) launches, as Triton-Ascend's ttir and ttadapter
+    (compiled by `python`, by default the configured environment's)."""
+    python = python or ascend_python()
     if python is None:
-        raise AscendUnavailable(f"no Triton-Ascend environment: set {ENV_VAR} to its python, or create "
-                                f"{REPO_ROOT / '.venv-ascend'} (pip install triton-ascend==3.2.0 torch pybind11)")
+        raise AscendUnavailable(missing_environment())
     with tempfile.TemporaryDirectory(prefix="ladder-ascend-") as scratch:
         out = Path(scratch) / "kernels.json"
         command = [python, "-m", "runner.ascend_ir", "--solution", str(Path(solution_path).resolve()),

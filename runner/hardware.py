@@ -39,10 +39,26 @@ def _read(path: Path) -> dict[str, Any]:
     return table
 
 
+# ladder's names for a target (its `--target` values and triage's backend families) by backend.
+TARGET_BACKENDS = {"sm90": "cuda", "nvidia": "cuda", "cuda": "cuda", "ascend": "npu", "npu": "npu"}
+
+
+def compile_target(target: str) -> str:
+    """The compile target the device tables name for one of ladder's target names: `sm90` or
+    `nvidia` -> `cuda:90`; `ascend` or `npu` -> the default Ascend part; `ascend:Ascend910B4` or
+    `npu:Ascend910B4` -> that part. Anything else is returned as it is (`cuda:90`, `cuda:100`)."""
+    family, _, part = target.partition(":")
+    backend = TARGET_BACKENDS.get(family.lower())
+    if backend == "npu" and part:
+        return f"npu:{part}"
+    return DEFAULT_TARGETS[backend] if backend and not part else target
+
+
 def for_target(target: str) -> dict[str, Any]:
     """The table of the device that serves a compile target (`cuda:90`, `npu:Ascend910B3`; a bare
-    `cuda`/`npu` means the default device), or {} for a target no table serves."""
-    target = DEFAULT_TARGETS.get(target, target)
+    `cuda`/`npu`, or one of ladder's names such as `ascend`, means the default device), or {} for
+    a target no table serves."""
+    target = compile_target(target)
     for table in tables().values():
         if target in table.get("targets", []):
             return dict(table)

@@ -22,6 +22,7 @@ SUBCOMMANDS = {
     "diagnose": "diagnoser.cli.diagnose:diagnose",
     "optimize": "diagnoser.optimize.cli:optimize",
     "mcp": "diagnoser.mcp.cli:mcp",
+    "setup": "diagnoser.cli.setup:setup",
 }
 
 

@@ -19,11 +19,19 @@ from pathlib import Path
 import click
 
 from diagnoser import ladder
-from diagnoser.subject import Subject
+from diagnoser.subject import Subject, checked_target, target_for
 
 
 class DiagnoseError(click.ClickException):
     """A user mistake, reported in one line."""
+
+
+def target_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """`--target`: a target ladder has tables for (diagnoser.subject.checked_target)."""
+    try:
+        return None if value is None else checked_target(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def parse_rungs(text: str) -> set[int]:
@@ -56,8 +64,9 @@ def subject_for(solution: str, problem: str | None, backend: str, target: str | 
     from runner.backends import detect
 
     name, device = detect(backend)
-    return Subject(solution=str(path), problem=str(found) if found else None, script=script,
-                          backend=name, target=target or ("ascend" if name == "npu" else "sm90"), device=device)
+    problem_path = str(found) if found else None
+    return Subject(solution=str(path), problem=problem_path, script=script, backend=name,
+                   target=target_for(name, str(path), problem_path, target), device=device)
 
 
 def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
@@ -84,7 +93,8 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
 @click.option("--html", "html_out", type=click.Path(dir_okay=False), help="Also write a self-contained HTML report here.")
 @click.option("--backend", type=click.Choice(["auto", "cuda", "npu", "aot"]), default="auto", show_default=True,
               help="Where kernels run; aot = compile only, no device (rung 2 is skipped).")
-@click.option("--target", type=click.Choice(["sm90", "ascend"]), help="Compile target for rung 3 (default from the backend).")
+@click.option("--target", callback=target_option, help="sm90, ascend or ascend:PART (a part with a table in kb/hardware): "
+              "the device every rung judges the kernel for (default: from the backend and the code).")
 @click.option("--exhaustive", is_flag=True, help="Climb every requested rung even once the gap is explained.")
 @click.option("--no-ncu", is_flag=True, help="Profile with events only (skip Nsight Compute).")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False), help="The knowledge index for rung 4 (default: ladder's).")

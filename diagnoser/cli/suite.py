@@ -13,6 +13,7 @@ from typing import Any, Callable
 import click
 
 from diagnoser import batch
+from diagnoser.cli.diagnose import target_option
 from diagnoser.suite import render
 from diagnoser.suite.operators import Operator, SuiteError, discover
 from diagnoser.suite.run import (DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, DEFAULT_MIN_REPS, DEFAULT_SEEDS,
@@ -31,17 +32,25 @@ def load_document(path: Path) -> dict[str, Any]:
 
 
 def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool, output: Path | None = None,
-                   isolate: bool = False, echo: Callable[[str], None] = print, err: Callable[[str], None] = print) -> int:
+                   isolate: bool = False, echo: Callable[[str], None] = print, err: Callable[[str], None] = print,
+                   target: str | None = None) -> int:
     """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
+    import time
+
     items = [batch.Item(op.key, str(op.solution), str(op.problem)) for op in operators]
     chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
-    states = batch.diagnose_many(items, backend=chosen, isolate=isolate,
+    started = time.monotonic()
+    states = batch.diagnose_many(items, backend=chosen, target=target, isolate=isolate,
                                  progress=lambda line: err(f"ladder suite --diagnose: {line}"))
     rows = [batch.summary_row(item.name, state) for item, state in zip(items, states)]
-    document = {"rows": rows, "climbed": batch.climbed(rows), "states": dict(zip((i.name for i in items), states))}
+    document = {"rows": rows, "climbed": batch.climbed(rows), "wall_s": round(time.monotonic() - started, 1),
+                "target": target, "states": dict(zip((i.name for i in items), states))}
     if output is not None:
         output.write_text(json.dumps(document, indent=1, default=str) + "\n")
-    echo(json.dumps({"rows": rows, "climbed": batch.climbed(rows)}, indent=1) if as_json else batch.table(rows))
+    if as_json:
+        echo(json.dumps({"rows": rows, "climbed": batch.climbed(rows), "wall_s": document["wall_s"]}, indent=1))
+    else:
+        echo(batch.table(rows) + f"\nwall time: {document['wall_s']:.0f} s for {len(rows)} operators")
     return 0 if not any(row["failed"] for row in rows) else 1
 
 
@@ -107,6 +116,9 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 @click.option("--diagnose", is_flag=True,
               help="Diagnose every operator instead (the ladder of `ladder diagnose`, device work batched): "
                    "a table of the rung each reached and its findings.")
+@click.option("--target", callback=target_option,
+              help="With --diagnose: the device every operator is judged for (sm90, ascend, ascend:PART); "
+                   "default: from the backend and each operator's code.")
 @click.option("--optimize", "optimize", is_flag=True,
               help="Optimize every operator instead (`ladder optimize` per operator, resumable per operator).")
 @click.option("--proposer", type=click.Choice(["rules", "llm", "agent"]), default="rules", show_default=True,
@@ -122,7 +134,7 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json: bool, output: Path | None,
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
           per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
-          diagnose: bool, optimize: bool, proposer: str, rounds: int, runs: Path,
+          diagnose: bool, target: str | None, optimize: bool, proposer: str, rounds: int, runs: Path,
           operator_budget: float | None, ray_address: str | None) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
@@ -141,7 +153,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
         raise click.UsageError(str(error)) from None
     if diagnose:
         sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, echo=click.echo,
-                               err=lambda line: click.echo(line, err=True)))
+                               err=lambda line: click.echo(line, err=True), target=target))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
                                 output, ray_address))

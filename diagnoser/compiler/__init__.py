@@ -19,6 +19,9 @@ CHUNKS_PER_QUESTION = 12   # asked of the index: the filter drops most
 CITED_PER_QUESTION = 2     # kept per question in the report
 EXCERPT_LINES = 14
 BACKEND_OF_TARGET = {"sm90": "nvidia", "ascend": "ascend"}
+# Backends whose answers must be their own code and docs: Triton-Ascend is a fork, so the shared
+# code an index holds (upstream triton's, as often as not) is not what its compiler ran.
+OWN_CODE_ONLY = frozenset({"ascend"})
 
 
 NO_COMPILER_SOURCE = ("the index holds no compiler source (only Python, docs and the catalog), so no code "
@@ -42,9 +45,12 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
                 "questions": [{"query": q.query, "about": q.about} for q in asked]}
     citations, new_findings, unanswered = [], [], []
     cited_by_place: dict[tuple, dict] = {}
+    backend, own_code_seen = backend_of(target), False
     for question in asked:
-        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": BACKEND_OF_TARGET.get(target, target)})
-        kept = answers.keep(hits, question)
+        hits = search(question.query, k=CHUNKS_PER_QUESTION, where={"backend": backend})
+        own_code_seen = own_code_seen or any(hit.get("backend") == backend for hit in hits)
+        kept = [chunk for chunk in answers.keep(hits, question)
+                if backend not in OWN_CODE_ONLY or chunk.get("backend") == backend]
         if not kept:
             unanswered.append(question.describe)
             continue
@@ -61,11 +67,20 @@ def escalate(facts: list[dict], findings: list[dict], search: Search, target: st
             cited = [cited_by_place[_place(kept[0])]]
         new_findings.append(_finding(question, cited))
     warnings = [summariser.warning] if summariser.warning else []
+    if asked and backend in OWN_CODE_ONLY and not own_code_seen:
+        warnings.append(f"the index holds no {backend} backend code, so nothing could be cited: add the "
+                        f"compiler's source (ladder index build --source NAME=PATH)")
     summary = f"{len(asked)} questions, {len(citations)} citations"
     if unanswered:
         summary += f"; no compiler code found for: {'; '.join(unanswered)}"
     return {"citations": citations, "findings": new_findings, "warnings": warnings, "summary": summary,
             "questions": [{"query": q.query, "about": q.about} for q in asked]}
+
+
+def backend_of(target: str) -> str:
+    """The index's backend for a compile target (`sm90` -> nvidia, `ascend:Ascend910B3` -> ascend)."""
+    family = target.split(":", 1)[0]
+    return BACKEND_OF_TARGET.get(family, family)
 
 
 def _place(chunk: dict) -> tuple:

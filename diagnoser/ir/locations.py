@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-LIBRARY_MARKERS = ("/triton/language/", "/triton/runtime/", "/triton/experimental/", "/triton/compiler/")
+# Triton's own library; Triton-Ascend patches parts of it under triton/triton_patch/.
+LIBRARY_MARKERS = ("/triton/language/", "/triton/runtime/", "/triton/experimental/", "/triton/compiler/",
+                   "/triton/triton_patch/")
 
 
 @dataclass(frozen=True)

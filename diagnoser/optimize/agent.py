@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from diagnoser.optimize.gate import GateSettings, run_gate
+from diagnoser.optimize.gate import GateSettings
 from diagnoser.optimize.journal import Journal, JournalError
 from diagnoser.optimize.loop import Diagnose, Gate, Settings, load_run, optimize
 from diagnoser.optimize.proposers.agent import BRIEF_MD, AgentProposer, Candidate
@@ -50,7 +50,7 @@ class Submitted:
 
 
 def submit(folder: str | Path, source: str, summary: str = "", round_number: int | None = None, *,
-           gate: Gate = run_gate, diagnose: Diagnose | None = None,
+           gate: Gate | None = None, diagnose: Diagnose | None = None,
            progress: Callable[[str], None] = lambda line: None) -> Submitted:
     """Gate and record one candidate for one round of an agent run, and write the next brief."""
     folder = Path(folder)

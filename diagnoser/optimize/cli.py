@@ -21,7 +21,10 @@ from pathlib import Path
 
 import click
 
+from diagnoser.optimize import ascend
 from diagnoser.optimize.brief import EVIDENCE_LEVELS
+from diagnoser.subject import checked_target, target_for
+from runner.ascend_ir import ascend_python, missing_environment
 
 
 class BackendName(click.Choice):
@@ -29,6 +32,24 @@ class BackendName(click.Choice):
 
     def convert(self, value, param, ctx):
         return value if isinstance(value, str) and ":" in value else super().convert(value, param, ctx)
+
+
+def _target(value: str | None) -> str | None:
+    try:
+        return None if value is None else checked_target(value)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _recorded_target(out: Path) -> str | None:
+    """The target a run in `out` was started with (a resume keeps it), if there is one."""
+    from diagnoser.optimize.journal import Journal, JournalError
+
+    journal = Journal(out)
+    try:
+        return journal.header().get("settings", {}).get("target") if journal.exists() else None
+    except JournalError:
+        return None
 
 
 class DefaultGroup(click.Group):
@@ -65,6 +86,9 @@ def optimize() -> None:
               help="Stop after this many rounds without a gain.")
 @click.option("--backend", type=BackendName(["cuda", "npu", "interpret"]),
               help="Where candidates run (default: best here), or module:attribute of a backend of one's own.")
+@click.option("--target", callback=lambda ctx, param, value: _target(value), help="The device the kernel is diagnosed and fixed for: sm90, ascend "
+              "or ascend:PART (default: from the backend and the code). ascend without --backend npu runs "
+              "compile-only rounds: nothing is timed.")
 @click.option("--seeds", type=click.IntRange(1), default=2, show_default=True, help="Fresh inputs per case for correctness.")
 @click.option("--quick", is_flag=True, help="The problem's small test cases (a CPU smoke run; nothing is timed there).")
 @click.option("--model", help="--proposer llm: the model name (else LADDER_LLM_MODEL / OPENAI_MODEL).")
@@ -72,8 +96,8 @@ def optimize() -> None:
               "an agent submits (without it: exit once the brief is written).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")
 def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str, candidates: int, evidence: str,
-                out: Path | None, resume: bool, budget_s: float | None, patience: int, backend: str | None, seeds: int,
-                quick: bool, model: str | None, wait: bool, as_json: bool) -> None:
+                out: Path | None, resume: bool, budget_s: float | None, patience: int, backend: str | None,
+                target: str | None, seeds: int, quick: bool, model: str | None, wait: bool, as_json: bool) -> None:
     """Optimize SOLUTION against its problem; every round is journaled in --out."""
     from diagnoser.optimize.gate import GateSettings
     from diagnoser.optimize.journal import JournalError
@@ -84,10 +108,19 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     if not problem.is_file():
         raise click.UsageError(f"no problem file: pass --problem (looked for {problem})")
     out = out or Path("ladder-runs") / solution.resolve().parent.name
+    if resume and target is None:
+        target = _recorded_target(out)
+    target = target_for(backend or "auto", str(solution), str(problem), target)
     settings = Settings(rounds=rounds, candidates=candidates, evidence=evidence, patience=patience, budget_s=budget_s,
-                        gate=GateSettings(backend=backend, seeds=seeds, quick=quick))
+                        gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target)
+    if ascend.gate_for(target, backend) is not None:
+        if ascend_python() is None:
+            raise click.UsageError(f"--target {target} compiles candidates with Triton-Ascend: {missing_environment()}")
+        click.echo(f"ladder optimize: compile-only rounds for {target} (no --backend npu): candidates are compiled "
+                   "for Ascend, checked under the interpreter and their IR diagnosed; nothing can be timed, so "
+                   "none is accepted", err=True)
     try:
-        chosen = load_proposer(proposer, run=out.resolve(), model=model)
+        chosen = load_proposer(proposer, run=out.resolve(), model=model, target=target)
     except ProposerError as error:
         raise click.UsageError(str(error)) from None
     try:
@@ -212,9 +245,13 @@ def report_command(run: Path, html_out: Path | None, as_json: bool) -> None:
 
 
 def one_screen(summary: dict) -> str:
-    lines = [f"{summary['problem']}: {summary['rounds']} rounds, stopped: {summary['stopped']}",
-             f"best: round {summary['best_round']} ({summary['best_file']}), "
-             f"{summary['geomean_vs_initial']:.3f}x over the initial version (geomean over cases)"]
+    lines = [f"{summary['problem']}: {summary['rounds']} rounds, stopped: {summary['stopped']}"]
+    if not any(case.get("time_ms") for case in summary["cases"]):
+        lines.append(f"nothing was timed on {summary.get('device')}: no candidate could be accepted; the journal "
+                     f"({summary['run']}/journal.jsonl) says what each one compiles to and whether it is correct")
+        return "\n".join(lines) + "\n"
+    lines.append(f"best: round {summary['best_round']} ({summary['best_file']}), "
+                 f"{summary['geomean_vs_initial']:.3f}x over the initial version (geomean over cases)")
     for case in summary["cases"]:
         lines.append(f"  {case.get('label')}: {case.get('time_ms') or 0:.4g} ms, "
                      f"{(case.get('speedup_vs_initial') or 0):.2f}x vs initial, "

@@ -133,7 +133,7 @@ def decide(result: dict[str, Any], names: list[str], initial: str) -> GateResult
     verdicts = {name: _verdict(name, reports[name], best_times, initial_times, spread, case_spread, timed, eager)
                 for name in names}
     return GateResult(verdicts=verdicts, spread=spread,
-                      best_cases=_cases(reports[BEST], best_times, initial_times, eager),
+                      best_cases=case_rows(reports[BEST], best_times, initial_times, eager),
                       device=result.get("device"), device_uuid=result.get("device_uuid"), timed=timed,
                       record=result)
 
@@ -144,7 +144,7 @@ def _verdict(name: str, report: dict[str, Any], best: dict[int, float], initial:
     compiled = not (rejected and rejected.get("stage") in ("static", "load"))
     correct = bool(report.get("ok"))
     times = _medians(report)
-    cases = _cases(report, best, initial, eager)
+    cases = case_rows(report, best, initial, eager)
     verdict = CandidateVerdict(name, False, "", compiled, correct, timed and bool(times), cases=cases)
     if rejected:
         verdict.reason = f"rejected ({rejected['stage']}): {rejected['reason']}"
@@ -183,8 +183,9 @@ def _medians(report: dict[str, Any]) -> dict[int, float]:
     return {c["case"]: c["time_ms"]["median"] for c in report.get("cases", []) if c.get("correct") and c.get("time_ms")}
 
 
-def _cases(report: dict[str, Any], best: dict[int, float], initial: dict[int, float],
-           eager: dict[int, float | None]) -> list[dict[str, Any]]:
+def case_rows(report: dict[str, Any], best: dict[int, float], initial: dict[int, float],
+              eager: dict[int, float | None]) -> list[dict[str, Any]]:
+    """One solution's per-case figures as the journal keeps them (the compile-only gate's too)."""
     rows = []
     for case in report.get("cases", []):
         time_ms = (case.get("time_ms") or {}).get("median")

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from diagnoser.optimize import ascend
 from diagnoser.optimize.brief import Brief, brief_for
 from diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
 from diagnoser.optimize.journal import Journal, JournalError, content_key
@@ -54,6 +55,7 @@ class Settings:
     roofline_stop: float = 90.0  # % of the roofline floor every case must reach to stop early
     rungs: tuple[int, ...] = (1, 2, 3, 4)
     gate: GateSettings = field(default_factory=GateSettings)
+    target: str = "sm90"  # the device the kernel is diagnosed and fixed for (sm90, ascend)
 
 
 Gate = Callable[..., GateResult]
@@ -99,12 +101,15 @@ class Round:
 
 
 def optimize(solution: str | Path, problem: str | Path, out: str | Path, proposer: Proposer, settings: Settings,
-             *, resume: bool = False, gate: Gate = run_gate, diagnose: Diagnose | None = None,
+             *, resume: bool = False, gate: Gate | None = None, diagnose: Diagnose | None = None,
              progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
-    """Run (or resume) the loop; the journal's last state, as ``summary`` reads it."""
+    """Run (or resume) the loop; the journal's last state, as ``summary`` reads it. The gate and the
+    diagnosis default to the target's: an Ascend target has its own (``diagnoser.optimize.ascend``)."""
+    gate = gate or ascend.gate_for(settings.target, settings.gate.backend) or run_gate
+    diagnose = diagnose or ascend.diagnose_for(settings.target) or diagnose_best
     journal = Journal(out)
     run = Run(journal=journal, problem=Path(problem).resolve(), initial=Path(solution).resolve(), proposer=proposer,
-              settings=settings, gate=gate, diagnose=diagnose or diagnose_best, progress=progress)
+              settings=settings, gate=gate, diagnose=diagnose, progress=progress)
     if journal.exists():
         if not resume:
             raise OptimizeError(f"{journal.folder} already holds a run: pass --resume to continue it, or another --out")

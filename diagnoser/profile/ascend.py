@@ -21,8 +21,12 @@ TIMEOUT_S = 300.0
 
 
 def ceilings(device: str) -> dict:
-    """The runner's ceilings record for the NPU (its table's defaults until measured)."""
-    return runner_roofline.load_ceilings(device, target="npu")
+    """The runner's ceilings record for the NPU: measured if cached, else the table of the part the
+    device names (`Ascend910B3`), else the default Ascend part's."""
+    from runner import hardware
+
+    part = f"npu:{device}"
+    return runner_roofline.load_ceilings(device, target=part if hardware.for_target(part) else "npu")
 
 
 def collect(solution: str, problem: str, kernels: list[str]) -> tuple[dict, str]:
@@ -57,9 +61,17 @@ def collect(solution: str, problem: str, kernels: list[str]) -> tuple[dict, str]
 
 def profile(solution: str, problem: str, *, use_msprof: bool = True, cores: int | None = None) -> dict:
     record = bench(solution, problem, backend="npu")
-    limits = ceilings(record["device"] or "npu")
     kernels = sorted({k for case in record["cases"] for k in case.get("kernels") or []})
     per_case, why = collect(solution, problem, kernels) if use_msprof else ({}, "msprof disabled")
+    return assemble(record, per_case, why, cores)
+
+
+def assemble(record: dict, per_case: dict | None = None, why: str = "msprof not run", cores: int | None = None) -> dict:
+    """Rung 2's profile from the runner's timing of a solution on the NPU (`bench_pair`'s flat record)
+    and, where msprof ran, its operator rows per case: the class of each case against the part's
+    ceilings, msprof's busiest pipeline deciding it when there."""
+    per_case = per_case or {}
+    limits = ceilings(record["device"] or "npu")
     cases = []
     for case in record["cases"]:
         out = {"case": case["case"], "params": case.get("params", {}), "kernels": case.get("kernels") or [],

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from diagnoser.evidence import Fact, Finding
+from diagnoser.subject import written_for_npu
 
 from .context import TriageContext, analyse_traces, static_reports
 from .detectors import DETECTORS, detectors_for
@@ -27,7 +28,6 @@ from .source import SourceError, load_source, parse_module
 DEFAULT_MIN_CONFIDENCE = 0.5
 TARGETS = {"nvidia": "nvidia", "cuda": "nvidia", "sm90": "nvidia", "sm_90": "nvidia", "hopper": "nvidia",
            "ascend": "ascend", "npu": "ascend"}
-DEVICE_TARGETS = {"nvidia": "cuda:90", "ascend": "npu:Ascend910B3"}
 
 
 @dataclass
@@ -92,7 +92,7 @@ def build_context(path: Optional[str], text: str, problem: str | Path | None, fa
     ctx = TriageContext(source=source, target=resolved, solution_path=path,
                         problem_path=str(problem_path) if problem_path else None,
                         facts=[f if isinstance(f, Fact) else Fact.from_dict(f) for f in (facts or [])],
-                        metrics=dict(metrics or {}), device=_device_table(resolved))
+                        metrics=dict(metrics or {}), device=device_table(resolved, target))
     if not source.kernels:
         ctx.notes.append("no @triton.jit kernel in the solution")
     if problem_path is not None and source.kernels:
@@ -138,15 +138,16 @@ def resolve_target(target: Optional[str], text: str, problem: Optional[Path]) ->
             raise SourceError(f"unknown target {target!r}: use nvidia (sm90) or ascend")
         return TARGETS[key]
     texts = [text] + ([problem.read_text()] if problem is not None else [])
-    if any("torch_npu" in t or "device=\"npu\"" in t or "device='npu'" in t or ".npu()" in t for t in texts):
-        return "ascend"
-    return "nvidia"
+    return "ascend" if written_for_npu(*texts) else "nvidia"
 
 
-def _device_table(target: str) -> dict[str, Any]:
+def device_table(family: str, target: Optional[str]) -> dict[str, Any]:
+    """The hardware table of the part a target names (`ascend:Ascend910B4`), else of the family's
+    default part (`nvidia` -> H200, `ascend` -> Ascend 910B3)."""
     from runner import hardware
 
-    return hardware.for_target(DEVICE_TARGETS[target])
+    chosen = hardware.for_target(target) if target and ":" in target else {}
+    return chosen or hardware.for_target(family)
 
 
 def merge(findings: list[Finding]) -> list[Finding]:

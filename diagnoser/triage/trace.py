@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
+from runner.hardware import compile_target
+
 MAX_LAUNCHES_PER_CASE = 4096
 
 # Torch functions that only read metadata, allocate, or make views: not compute.
@@ -338,7 +340,6 @@ def _tensors_in(value: Any) -> Iterator[Any]:
 # again on the CPU, with random floating-point fills left unfilled; only when its inputs and
 # parameters fit in this much memory.
 CPU_TRACE_MAX_BYTES = 2 << 30
-DEVICE_TARGETS = {"nvidia": "cuda:90", "ascend": "npu:Ascend910B3"}
 
 
 def trace_cases(solution_path: str, problem_path: Optional[str], target: str = "nvidia") -> list[CaseTrace]:
@@ -350,7 +351,7 @@ def trace_cases(solution_path: str, problem_path: Optional[str], target: str = "
     from runner.problem import ProblemError, load_problem, load_solution
 
     try:  # module-level device queries (DEVICE = driver.active.get_active_torch_device()) too
-        with torch_npu_stand_in(), device_stand_in(DEVICE_TARGETS.get(target, target)):
+        with torch_npu_stand_in(), device_stand_in(compile_target(target)):
             problem = load_problem(problem_path)
             model_new = load_solution(solution_path)
     except ProblemError as error:
@@ -388,7 +389,7 @@ def _trace_case(recorder: Recorder, problem: Any, model_new: Any, index: int, ca
     footprint = None
     fills = cpu_stand_in() if device == "cpu" else contextlib.nullcontext()
     try:
-        with _patched_triton(recorder), device_stand_in(DEVICE_TARGETS.get(target, target)), \
+        with _patched_triton(recorder), device_stand_in(compile_target(target)), \
                 torch.device(device), _device_mode(recorder, device), fills, torch.no_grad():
             with problem.applied(case):
                 torch.manual_seed(index)

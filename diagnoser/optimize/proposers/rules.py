@@ -3,7 +3,7 @@
 Each round it proposes, for the best kernel so far:
 
 1. every mechanical fix (``diagnoser.triage.fixes``) whose pattern the evidence names, one per
-   candidate, in ``FIX_ORDER``;
+   candidate, in the order ``FIX_ORDERS`` gives for the run's backend;
 2. all of them applied one after the other, as one more candidate (fixes compose: free the tiles
    into an autotune space, then group the GEMM grid, then pipeline its K loop...);
 
@@ -24,22 +24,33 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from diagnoser.optimize.ascend import is_ascend
 from diagnoser.optimize.brief import Brief
 from diagnoser.optimize.proposers import Proposal
 
-# The order fixes are tried and composed in: the configuration first (it frees the tile sizes the
-# others then tune around), then the grid order, the loop pipelining, the dot's tile shape, the
-# access width.
+# The order fixes are tried and composed in, per backend. NVIDIA: the configuration first (it frees
+# the tile sizes the others then tune around), then the grid order, the loop pipelining, the dot's
+# tile shape, the access width. Ascend: the grid first (it puts the body in a loop over blocks, in
+# which the others then work), then the block size the unified buffer holds, the tail alignment,
+# the gathers, the data types.
 CONFIG_SEARCH = "nv.hardcoded-config"
 ROOFLINE_GAP = 90.0  # % of the roofline floor below which a case has a gap to explain
-FIX_ORDER = ("nv.hardcoded-config", "nv.tiny-block", "nv.gemm-no-grouped-order", "nv.unpipelined-loop",
-             "nv.mma-v2-on-hopper", "nv.scalar-access")
+FIX_ORDERS = {
+    "nvidia": ("nv.hardcoded-config", "nv.tiny-block", "nv.gemm-no-grouped-order", "nv.unpipelined-loop",
+               "nv.mma-v2-on-hopper", "nv.scalar-access"),
+    "ascend": ("npu.grid-exceeds-cores", "npu.ub-overflow", "npu.unaligned-tail-axis", "npu.discrete-access",
+               "npu.int64-scalar-fallback", "npu.where-condition-dtype"),
+}
 
 
 class RulesProposer:
+    """The catalog's fixes for one backend's patterns: the run's target (`sm90`, `ascend`) picks
+    which, so that a blind run never rewrites a GPU kernel for an NPU or the other way round."""
+
     name = "rules"
 
-    def __init__(self, **settings: Any):
+    def __init__(self, target: str = "sm90", **settings: Any):
+        self.backend = "ascend" if is_ascend(target) else "nvidia"
         self.settings = settings
 
     def propose(self, brief: Brief, count: int) -> list[Proposal]:
@@ -50,8 +61,9 @@ class RulesProposer:
         tried.add(source_hash(brief.best_source))
         found = {f.get("pattern"): f for f in brief.findings if f.get("pattern") in FIXES}
         blind = brief.evidence_level != "full"
-        implicated = set(found) | ({CONFIG_SEARCH} if short_of_roofline(brief) else set())
-        patterns = [p for p in FIX_ORDER if p in FIXES and (blind or p in implicated)]
+        order = FIX_ORDERS[self.backend]
+        implicated = set(found) | ({CONFIG_SEARCH} if short_of_roofline(brief) and CONFIG_SEARCH in order else set())
+        patterns = [p for p in order if p in FIXES and (blind or p in implicated)]
         proposals: list[Proposal] = []
         composed, composed_patterns = brief.best_source, []
         for pattern in patterns:

@@ -96,11 +96,12 @@ def detect_npu_int64(ctx: TriageContext) -> list[Finding]:
 
     int64 math on program ids and tl.arange alone is not counted: offsets affine in them are
     folded into the pointer by the structured-pointer analysis, and masks over them into the
-    copy's bounds."""
+    copy's bounds. Nor is a cast to int64 (widening an int32 result for an int64 store): the
+    guide names the vector add and compare, not the conversion."""
     found = Findings()
     for name, report, analysis in reports(ctx):
         for op in report.int64_ops:
-            if op.per_element and op.on_data:
+            if op.per_element and op.on_data and op.kind != "cast":
                 detail = f"int64 vector arithmetic (`{op.text}`) is expanded to scalar code on the vector unit"
                 found.add(ctx, "npu.int64-scalar-fallback", name, op.line, "int64 arithmetic falls back to scalar",
                           0.75, [source_evidence(ctx, op.line, detail)], analysis=analysis)

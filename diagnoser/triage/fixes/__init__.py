@@ -16,6 +16,10 @@ from .autotune import fix_hardcoded_config
 from .edit import NotApplicable
 from .grouped import fix_grouped_order
 from .hints import fix_scalar_access
+from .npu_blocks import fix_ub_overflow, fix_unaligned_tail_axis
+from .npu_gather import fix_discrete_access
+from .npu_dtypes import fix_int64_scalar_fallback, fix_where_condition_dtype
+from .npu_grid import fix_grid_exceeds_cores
 from .tiles import fix_mma_v2, fix_tiny_block, fix_unpipelined
 
 Fix = Callable[[str, Optional[Finding], Optional[TriageContext]], str]
@@ -27,6 +31,12 @@ FIXES: dict[str, Fix] = {
     "nv.unpipelined-loop": fix_unpipelined,
     "nv.gemm-no-grouped-order": fix_grouped_order,
     "nv.scalar-access": fix_scalar_access,
+    "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
+    "npu.int64-scalar-fallback": fix_int64_scalar_fallback,
+    "npu.where-condition-dtype": fix_where_condition_dtype,
+    "npu.ub-overflow": fix_ub_overflow,
+    "npu.unaligned-tail-axis": fix_unaligned_tail_axis,
+    "npu.discrete-access": fix_discrete_access,
 }
 
 
@@ -39,7 +49,7 @@ def apply_fix(pattern: str, solution: str | Path, problem: str | Path | None = N
     if pattern not in FIXES:
         raise NotApplicable(f"{pattern}: no mechanical fix (see `ladder explain {pattern}`)")
     path, text = load_source(solution)
-    ctx = build_context(path, text, problem, None, None, None)
+    ctx = build_context(path, text, problem, None, None, "ascend" if pattern.startswith("npu.") else None)
     return FIXES[pattern](text, finding, ctx)
 
 

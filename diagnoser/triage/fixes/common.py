@@ -55,3 +55,8 @@ def fresh_name(ctx: TriageContext, kernel: Kernel, wanted: str) -> str:
     while name in used:
         name, index = f"{wanted}_{index}", index + 1
     return name
+
+
+def tl_name(ctx: TriageContext) -> str:
+    """How this file names triton.language (`tl` in almost every kernel)."""
+    return min(ctx.source.tl_aliases) if ctx.source.tl_aliases else "triton.language"

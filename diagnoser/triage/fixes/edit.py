@@ -78,3 +78,10 @@ def indentation(source: str, line: int) -> str:
 
 def segment(source: str, node: ast.AST) -> str:
     return ast.get_source_segment(source, node) or ""
+
+
+def method_call(source: str, node: ast.AST, method: str) -> str:
+    """`node.method`, as source text: parenthesised unless `node` is a name, attribute, call or subscript."""
+    text = segment(source, node)
+    atom = isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript))
+    return f"{text}.{method}" if atom else f"({text}).{method}"

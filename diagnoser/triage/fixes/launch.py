@@ -78,7 +78,8 @@ def resolve_value(module: SourceModule, site: LaunchSite, node: ast.expr) -> tup
     return None, []
 
 
-def _grid_expression(site: LaunchSite) -> tuple[ast.expr, Optional[ast.Assign]]:
+def grid_expression(site: LaunchSite) -> tuple[ast.expr, Optional[ast.Assign]]:
+    """The grid of a launch, through a local name it was assigned to (and that assignment)."""
     grid = site.grid
     if isinstance(grid, ast.Name):
         for assign in reversed(_assignments(site.function, site.line)):
@@ -127,7 +128,7 @@ def plan(module: SourceModule, site: LaunchSite, bounds: Optional[set[tuple[str,
     from the kernel walk) tells which literal in `cdiv(M, 64) * cdiv(N, 64)` belongs to which
     tile when several tiles share a value; without it, shared values are left alone."""
     kernel = module.kernels[site.kernel]
-    grid, grid_assign = _grid_expression(site)
+    grid, grid_assign = grid_expression(site)
     result = LaunchPlan(site, kernel, grid, grid_assign)
     divisions = _grid_divisions(grid)
     positional = {kernel.params[i].name for i in range(min(len(site.args), len(kernel.params)))}

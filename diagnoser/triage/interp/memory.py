@@ -42,7 +42,9 @@ def load(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     shape = ptr.shape
     if shape and access is not None:
         walker.report.tiles.append(Tile(node.lineno, shape, bits, "load"))
-    deps = ptr.deps | {"load"} | (mask.deps if mask is not None else frozenset())
+    # The value depends on the address and the mask, but no comparison made them is one of its own:
+    # a float loaded under `offsets < n` is not the outcome of an integer compare.
+    deps = (ptr.deps | (mask.deps if mask is not None else frozenset())) - {"cmp_int"} | {"load"}
     origins = frozenset({id(node)})
     if dtype in FLOAT_DTYPES:
         return V("float", shape, None, bits, deps=deps, origins=origins, dims=ptr.dims)
