@@ -18,7 +18,9 @@ The ladder climbs only while they do not. "Explain" is defined per measured case
 * the **gap is explained** when every measured case is (needs no explanation or is explained).
 
 Without a measurement (no device, or rung 2 failed) the gap is unknown, hence not explained: the
-ladder then climbs every rung it can. The cause table below maps each catalog id (and, for
+ladder then climbs every rung it can. So is a measurement on the host clock (a script's launches
+replayed under the interpreter, `clock: host`): it says what the interpreter took, not a device.
+A script's cases are its launch sites (`diagnoser.profile.script`), weighed like a pair's cases. The cause table below maps each catalog id (and, for
 findings that carry no catalog id, the kind of the IR fact they cite) to the classes it explains.
 """
 from __future__ import annotations
@@ -117,6 +119,10 @@ def _explains(finding: dict, case: dict) -> bool:
 
 def assess(profile: dict | None, findings: list[dict]) -> dict:
     """{explained: bool, why: one line, cases: [{case, efficiency, class, explained_by, status}]}."""
+    if (profile or {}).get("clock") == "host":
+        why = ("the gap is unknown: rung 2 timed on the host clock under the interpreter, and those times"
+               " are not a device's")
+        return {"explained": False, "why": why, "cases": []}
     cases = [c for c in (profile or {}).get("cases", []) if c.get("efficiency") is not None]
     if not cases:
         why = "the gap is unknown: no case was measured against the roofline"

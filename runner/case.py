@@ -123,7 +123,7 @@ def check(case: CaseRun) -> None:
             if reply is None:
                 continue
             if "launches" in reply:
-                outcome.launches, outcome.kernels = reply["launches"], reply["kernels"]
+                count_launches(outcome, reply)
             if "error" in reply:
                 outcome.fail(f"forward raised {reply['error']}")
                 continue
@@ -164,6 +164,17 @@ def check(case: CaseRun) -> None:
                                        else "estimate: inputs and parameters read once, outputs written once")
         case.report["flops"] = flops
         case.report["compute_dtype"] = str(compute_dtype(case.first_inputs, case.reference_model)).replace("torch.", "")
+
+
+def count_launches(outcome: CaseOutcome, reply: dict[str, Any]) -> None:
+    """A checked call's launches into the case's counts. The last checked call sets the launches per
+    forward until timed calls (warmer still) replace it; the first call's count and the autotuner's
+    benchmarking launches (never the forward's) are kept apart, so a report can say what was left out."""
+    counts = outcome.launch_counts
+    outcome.launches, outcome.kernels = reply["launches"], reply["kernels"]
+    counts.setdefault("first_call", reply["launches"])
+    counts["autotuning_excluded"] = counts.get("autotuning_excluded", 0) + int(reply.get("tuning_launches") or 0)
+    counts.update(per_forward=reply["launches"], source="checked calls", warmup_calls=len(outcome.seeds) - 1)
 
 
 def judge(candidate: Candidate, outcome: CaseOutcome, draw: int, output: Any, mutated: list[int],
@@ -274,6 +285,14 @@ def place(case: CaseRun, measurements: dict[str, timing.Measurement], bounds: di
             continue
         summary = measurement.summary()
         outcome.time_ms = summary
+        steady = measurement.steady_launches()
+        if steady is not None:
+            outcome.launches = steady
+            outcome.launch_counts["autotuning_excluded"] = (outcome.launch_counts.get("autotuning_excluded", 0)
+                                                            + measurement.tuning_launches)
+            outcome.launch_counts.update(
+                per_forward=steady, source="timed calls", warmup_calls=len(outcome.seeds) + measurement.warmup_calls,
+                **({"varying": sorted(set(measurement.launches))} if len(set(measurement.launches)) > 1 else {}))
         outcome.verified_timed_calls = measurement.verified
         placed = position(summary)
         outcome.gbps, outcome.tflops, outcome.roofline_pct = placed["gbps"], placed["tflops"], placed["roofline_pct"]

@@ -25,8 +25,8 @@ from typing import Any, Callable
 NUMBER = (int, float)
 # What the answer to each request carries, unless it says it failed ("error", "failed", "rejected").
 REPLY_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "check": {"digest": (list,), "launches": (int,), "kernels": (list,), "violation": (str, type(None)),
-              "mutated": (list,)},
+    "check": {"digest": (list,), "launches": (int,), "tuning_launches": (int,), "kernels": (list,),
+              "violation": (str, type(None)), "mutated": (list,)},
     "warmup": {"estimate_ms": NUMBER, "host_ms": NUMBER},
     "arm": {"previous": (dict, type(None))},
     "go": {"time_ms": NUMBER},

@@ -185,7 +185,9 @@ def _notes(record: dict[str, Any]) -> list[str]:
                          f"[{violation['rule']}]")
     launched = next((case for case in record["cases"] if case.get("kernels")), None)
     if launched:
-        lines.append(f"launches per forward: {launched['launches']} ({', '.join(launched['kernels'])})")
+        left_out = (launched.get("launch_counts") or {}).get("autotuning_excluded")
+        also = f"; {left_out} autotuning launches left out" if left_out else ""
+        lines.append(f"launches per forward: {launched['launches']} ({', '.join(launched['kernels'])}{also})")
     if record.get("device_error"):
         lines.append(f"device error: {record['device_error']}")
     lines.append(_footer(record))

@@ -11,12 +11,14 @@ Requests, in the order the judge sends them (``OPS``):
              ``Sentinel`` armed before the solution is imported
 ``precompile`` (GPU only) every kernel compiled ahead of time, into Triton's cache
 ``build``    one case: init inputs from the judge's seed, the model, the reference's parameters
-``check``    one checked forward on fresh inputs: outputs to a file, launches, violations
+``check``    one checked forward on fresh inputs: outputs to a file, launches (the forward's own,
+             and apart those an autotuner made timing its configs), violations
 ``warmup``   a few calls (compilation, autotuning) and the per-call estimates timing needs
 ``arm``      the next timed call's inputs (made and synchronized before the judge flushes L2),
              events and guards, and the guards' report of the call before it
 ``go``       queue idle device work, event, forward, event, synchronize: the timed call
-``keep``     the last timed call's report, and its outputs written for the judge to verify
+``keep``     the last timed call's report (its violations and launches), and its outputs written
+             for the judge to verify
 ``report``   the last timed call's report, when nothing else carried it
 ``finish``   exit
 
@@ -213,8 +215,10 @@ class Contestant:
         self.compute_calls.clear()
         output, window, tampering = self._forward("model", arguments)
         self.backend.synchronize()
-        reply: dict[str, Any] = {"digest": input_digest(inputs), "launches": len(window.launches),
-                                 "kernels": sorted({launch.kernel for launch in window.launches})}
+        forward = window.forward_launches()
+        reply: dict[str, Any] = {"digest": input_digest(inputs), "launches": len(forward),
+                                 "tuning_launches": window.tuning_launches(),
+                                 "kernels": sorted({launch.kernel for launch in forward})}
         if tampering:
             return {**reply, "rejected": {"stage": "runtime", "reason": tampering}}
         if self.compute_calls:
@@ -340,6 +344,8 @@ class Contestant:
             if problem is None and self.tracer.stray:
                 problem = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
             reply["violation"] = problem
+            if window is not None:  # a warmed-up call: its launches are the steady-state count
+                reply.update(launches=len(window.forward_launches()), tuning_launches=window.tuning_launches())
         return reply
 
     def finish(self, command: dict[str, Any]) -> dict[str, Any]:

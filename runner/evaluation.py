@@ -40,7 +40,8 @@ class CaseOutcome:
     max_rel_err: float | None = None
     rtol: float | None = None
     seeds: list[int] = field(default_factory=list)
-    launches: int | None = None
+    launches: int | None = None  # per forward, in steady state (``launch_counts`` says how it was counted)
+    launch_counts: dict[str, Any] = field(default_factory=dict)
     kernels: list[str] = field(default_factory=list)
     time_ms: dict[str, float] | None = None
     verified_timed_calls: int = 0

@@ -9,12 +9,16 @@ Instruments installed in the process that runs candidate code, before any candid
   in ``InterpretedFunction.run``. Argument memory comes from wrapping the Python entry points
   (``JITFunction.run``, ``InterpretedFunction.run``); ``Autotuner.run``/``Heuristics.run`` are wrapped
   only to mark "inside Triton" so their own torch calls (benchmarking configs) are not blamed on
-  the candidate. The Python callbacks Triton runs on the candidate's behalf (heuristics, autotune
-  pre/post hooks, config pre-hooks, prune and perf-model functions, a custom ``do_bench``, grid
-  callables) are candidate code: while one runs, "inside Triton" is suspended, so the recorders see
-  what it does; and a torch call that candidate code makes itself from inside Triton's machinery (a
-  hook Triton calls that no one adopted, a kernel body under the interpreter) is the candidate's
-  too (``LaunchTracer.triton_is_acting``).
+  the candidate. Launches made while an autotuner benchmarks its configs are marked ``tuning``
+  (``runner.capture.tuning``): the guards see every launch, but only the others are the forward's
+  own (``Window.forward_launches``), so an autotuned forward counts one launch per kernel, not the
+  hundreds its first call makes while the autotuner times each config. The Python callbacks
+  Triton runs on the candidate's behalf (heuristics, autotune pre/post hooks, config pre-hooks,
+  prune and perf-model functions, a custom ``do_bench``, grid callables) are candidate code: while
+  one runs, "inside Triton" is suspended, so the recorders see what it does; and a torch call that
+  candidate code makes itself from inside Triton's machinery (a hook Triton calls that no one
+  adopted, a kernel body under the interpreter) is the candidate's too
+  (``LaunchTracer.triton_is_acting``).
 - ``TorchOpRecorder`` (a ``TorchFunctionMode``) watches every torch call the candidate's forward
   makes outside Triton's machinery: allocation, views, shape queries and constants (zeros, full, arange) are allowed,
   anything else is recorded as a torch compute op. Every tensor the forward allocates with
@@ -38,6 +42,8 @@ from typing import Any, Callable, Iterator
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
+
+from runner.capture.tuning import AutotuneWatch
 
 POISON_BYTE = 0xFF
 
@@ -130,6 +136,7 @@ class Launch:
     kernel: str
     stream: int | None
     thread: int
+    tuning: bool = False  # made while an autotuner benchmarked its configs: not the forward's own
 
 
 @dataclass
@@ -146,6 +153,13 @@ class Window:
 
     def foreign_threads(self) -> int:
         return sum(1 for launch in self.launches if launch.thread != self.thread)
+
+    def forward_launches(self) -> list[Launch]:
+        """The launches of the forward itself: all but those an autotuner made timing its configs."""
+        return [launch for launch in self.launches if not launch.tuning]
+
+    def tuning_launches(self) -> int:
+        return sum(1 for launch in self.launches if launch.tuning)
 
     def wrote(self, tensor: torch.Tensor) -> bool:
         """Whether the tensor's memory was passed to some Triton kernel in this window."""
@@ -173,6 +187,7 @@ class LaunchTracer:
         self.stray: list[Launch] = []
         self._inside = threading.local()
         self._originals: list[tuple[type, str, Any]] = []
+        self._autotune = AutotuneWatch()
 
     # -- windows
 
@@ -236,6 +251,11 @@ class LaunchTracer:
             self._wrap(InterpretedFunction, "run", record_arguments=True, count=True)
         self._wrap_init(Autotuner, self._candidate_autotune_callbacks)
         self._wrap_init(Heuristics, self._candidate_heuristics)
+        self._autotune.install()
+
+    def tuning(self) -> bool:
+        """Whether an autotuner on this thread is benchmarking its configs right now."""
+        return self._autotune.tuning()
 
     def _wrap_init(self, owner: type, adopt: Callable[[Any], None]) -> None:
         """Every instance built from now on gets its candidate callbacks wrapped (``as_candidate``)."""
@@ -267,6 +287,7 @@ class LaunchTracer:
         from triton import knobs
 
         knobs.runtime.launch_enter_hook.remove(self._on_launch_hook)
+        self._autotune.uninstall()
         for owner, name, original in reversed(self._originals):
             setattr(owner, name, original)
         self._originals.clear()
@@ -303,7 +324,7 @@ class LaunchTracer:
         self._record(str(data.get("name", "kernel")), stream)
 
     def _record(self, kernel: str, stream: int | None) -> None:
-        launch = Launch(kernel=kernel, stream=stream, thread=threading.get_ident())
+        launch = Launch(kernel=kernel, stream=stream, thread=threading.get_ident(), tuning=self.tuning())
         if self.window is None:
             self.stray.append(launch)
         else:

@@ -14,8 +14,8 @@ contestant in a shuffled order:
    stream wait for every stream Triton launched on, records the end event and synchronizes. The
    judge's own host clock runs from sending ``go`` to its answer;
 4. what the launch guards saw (a kernel ran, on the current stream, from this thread, received
-   every output and left none of it unwritten) and the torch-call recorders comes back with the
-   next request; on a random subset of repetitions the judge has the outputs written (``keep``)
+   every output and left none of it unwritten; how many launches the call made) and the
+   torch-call recorders comes back with the next request; on a random subset of repetitions the judge has the outputs written (``keep``)
    and compares them with the float64 reference of that repetition's inputs. Outputs are then
    poisoned, so memory the allocator hands back next time holds no correct answer.
 
@@ -80,6 +80,13 @@ class Measurement:
     wall_ms: list[float] = field(default_factory=list)
     verified: int = 0
     violation: str | None = None
+    launches: list[int] = field(default_factory=list)  # the forward's own launches in each timed call
+    tuning_launches: int = 0  # launches an autotuner made while timed calls ran (0 once warmed up)
+    warmup_calls: int = 0  # the untimed calls made before the first timed one
+
+    def steady_launches(self) -> int | None:
+        """Launches per forward in the warmed-up, timed calls (their most common count)."""
+        return statistics.mode(self.launches) if self.launches else None
 
     def summary(self) -> dict[str, float] | None:
         return summarize(self.times_ms) if self.times_ms and self.violation is None else None
@@ -183,6 +190,7 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
         reply = ask(contestant, {"op": "warmup", "which": contestant.which, "seed": seed_of(-1),
                                  "calls": settings.warmup_calls, "private": private_inputs})
         estimate_ms, host_ms = max(estimate_ms, reply["estimate_ms"]), max(host_ms, reply["host_ms"])
+        results[contestant.name].warmup_calls = settings.warmup_calls + 1  # the calls, then the estimate
     reps = settings.reps or int(min(settings.max_reps, max(settings.min_reps,
                                                            settings.budget_s * 1e3 / max(estimate_ms, 1e-3))))
     count = max(1, min(reps, MAX_VERIFIED, math.ceil(reps * settings.verify_fraction)))
@@ -197,6 +205,9 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
     def take(contestant: Timed, report: dict[str, Any] | None) -> None:
         rep = unreported.pop(contestant.name, None)
         result = results[contestant.name]
+        if report and isinstance(report.get("launches"), int) and not isinstance(report["launches"], bool):
+            result.launches.append(report["launches"])
+            result.tuning_launches += int(report.get("tuning_launches") or 0)
         if contestant.guarded and report and report.get("violation") and result.violation is None:
             result.violation = f"timed call {rep + 1}: {report['violation']}"
 

@@ -1,25 +1,29 @@
 """Rung 2, profiling: where each case stands against the device's roofline, and why.
 
 `profile(subject)` dispatches on the backend: `nvidia` (runner timing + ceilings + Nsight Compute)
-or `ascend` (torch_npu timing + msprof). The pieces are usable alone: `ncu` (command, raw-page
-parser, launch alignment), `msprof` (operator summaries), `roofline` (the class rules), `driver`
-(the program the profilers run).
+or `ascend` (torch_npu timing + msprof); a script (no cases, no reference) is profiled by its launch
+sites, each replayed and timed (`script`), on a GPU or, host-timed, under the interpreter. The pieces
+are usable alone: `ncu` (command, raw-page parser, launch alignment), `msprof` (operator summaries),
+`roofline` (the class rules), `driver` (the program the profilers run) and `script_job` (its job
+for a script).
 """
 from __future__ import annotations
 
 
 def profile(solution: str, problem: str | None, backend: str, *, script: bool = False, use_ncu: bool = True) -> dict:
+    if script and backend in ("cuda", "interpret"):
+        from diagnoser.profile import script as script_mode
+
+        return script_mode.profile(solution, backend, use_ncu=use_ncu)
     if backend == "cuda":
         from diagnoser.profile import nvidia
 
-        if script:
-            return nvidia.profile_script(solution, use_ncu=use_ncu)
         return nvidia.profile(solution, problem, use_ncu=use_ncu)
     if backend == "npu":
-        from diagnoser.subject import RungUnavailable
         from diagnoser.profile import ascend
+        from diagnoser.subject import RungUnavailable
 
         if script:
-            raise RungUnavailable("profiling a script is implemented for cuda only")
+            raise RungUnavailable("profiling a script is implemented for cuda and the interpreter only")
         return ascend.profile(solution, problem, use_msprof=use_ncu)
     raise ValueError(f"backend {backend!r} has no device to profile")

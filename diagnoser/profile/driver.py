@@ -4,10 +4,14 @@
 
 `JOBS.json` is a list of jobs: `{"solution": path, "problem": path, "cases": [0, 2] | null,
 "device": "cuda" | "npu"}` for a solution/problem pair, or `{"script": path, "argv": [...]}` for any
-script that launches Triton kernels. Per case the driver builds the inputs, runs the forward once
-unprofiled (compilation, autotuning and first-touch effects happen there), then runs it once more
-between cudaProfilerStart and cudaProfilerStop, which is all ncu sees (`--profile-from-start off`).
-A script runs once, wholly inside the profiled range.
+script that launches Triton kernels. Per case the driver builds the inputs and warms the forward up
+unprofiled until it is in its steady state (compilation, autotuning and first-touch effects happen
+there): it calls it until no autotuner benchmarks a config any more and two calls in a row launch
+the same kernels, at most `MAX_WARMUP_CALLS` times. Then it runs it once more between
+cudaProfilerStart and cudaProfilerStop, which is all ncu sees (`--profile-from-start off`). The
+case's line says how many warm-up calls that took and how many launches they made.
+A script job (`diagnoser.profile.script_job`) records the script's launch sites while it runs
+unprofiled, then replays them: timed, or inside the profiler range for chosen sites.
 
 Every Triton launch is logged by name through Triton's launch hook, one JSON line per case in
 `LOG.jsonl` (written as it goes, so a crash still leaves the cases done so far): that is how the
@@ -22,21 +26,56 @@ import sys
 import traceback
 from pathlib import Path
 
+from runner.capture.tuning import AutotuneWatch
+
+MAX_WARMUP_CALLS = 5
+
 
 class LaunchLog:
-    """Names of the Triton kernels launched while `recording` is on, in launch order."""
+    """Names of the Triton kernels launched while `recording` is on, in launch order; `tuning`
+    counts those an autotuner made timing its configs (kept in `names` too: a profiler sees them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, autotune: AutotuneWatch | None = None) -> None:
         self.names: list[str] = []
+        self.tuning = 0
         self.recording = False
+        self.autotune = autotune
 
     def __call__(self, metadata) -> None:
         if self.recording:
             self.names.append(metadata.get()["name"])
+            self.tuning += bool(self.autotune and self.autotune.tuning())
 
     def take(self) -> list[str]:
-        names, self.names = self.names, []
+        names, self.names, self.tuning = self.names, [], 0
         return names
+
+
+def warm_up(log: LaunchLog, run) -> dict:
+    """Call `run()` until the forward is in its steady state: no autotuner benchmarked a config in
+    the last call, and it launched the kernels the call before it did (at most MAX_WARMUP_CALLS).
+
+    Returns the calls made, every launch they made in order (`names`, for a profiler that saw
+    them), and how many of those were the autotuner's; `steady` is False when the limit came first.
+    """
+    names: list[str] = []
+    previous, tuning, steady, calls = None, 0, False, 0
+    for calls in range(1, MAX_WARMUP_CALLS + 1):
+        log.take()
+        log.recording = True
+        try:
+            run()
+        finally:
+            log.recording = False
+        tuned = log.tuning
+        launched = log.take()
+        names += launched
+        tuning += tuned
+        if not tuned and previous is not None and launched == previous:
+            steady = True
+            break
+        previous = launched
+    return {"calls": calls, "names": names, "tuning_launches": tuning, "steady": steady}
 
 
 def _to_device(value, device):
@@ -86,23 +125,20 @@ def run_pair(job: dict, log: LaunchLog, emit) -> None:
                 inputs = _to_device(problem.get_inputs(), device)
             model = model_new(*init_inputs).to(device)
             with torch.no_grad():
-                log.recording = device != "cuda"
-                model(*inputs)  # warm-up: compile and autotune outside the profiled range
-                warmup = log.take()
+                warm = warm_up(log, lambda: model(*inputs))  # outside the profiled range
                 launches = profiled(log, lambda: model(*inputs), device)
-            emit({"case": index, "launches": launches, **({"warmup": warmup} if warmup else {})})
+            emit({"case": index, "launches": launches,
+                  "steady_state": {"warmup_calls": warm["calls"], "warmup_launches": len(warm["names"]),
+                                   "autotuning_launches": warm["tuning_launches"], "steady": warm["steady"]},
+                  **({"warmup": warm["names"]} if device != "cuda" else {})})
         except Exception as error:  # one bad case must not hide the others
             emit({"case": index, "launches": [], "error": _one_line(error)})
 
 
 def run_script(job: dict, log: LaunchLog, emit) -> None:
-    from runner.capture import run_script as run
+    from diagnoser.profile import script_job
 
-    try:
-        launches = profiled(log, lambda: run(job["script"], job.get("argv") or []), job.get("device", "cuda"))
-        emit({"case": None, "launches": launches})
-    except Exception as error:
-        emit({"case": None, "launches": log.take(), "error": _one_line(error)})
+    script_job.run(job, log, emit, profiled)
 
 
 def _one_line(error: BaseException) -> str:
@@ -114,7 +150,8 @@ def main(jobs_path: str, log_path: str) -> int:
     from triton import knobs
 
     jobs = json.loads(Path(jobs_path).read_text())
-    log = LaunchLog()
+    log = LaunchLog(AutotuneWatch())
+    log.autotune.install()
     knobs.runtime.launch_enter_hook.add(log)
     with open(log_path, "a") as out:
         for number, job in enumerate(jobs):

@@ -117,11 +117,13 @@ def kernel_filter(names: list[str]) -> str | None:
 
 
 def command(ncu: str, program: list[str], kernels: list[str] | None = None,
-            sections: bool = False) -> list[str]:
+            sections: bool = False, launch_count: int | None = None) -> list[str]:
     """The ncu command line that profiles `program` inside its cudaProfilerStart/Stop ranges only.
 
-    The driver brackets exactly one forward per case with the profiler API, so warm-up,
-    autotuning and input generation are never profiled; `kernels` narrows it to Triton kernels.
+    The driver brackets exactly one forward per case (or a few replays per chosen launch site of a
+    script) with the profiler API, so warm-up, autotuning and input generation are never profiled;
+    `kernels` narrows it to Triton kernels, `launch_count` stops profiling after that many launches
+    (a bound on the run's time whatever the program does).
     """
     cmd = [ncu, "--csv", "--page", "raw", "--print-units", "base", "--clock-control", "none",
            "--profile-from-start", "off", "--target-processes", "all"]
@@ -133,6 +135,8 @@ def command(ncu: str, program: list[str], kernels: list[str] | None = None,
     name_filter = kernel_filter(kernels or [])
     if name_filter:
         cmd += ["--kernel-name", name_filter]
+    if launch_count:
+        cmd += ["--launch-count", str(launch_count)]
     return cmd + list(program)
 
 
@@ -230,7 +234,8 @@ def unknown_metric(output: str) -> bool:
     return bool(re.search(r"==ERROR==.*(metric|Metric)", output))
 
 
-def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: float = 300.0) -> dict:
+def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: float = 300.0,
+                 launch_count: int | None = None) -> dict:
     """Profile the driver's jobs under ncu; counters per launch, mapped back to (job, case).
 
     Returns {"available": bool, "why": one line, "cases": {(job, case): [counters per launch]},
@@ -245,13 +250,14 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
         jobs_path, log_path = Path(work, "jobs.json"), Path(work, "launches.jsonl")
         jobs_path.write_text(json.dumps(jobs))
         program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)]
-        output, returncode = _run(command(executable, program, kernels), timeout)
+        output, returncode = _run(command(executable, program, kernels, launch_count=launch_count), timeout)
         if output is None:  # slow, not broken: the caller may still profile other jobs
             return {**_unavailable(f"ncu did not finish within {timeout:.0f} s"), "timed_out": True}
         rows = parse_raw_csv(output)
         if not rows and unknown_metric(output):
             log_path.unlink(missing_ok=True)
-            output, returncode = _run(command(executable, program, kernels, sections=True), timeout)
+            output, returncode = _run(command(executable, program, kernels, sections=True,
+                                              launch_count=launch_count), timeout)
             rows = parse_raw_csv(output or "")
         log = read_log(log_path)
     started = [entry["job"] for entry in log if entry.get("case") == "start"]
@@ -282,9 +288,11 @@ def _errors(log: list[dict]) -> dict:
     return {(entry["job"], entry["case"]): entry["error"] for entry in log if entry.get("error")}
 
 
-def _run(cmd: list[str], timeout: float) -> tuple[str | None, int]:
-    """Run ncu in its own process group (so a timeout ends it and the driver it launched)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[str | None, int]:
+    """Run ncu (or the driver alone) in its own process group, so a timeout ends it and what it
+    started; `env` adds to this process's environment."""
+    env = {**os.environ, **(env or {}),
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
     try:

@@ -8,6 +8,12 @@
    kernels; without ncu the report says why and the class rests on events alone.
 4. Each case is classified (`roofline.classify`); theoretical occupancy is filled in from rung 3's
    occupancy facts once that rung has run (`attach_occupancy`).
+
+Launches per forward are the steady state's: the runner counts them on the timed calls, made after
+the checked calls and the timing warm-up, and never counts the launches an autotuner makes while it
+times its configs (`runner.capture.tuning`); each case's `steady_state` says how many warm-up calls
+came first and what was left out, and a launch-bound class says it in its reason.
+A script has no cases: its launch sites are timed by replay (`diagnoser.profile.script`).
 """
 from __future__ import annotations
 
@@ -89,22 +95,55 @@ def _case(case: dict, ceilings: dict, launch_counters: list[dict]) -> dict:
     time_s = timing["median"] / 1e3
     placed = roofline.classify(time_s, flops, bytes_moved, {"bandwidth": ceilings["bandwidth"], "flops": peak},
                                case.get("launches") or 1, aggregated)
+    if placed["class"] == "launch-bound":
+        placed["why"] += "; " + counted(steady_state(case))
     out.update(placed)
     out.update({
         "time_s": time_s, "spread_s": (timing.get("iqr") or 0) / 1e3,
         "ref_time_s": case["reference_ms"] / 1e3 if case.get("reference_ms") else None,
         "speedup_vs_reference": case.get("speedup"), "flops": flops or None, "bytes": bytes_moved or None,
-        "ceiling_flops": peak, "dtype": case.get("compute_dtype"),
-        "occupancy": {"theoretical": None,
-                      "theoretical_ncu": _fraction(aggregated, "theoretical_occupancy_pct"),
-                      "achieved": _fraction(aggregated, "achieved_occupancy_pct")},
+        "ceiling_flops": peak, "dtype": case.get("compute_dtype"), "occupancy": occupancy_from(aggregated),
+        "steady_state": steady_state(case),
     })
     if aggregated:
-        stalls = [s for c in launch_counters for s in c.get("top_stalls", [])]
-        out["ncu"] = {**aggregated, "launches": launch_counters,
-                      "top_stalls": sorted(stalls, key=lambda s: -s["warps_per_issue"])[:3],
-                      **_conflicts(launch_counters)}
+        out["ncu"] = counters_summary(launch_counters, aggregated)
     return out
+
+
+def counters_summary(launch_counters: list[dict], aggregated: dict) -> dict:
+    """What a case shows of its ncu counters: the aggregate, each launch, the top stalls, conflicts."""
+    stalls = [s for c in launch_counters for s in c.get("top_stalls", [])]
+    return {**aggregated, "launches": launch_counters,
+            "top_stalls": sorted(stalls, key=lambda s: -s["warps_per_issue"])[:3], **_conflicts(launch_counters)}
+
+
+def occupancy_from(aggregated: dict | None) -> dict:
+    """A case's occupancy: theoretical from rung 3 later (`attach_occupancy`), the rest from ncu."""
+    return {"theoretical": None, "theoretical_ncu": _fraction(aggregated, "theoretical_occupancy_pct"),
+            "achieved": _fraction(aggregated, "achieved_occupancy_pct")}
+
+
+def steady_state(case: dict) -> dict:
+    """How the case's launches per forward were counted: on which calls, after how many warm-up
+    calls, and what was left out (the autotuner's benchmarking, and what only the first call launched)."""
+    counts = case.get("launch_counts") or {}
+    first, steady = counts.get("first_call"), case.get("launches")
+    return {"launches_per_forward": steady, "counted_on": counts.get("source"),
+            "warmup_calls": counts.get("warmup_calls"),
+            "excluded_launches": {"autotuning": counts.get("autotuning_excluded"),
+                                  "first_call_only": max(first - steady, 0) if first is not None and steady is not None
+                                  else None},
+            **({"varying": counts["varying"]} if counts.get("varying") else {})}
+
+
+def counted(steady: dict) -> str:
+    """How a launch count was reached, in words, for the rule that rests on it."""
+    excluded = steady.get("excluded_launches") or {}
+    left_out = [f"{n} {what}" for what, n in (("autotuning", excluded.get("autotuning")),
+                                             ("first-call-only", excluded.get("first_call_only"))) if n]
+    return (f"{steady.get('launches_per_forward')} launches per forward counted on the {steady.get('counted_on') or 'checked calls'}"
+            f" after {steady.get('warmup_calls') or 0} warm-up calls"
+            + (f" ({', '.join(left_out)} launches left out)" if left_out else ""))
 
 
 def _fraction(aggregated: dict | None, key: str) -> float | None:
@@ -135,30 +174,3 @@ def attach_occupancy(profile_output: dict, facts: list[dict]) -> None:
         values = [by_kernel[k] for k in case.get("kernels", []) if k in by_kernel]
         if values and "occupancy" in case:
             case["occupancy"]["theoretical"] = min(values)
-
-
-def profile_script(script: str, *, use_ncu: bool = True, ncu_timeout: float = 300.0) -> dict:
-    """Rung 2 for any script that launches Triton kernels: ncu only (a script has no cases to time
-    against a reference, and no declared flops or bytes, so the class rests on the counters)."""
-    from diagnoser.subject import RungUnavailable
-
-    if not use_ncu:
-        raise RungUnavailable("a script has no cases for the runner to time, and ncu is disabled")
-    counters = ncu.profile_jobs([{"script": script}], None, ncu_timeout)
-    if not counters["available"]:
-        raise RungUnavailable(f"a script is profiled through ncu only, and {counters['why']}")
-    launches = counters["cases"].get((0, None), [])
-    aggregated = roofline.aggregate(launches)
-    if aggregated is None:
-        raise RungUnavailable("ncu profiled no Triton launch of the script")
-    placed = roofline.classify(aggregated["busy_s"], 0.0, 0.0, {}, len(launches), aggregated)
-    case = {"case": 0, "params": {}, "kernels": sorted({c["kernel"] for c in launches}),
-            "launches": len(launches), **placed, "time_s": aggregated["busy_s"], "efficiency": None,
-            "occupancy": {"theoretical": None, "theoretical_ncu": _fraction(aggregated, "theoretical_occupancy_pct"),
-                          "achieved": _fraction(aggregated, "achieved_occupancy_pct")},
-            "ncu": {**aggregated, "launches": launches, **_conflicts(launches),
-                    "top_stalls": sorted((s for c in launches for s in c.get("top_stalls", [])),
-                                         key=lambda s: -s["warps_per_issue"])[:3]}}
-    return {"backend": "cuda", "device": launches[0].get("device") if launches else None, "ceilings": {},
-            "ncu": {"available": True, "why": counters["why"]}, "correct": None, "rejected": None,
-            "cases": [case], "note": "script: time is the sum of the kernels' ncu durations; no roofline floor without declared flops/bytes"}

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 from runner.capture.labels import merge_and_label
 from runner.capture.nvidia import nvidia_record
 from runner.capture.record import CapturedKernel
+from runner.capture.tuning import AutotuneWatch
 from runner.capture.workload import run_target
 
 
@@ -33,11 +34,10 @@ class JitCapture:
         self._launches: list[tuple[int, int | None, list[int] | None]] = []  # (handle, case, grid)
         self._saved_metadata: dict[int, tuple[Any, Any]] = {}
         self._previous_hook = None
-        self._tuning = 0
+        self._autotune = AutotuneWatch()
 
     def __enter__(self) -> "JitCapture":
         from triton import knobs
-        from triton.runtime.autotuner import Autotuner
 
         self._previous_hook = knobs.runtime.jit_post_compile_hook
         self._fresh = fresh_compiles()
@@ -46,26 +46,15 @@ class JitCapture:
         knobs.runtime.launch_enter_hook.add(self._on_launch)
         for jit_fn in _live_jit_functions():  # kernels the JIT already holds still report their grids
             self._report_grid(jit_fn)
-        # Launches made while the autotuner times its configs are not part of the forward.
-        self._bench, session = Autotuner._bench, self
-
-        def timed_apart(autotuner: Any, *args: Any, **kwargs: Any) -> Any:
-            session._tuning += 1
-            try:
-                return session._bench(autotuner, *args, **kwargs)
-            finally:
-                session._tuning -= 1
-
-        Autotuner._bench = timed_apart
+        self._autotune.install()  # launches made while the autotuner times its configs are not the forward's
         return self
 
     def __exit__(self, *exc: Any) -> None:
         from triton import knobs
-        from triton.runtime.autotuner import Autotuner
 
         knobs.runtime.jit_post_compile_hook = self._previous_hook
         knobs.runtime.launch_enter_hook.remove(self._on_launch)
-        Autotuner._bench = self._bench
+        self._autotune.uninstall()
         self._fresh.__exit__(*exc)
         for jit_fn, original in self._saved_metadata.values():
             jit_fn.launch_metadata = original
@@ -94,7 +83,7 @@ class JitCapture:
         jit_fn.launch_metadata = with_grid
 
     def _on_launch(self, metadata: Any) -> None:
-        if self._tuning:
+        if self._autotune.tuning():
             return
         data = metadata.get()
         grid = data.get("ladder_grid")

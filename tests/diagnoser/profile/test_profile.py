@@ -81,3 +81,29 @@ def test_triage_receives_per_kernel_counters_in_its_metric_names(profile):
     assert mm["occupancy"]["achieved_pct"] == pytest.approx(11.9)
     assert mm["stalls"]["barrier"] == pytest.approx(3.12)
     assert mm["launches_per_forward"] == 1
+
+
+def autotuned_gemm(launches, counts):
+    case = {"case": 0, "params": {"M": 512, "N": 512, "K": 512}, "correct": True, "kernels": ["matmul_kernel"],
+            "launches": launches, "launch_counts": counts, "time_ms": {"median": 0.04, "iqr": 0.001},
+            "reference_ms": 0.03, "speedup": 0.75, "flops": 2 * 512.0 ** 3, "bytes": 3 * 512 * 512 * 2.0,
+            "allow_tf32": False, "compute_dtype": "float16"}
+    return assemble({**RECORD, "cases": [case]}, H200, counters(available=False))["cases"][0]
+
+
+def test_an_autotuned_gemm_is_classed_on_its_steady_state_launches():
+    steady = {"first_call": 1, "autotuning_excluded": 1080, "per_forward": 1, "source": "timed calls", "warmup_calls": 5}
+    case = autotuned_gemm(1, steady)
+    assert case["class"] != "launch-bound"
+    assert case["steady_state"] == {"launches_per_forward": 1, "counted_on": "timed calls", "warmup_calls": 5,
+                                    "excluded_launches": {"autotuning": 1080, "first_call_only": 0}}
+    # what counting the autotuner's benchmarking as the forward's made of the same kernel
+    assert autotuned_gemm(1081, {})["class"] == "launch-bound"
+
+
+def test_a_launch_bound_class_says_on_which_calls_its_launches_were_counted():
+    counts = {"first_call": 12, "autotuning_excluded": 40, "per_forward": 8, "source": "timed calls", "warmup_calls": 6}
+    case = autotuned_gemm(8, counts)
+    assert case["class"] == "launch-bound"
+    assert case["why"].endswith("; 8 launches per forward counted on the timed calls after 6 warm-up calls"
+                                " (40 autotuning, 4 first-call-only launches left out)")
