@@ -17,6 +17,7 @@ SOURCE_LIMIT = 160
 DETAIL_LIMIT = 200
 VALUE_LIMIT = 120
 EXCERPT_LINES = 4
+NOT_MEASURED = "no-profile"  # the anchor of the profile section's note on why nothing was measured
 
 
 def fact_key(fact: dict) -> str:
@@ -33,18 +34,32 @@ class Links:
     cases: dict[str, dict] = field(default_factory=dict)      # size label -> case row
     citations: list[dict] = field(default_factory=list)
     measured: bool = False
-    not_measured: str = ""
+    compiled_for: dict[str, list[int]] = field(default_factory=dict)  # kernel specialization -> its cases
 
     @classmethod
-    def of(cls, report: dict, not_measured: str) -> Links:
+    def of(cls, report: dict) -> Links:
         profile = report.get("profile") or {}
         return cls(facts={fact_key(f): f"fact-{i}" for i, f in enumerate(report.get("facts") or [], 1)},
                    cases={text.params(c.get("params")) or "default": c for c in profile.get("cases", [])},
                    citations=list(report.get("citations") or []), measured=bool(profile.get("cases")),
-                   not_measured=not_measured)
+                   compiled_for=_compiled_for(report.get("facts") or []))
+
+    def cases_of(self, kernel: str | None) -> str:
+        """`cases 2, 3`: the cases a kernel specialization was launched for (from rung 3's launch facts)."""
+        cases = self.compiled_for.get(str(kernel), [])
+        return f"case{'s' if len(cases) > 1 else ''} {', '.join(map(str, cases))}" if cases else ""
 
     def citation(self, label: str) -> dict | None:
         return next((c for c in self.citations if text.citation_label(c) == label), None)
+
+
+def _compiled_for(facts: list[dict]) -> dict[str, list[int]]:
+    launched: dict[str, set[int]] = {}
+    for fact in facts:
+        case = (fact.get("value") or {}).get("case") if fact.get("kind") == "launch" else None
+        if isinstance(case, int):
+            launched.setdefault(str(fact.get("kernel")), set()).add(case)
+    return {kernel: sorted(cases) for kernel, cases in launched.items()}
 
 
 def view(card: Card, number: int, links: Links) -> dict:
@@ -52,6 +67,7 @@ def view(card: Card, number: int, links: Links) -> dict:
     kernels = list(dict.fromkeys(text.kernel_parts(k)[0] for s in card.sites for k in s.kernels))
     lines = [str(s.line) for s in card.sites if s.line is not None]
     fixes = card.fixes or ([entry.fix] if entry else [])
+    sites = _said_once([_site(site, card, links) for site in card.sites])
     return {
         "id": f"finding-{number}", "number": number, "label": card.pattern or _uncatalogued(card),
         "title": card.title, "catalogued": entry is not None, "rungs": ", ".join(map(str, card.rungs)),
@@ -60,7 +76,8 @@ def view(card: Card, number: int, links: Links) -> dict:
         "catalog_fix": entry.fix if entry and entry.fix not in fixes else None,
         "how": entry.how if entry else "", "before": entry.before if entry else "", "after": entry.after if entry else "",
         "holds_for": _holds_for(card, links),
-        "sites": _said_once([_site(site, card, links) for site in card.sites]),
+        "catalog_compiler": _catalog_compiler(card), "retrieved": any(s["compiler"] for s in sites),
+        "sites": sites,
     }
 
 
@@ -89,7 +106,7 @@ def _holds_for(card: Card, links: Links) -> dict:
     named = card.cases
     if named is None:
         note = "not narrowed to particular cases by its detector"
-        return {"cases": [], "note": note + (f"; measured: {_worst(links)}" if links.measured else "")}
+        return {"cases": [], "note": note + (f"; {_worst(links)}" if links.measured else "")}
     cases = [_case(label, links) for label in _in_case_order(named, links)]
     total = len(links.cases)
     note = f"{len(named)} of {total} cases" if links.measured and total else ""
@@ -117,12 +134,16 @@ def _measured(row: dict) -> str:
     return ", ".join(bits)
 
 
-def _worst(links: Links) -> str:
+def _worst_row(links: Links) -> dict | None:
     rows = [c for c in links.cases.values() if c.get("efficiency") is not None]
-    if not rows:
+    return min(rows, key=lambda c: c["efficiency"]) if rows else None
+
+
+def _worst(links: Links) -> str:
+    worst = _worst_row(links)
+    if worst is None:
         return "no case placed on the roofline"
-    worst = min(rows, key=lambda c: c["efficiency"])
-    return f"worst case {worst['case']} at {text.percent(worst['efficiency'])} of its floor ({worst.get('class', '-')})"
+    return f"worst: case {worst['case']} at {text.percent(worst['efficiency'])} of its floor ({worst.get('class', '-')})"
 
 
 def _site(site: Site, card: Card, links: Links) -> dict:
@@ -163,15 +184,17 @@ def _fact(fact: dict, links: Links) -> dict:
     value = text.fact_value(fact.get("value"))
     return {"anchor": links.facts.get(fact_key(fact)), "kind": fact.get("kind", ""), "stage": fact.get("stage") or "?",
             "kernel": base, "variant": variant, "value": text.shorten(value, VALUE_LIMIT), "value_full": value,
-            **excerpt(fact.get("excerpt"))}
+            "cases": links.cases_of(fact.get("kernel")), **excerpt(fact.get("excerpt"))}
 
 
 def _metrics(site: Site, links: Links) -> list[dict]:
     shown = [{"text": text.evidence(m).removeprefix("metric "), "anchor": _metric_anchor(m, links)} for m in site.metrics]
     if not links.measured:
-        return shown + [{"text": f"not measured: {links.not_measured}", "anchor": None}]
-    if site.cases is None:
-        return shown + [{"text": f"measured: {_worst(links)}", "anchor": None}]
+        return shown + [{"text": "not measured (the profile section says why)", "anchor": NOT_MEASURED}]
+    worst = _worst_row(links)
+    if site.cases is None or (len(links.cases) > 2 and set(links.cases) <= set(site.cases)):
+        every = "not narrowed to cases" if site.cases is None else f"all {len(links.cases)} cases"
+        return shown + [{"text": f"{every}; {_worst(links)}", "anchor": f"case-{worst['case']}" if worst else None}]
     for label in _in_case_order(site.cases, links):
         case = _case(label, links)
         shown.append({"text": f"{case['name']}: {case['measured']}" if case["measured"] else case["name"],
@@ -188,8 +211,8 @@ def _metric_anchor(item: dict, links: Links) -> str | None:
 
 
 def _compiler(site: Site, card: Card, links: Links) -> list[dict]:
-    """Citations for this line: the chunks its findings carry, the rung-4 answers asked about this
-    line or this pattern, else the compiler code the catalog entry names (not retrieved)."""
+    """Citations for this line: the chunks its findings carry, then the rung-4 answers asked
+    about this line (or about this pattern, shown on its first line)."""
     cited: dict[str, dict] = {}
     for chunk in site.chunks:
         label = text.citation_label(chunk)
@@ -209,11 +232,15 @@ def _compiler(site: Site, card: Card, links: Links) -> list[dict]:
             on_line = False
         if on_line:
             cited.setdefault(text.citation_label(citation), _cited(citation, citation))
-    if cited or not card.explanation:
-        return list(cited.values())
+    return list(cited.values())
+
+
+def _catalog_compiler(card: Card) -> list[dict]:
+    """The compiler code the pattern's catalog entry names: known for the pattern, not retrieved
+    for this kernel."""
+    refs = card.explanation.compiler if card.explanation else ()
     return [{"label": f"{ref['path']}:{ref['lines'][0]}-{ref['lines'][1]}" if ref.get("lines") else ref["path"],
-             "anchor": None, "note": f"named by the catalog: {ref.get('symbol') or ''}{': ' if ref.get('symbol') and ref.get('why') else ''}"
-             f"{ref.get('why') or ''}"} for ref in card.explanation.compiler]
+             "symbol": ref.get("symbol") or "", "why": ref.get("why") or ""} for ref in refs]
 
 
 def _cited(chunk: dict, citation: dict | None) -> dict:

@@ -17,13 +17,12 @@ NOT_RECORDED = "this report has no record of rung 2"
 
 def build(report: dict, with_plots: bool = True) -> dict:
     subject = report["subject"]
-    why_not = _why_no_profile(report)
-    links = chains.Links.of(report, why_not)
+    links = chains.Links.of(report)
     return {
         "solution": subject["solution"], "context": _context(subject), "reached": report.get("reached", 0),
         "verdict": (report.get("gap") or {}).get("why", "").capitalize(),
         "rungs": [_rung(r) for r in report.get("rungs") or []],
-        "profile": _profile(report, why_not, with_plots),
+        "profile": _profile(report, with_plots),
         "cards": [chains.view(card, n, links) for n, card in enumerate(cards(report), 1)],
         "citations": [_citation(c) for c in report.get("citations") or []],
         "facts": _facts(report.get("facts") or [], links),
@@ -60,11 +59,11 @@ def _why_no_profile(report: dict) -> str:
     return record.get("why") or "rung 2 did not run"
 
 
-def _profile(report: dict, why_not: str, with_plots: bool) -> dict:
+def _profile(report: dict, with_plots: bool) -> dict:
     profile = report.get("profile") or {}
     cases = profile.get("cases") or []
     if not cases:
-        return {"measured": False, "why_not": why_not}
+        return {"measured": False, "why_not": _why_no_profile(report)}
     ceilings = profile.get("ceilings") or {}
     peaks = ", ".join(f"{dtype} {flops / 1e12:.0f} TFLOP/s" for dtype, flops in (ceilings.get("flops") or {}).items())
     bandwidth = f"{ceilings['bandwidth'] / 1e12:.2f} TB/s" if ceilings.get("bandwidth") else "unknown bandwidth"
@@ -109,7 +108,8 @@ def _facts(facts: list[dict], links: chains.Links) -> list[dict]:
     groups: dict[str, dict] = {}
     for fact in facts:
         base, variant = text.kernel_parts(fact.get("kernel"))
-        group = groups.setdefault(str(fact.get("kernel")), {"kernel": base, "variant": variant, "rows": []})
+        group = groups.setdefault(str(fact.get("kernel")), {"kernel": base, "variant": variant, "rows": [],
+                                                            "cases": links.cases_of(fact.get("kernel"))})
         value = text.fact_value(fact.get("value"))
         group["rows"].append({
             "anchor": links.facts.get(chains.fact_key(fact)), "kind": fact.get("kind", ""),

@@ -74,9 +74,16 @@ def rung(number: int, title: str, ran: bool = True, why: str = "climbed", status
             "status": status or ("ok" if ran else "skipped"), "seconds": 0.2 if ran else 0.0, "error": None}
 
 
+def launch(kernel: str, case_number: int, programs: int) -> dict:
+    return {"kernel": kernel, "kind": "launch", "file": FILE, "line": 10, "stage": "meta",
+            "value": {"grid": [programs, 1, 1], "programs": programs, "count": 1, "case": case_number},
+            "excerpt": f"softmax_kernel[({programs}, 1, 1)] x1"}
+
+
 def softmax_report() -> dict:
     narrow = [fact(NARROW, line, 32, "store" if line == 31 else "load") for line in LINES]
     wide = [fact(WIDE, line, 128, "store" if line == 31 else "load") for line in LINES]
+    launches = [launch(NARROW if (b, d) in (SIZES[2], SIZES[3]) else WIDE, i, b) for i, (b, d) in enumerate(SIZES)]
     occupancy = {"kernel": NARROW, "kind": "occupancy", "file": FILE, "line": 10, "stage": "meta", "excerpt": "",
                  "value": {"programs_per_sm": 16, "warps_per_sm": 64, "occupancy": 1.0, "limiter": "registers",
                            "limits": {"registers": 16, "shared_memory": 107, "warps": 16, "blocks": 32},
@@ -107,7 +114,7 @@ def softmax_report() -> dict:
                     "backend": "cuda", "target": "sm90", "device": "NVIDIA H200"},
         "rungs": [rung(1, "pattern triage"), rung(2, "profiling"), rung(3, "IR attribution"), rung(4, "compiler source")],
         "findings": [redundant] + [scalar_access(line) for line in LINES] + [compiler_behind],
-        "profile": profile(softmax_cases()), "facts": wide + narrow + [occupancy], "citations": citations,
+        "profile": profile(softmax_cases()), "facts": launches + wide + narrow + [occupancy], "citations": citations,
         "gap": {"explained": False, "why": "4 of 5 cases unexplained"}, "reached": 4, "warnings": [],
     }
 

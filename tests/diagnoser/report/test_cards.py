@@ -73,13 +73,19 @@ def test_each_line_has_its_chain_from_source_to_ir_to_metric_to_compiler(softmax
     card = _card(document.build(softmax, with_plots=False), "nv.scalar-access")
     first = card["sites"][0]
     assert first["source"][0]["code"].startswith("x = tl.load(x_row + start + cols")
-    assert [f["variant"] for f in first["ir"]] == ["[n_cols:i32,stride_x:i32,stride_y:i32]"]
+    assert [(f["variant"], f["cases"]) for f in first["ir"]] == [("[n_cols:i32,stride_x:i32,stride_y:i32]", "cases 2, 3")]
     assert "ld.global.b32" in first["ir"][0]["excerpt_full"] and first["ir"][0]["anchor"].startswith("fact-")
     assert [m["anchor"] for m in first["metrics"]] == ["case-2", "case-3"]
     assert [k["anchor"] for k in first["compiler"]] == ["C1", "C2"], "the chunk it carries, then the pattern's answer"
     store = card["sites"][3]
     assert store["where"] == "solution.py:31" and "st.global.b32" in store["ir"][0]["excerpt_full"]
     assert [k["anchor"] for k in store["compiler"]] == ["C1"]
+
+
+def test_a_line_that_holds_for_every_case_names_the_worst_instead_of_listing_all(softmax):
+    site = _card(document.build(softmax, with_plots=False), "nv.redundant-global-traffic")["sites"][0]
+    assert site["metrics"] == [{"text": "all 5 cases; worst: case 3 at 26% of its floor (latency-bound)",
+                                "anchor": "case-3"}]
 
 
 def test_a_repeated_detail_points_back_instead_of_repeating(softmax):
@@ -160,6 +166,6 @@ def test_a_pattern_the_catalog_does_not_know_renders_without_an_explanation(soft
 def test_without_a_device_each_chain_says_its_metric_was_not_measured(softmax):
     card = _card(document.build(without_device(softmax), with_plots=False), "nv.scalar-access")
     assert card["holds_for"]["note"] == "" and [c["anchor"] for c in card["holds_for"]["cases"]] == [None, None]
-    assert card["sites"][0]["metrics"] == [{"text": "not measured: no device on this machine (backend aot): profiling"
-                                                    " needs one; the gap to the roofline stays unmeasured",
-                                            "anchor": None}]
+    assert card["sites"][0]["metrics"] == [{"text": "not measured (the profile section says why)", "anchor": "no-profile"}]
+    page = report.render(without_device(softmax), "html")
+    assert 'href="#no-profile"' in page and 'id="no-profile"' in page
