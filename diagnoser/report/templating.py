@@ -1,6 +1,7 @@
 """The reports' jinja2 templates (package data under diagnoser/report/templates/).
 
-Templates named `*.html.j2` are autoescaped (kernel source, IR and file names are text, never
+One environment serves the diagnosis (`diagnose.*.j2`) and the optimization run
+(`optimize.html.j2`). Templates named `*.html.j2` are autoescaped (kernel source, IR and file names are text, never
 markup; an SVG plot is passed as `Markup`); Markdown ones are not, and get the `cell` filter for
 table cells instead.
 """
@@ -16,8 +17,7 @@ def environment():
 
     env = jinja2.Environment(loader=jinja2.PackageLoader("diagnoser.report", "templates"),
                              autoescape=lambda name: bool(name and name.endswith(".html.j2")),
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-                             undefined=jinja2.StrictUndefined)
+                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["cell"] = markdown_cell
     return env
 

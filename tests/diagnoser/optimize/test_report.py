@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from diagnoser.optimize import report
 from diagnoser.optimize.journal import Journal
@@ -19,6 +20,8 @@ def test_the_report_renders_from_the_journal_alone(pair, tmp_path):  # noqa: F81
     assert "**2.000x** over the initial version" in text and "| c0 |" in text and "not faster than the best" in text
     page = report.html(document)
     assert page.count("<svg") == 3 and "Round 2: try # speed: 2.0" in page and "<script" not in page
+    ids = re.findall(r'\bid="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), "the three plots' SVG ids never collide"
 
 
 def test_a_run_where_nothing_passed_says_so(pair, tmp_path):  # noqa: F811
