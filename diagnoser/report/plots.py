@@ -4,7 +4,8 @@
 FLOP/s, log-log, under the measured bandwidth slope and compute roof); `times_figure()` draws each
 case's time beside the reference's. Labels must stay legible however the cases crowd: each case's
 label is tried at a few offsets around its point and kept at the first where it overlaps no other
-label, point or roof annotation and stays inside the axes; when points overlap one another or some
+label, point, roof annotation or the roof line itself and stays inside the axes (points that sit
+just under the compute roof are the common case for a good GEMM); when points overlap one another or some
 label fits nowhere, the labels give way to a legend below the plot (markers are hollow and of
 distinct shapes, so points drawn on top of each other stay visible). Figures are built on `matplotlib.figure.Figure`, without
 pyplot's global state, so rendering is safe anywhere and needs no display.
@@ -107,7 +108,8 @@ def roofline_figure(cases: list[dict], bandwidth: float | None, peak_flops: floa
              xlabel="arithmetic intensity (flop/byte)", ylabel="achieved FLOP/s",
              title="Roofline: each case against the measured ceilings")
     axes.grid(True, which="major", color="#e6e6e6", linewidth=0.6)
-    axes.plot([x_lo, ridge, x_hi], [x_lo * bandwidth, peak_flops, peak_flops], color="#333333", linewidth=1.6)
+    (roof_line,) = axes.plot([x_lo, ridge, x_hi], [x_lo * bandwidth, peak_flops, peak_flops], color="#333333",
+                             linewidth=1.6)
     roof = axes.annotate(f"{peak_flops / 1e12:.0f} TFLOP/s, {bandwidth / 1e12:.2f} TB/s", (ridge, peak_flops),
                          xytext=(6, 5), textcoords="offset points", fontsize=8, color="#333333")
     for i, (case, intensity, achieved) in enumerate(points):
@@ -116,13 +118,16 @@ def roofline_figure(cases: list[dict], bandwidth: float | None, peak_flops: floa
                      edgecolors=COLORS[i % len(COLORS)], linewidths=1.5, zorder=3, gid=f"roofline-case-{case['case']}",
                      label=f"case {case['case']}: {text.params(case.get('params')) or 'default'}{efficiency}")
     place_labels(figure, axes, [(f"case {p[0]['case']}", p[1], p[2], COLORS[i % len(COLORS)])
-                                for i, p in enumerate(points)], obstacles=[roof])
+                                for i, p in enumerate(points)], obstacles=[roof], lines=[roof_line])
     return figure
 
 
-def place_labels(figure: Any, axes: Any, labels: list[tuple[str, float, float, str]], obstacles: list) -> bool:
-    """Annotate each (text, x, y, color) at the first offset that collides with nothing; when
-    points overlap or a label fits nowhere, show a legend below the axes instead. True if annotated."""
+def place_labels(figure: Any, axes: Any, labels: list[tuple[str, float, float, str]], obstacles: list,
+                 lines: tuple = ()) -> bool:
+    """Annotate each (text, x, y, color) at the first offset that collides with nothing: no other
+    label or point, no box of `obstacles`, no stroke of `lines` (a line's box is the whole plot, so
+    its path is tested). When points overlap or a label fits nowhere, show a legend below the axes
+    instead. True if annotated."""
     renderer = figure.canvas.get_renderer()
     frame = axes.get_window_extent(renderer)
     points = [_marker_box(axes, x, y, figure.dpi) for _, x, y, _ in labels]
@@ -138,7 +143,7 @@ def place_labels(figure: Any, axes: Any, labels: list[tuple[str, float, float, s
             box = note.get_window_extent(renderer)
             own = _marker_box(axes, x, y, figure.dpi)
             clear = [b for b in taken if not (b.x0 == own.x0 and b.y0 == own.y0)]
-            if _inside(box, frame) and not any(box.overlaps(b) for b in clear):
+            if _inside(box, frame) and not any(box.overlaps(b) for b in clear) and not _crosses(box, lines):
                 placed.append(note)
                 taken.append(box)
                 break
@@ -162,6 +167,12 @@ def _marker_box(axes: Any, x: float, y: float, dpi: float):
     cx, cy = axes.transData.transform((x, y))
     half = (MARKER_AREA ** 0.5) / 2 * dpi / 72 + 1
     return Bbox.from_extents(cx - half, cy - half, cx + half, cy + half)
+
+
+def _crosses(box: Any, lines) -> bool:
+    """Whether any of the drawn lines passes through the box (display coordinates)."""
+    return any(line.get_transform().transform_path(line.get_path()).intersects_bbox(box.padded(2), filled=False)
+               for line in lines)
 
 
 def _inside(box: Any, frame: Any) -> bool:

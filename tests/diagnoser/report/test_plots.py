@@ -10,9 +10,16 @@ import pytest
 from diagnoser import report
 from diagnoser.report import document, plots
 
-from .reports import profile, softmax_cases, softmax_report, spread_cases
+from .reports import (
+    near_roof_cases,
+    profile,
+    softmax_cases,
+    softmax_report,
+    spread_cases,
+)
 
 PEAK, BANDWIDTH = 5.1e13, 4.26e12
+H200_FP16 = 7.49e14
 
 
 def _boxes(figure):
@@ -51,6 +58,18 @@ def test_five_spread_cases_are_labelled_beside_their_points_without_overlap():
     for box in labels:
         assert frame.contains(box.x0, box.y0) and frame.contains(box.x1, box.y1)
         assert not any(_covers(box, p, margin=0.0) for p in points)
+
+
+def test_no_label_is_drawn_across_the_roof_line():
+    figure = plots.roofline_figure(near_roof_cases(), BANDWIDTH, H200_FP16)
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    axes = figure.axes[0]
+    (roof,) = axes.lines
+    path = roof.get_transform().transform_path(roof.get_path())
+    labels = [t for t in axes.texts if t.get_text().startswith("case ")]
+    assert len(labels) == 5 and axes.get_legend() is None
+    assert [t.get_text() for t in labels if path.intersects_bbox(t.get_window_extent(renderer), filled=False)] == []
 
 
 def test_five_crowded_cases_get_a_legend_below_the_plot_instead_of_labels():
