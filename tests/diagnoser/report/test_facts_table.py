@@ -45,3 +45,11 @@ def test_a_markdown_fact_row_stays_one_short_table_row(softmax):
     markdown = report.render(softmax, "markdown")
     row = next(line for line in markdown.splitlines() if line.startswith("| occupancy |"))
     assert row.count(" | ") == 3 and len(row) < 200 and "\u2026" in row
+
+
+def test_the_cases_table_is_sized_by_its_content_and_breaks_only_between_words(softmax):
+    page = report.render(softmax, "html")
+    assert re.search(r'<table class="grid cases">\s*<tr>', page), "no fixed column widths"
+    assert re.search(r"table\.grid\.cases \{[^}]*table-layout: auto", page)
+    assert re.search(r"table\.grid\.cases td, table\.grid\.cases th \{[^}]*overflow-wrap: break-word", page)
+    assert re.search(r"table\.grid\.cases td\.num \{[^}]*white-space: nowrap", page), "2.929 ms stays on one line"
