@@ -122,6 +122,14 @@ def roofline_figure(cases: list[dict], bandwidth: float | None, peak_flops: floa
     return figure
 
 
+def _tick_seconds(value: float) -> str:
+    """A log axis tick in the unit of its decade: 100 us, 1 ms, 10 ms (not 100.0 us beside 1 ms)."""
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if value >= scale:
+            return f"{value / scale:g} {unit}"
+    return f"{value * 1e9:g} ns"
+
+
 def place_labels(figure: Any, axes: Any, labels: list[tuple[str, float, float, str]], obstacles: list,
                  lines: tuple = ()) -> bool:
     """Annotate each (text, x, y, color) at the first offset that collides with nothing: no other
@@ -203,7 +211,7 @@ def times_figure(cases: list[dict]):
 
     axes.set(yscale="log", ylim=(min(values) / 3, max(values) * 4), ylabel="median time (log scale)",
              title="Time per case: kernel and reference (speedup above)")
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: text.seconds(value).replace(".000", "")))
+    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _tick_seconds(value)))
     axes.set_xticks(positions, [f"case {c['case']}" for c in rows], fontsize=8)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), fontsize=8, frameon=False, ncol=2)
     return figure

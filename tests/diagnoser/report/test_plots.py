@@ -123,3 +123,9 @@ def test_without_matplotlib_the_page_still_renders_and_says_why_it_has_no_plots(
 def test_every_case_is_a_point_with_its_own_id(cases):
     svg = plots.to_svg(plots.roofline_figure(cases(), BANDWIDTH, PEAK), "roofline")
     assert sorted(re.findall(r'id="(roofline-case-\d+)"', svg)) == [f"roofline-case-{i}" for i in range(5)]
+
+
+@pytest.mark.parametrize(("value", "tick"), [(1e-4, "100 us"), (1e-3, "1 ms"), (0.01, "10 ms"), (2.0, "2 s"),
+                                             (5e-8, "50 ns")])
+def test_time_ticks_read_in_the_unit_of_their_decade(value, tick):
+    assert plots._tick_seconds(value) == tick
