@@ -139,6 +139,22 @@ def _svg(figure: Any, name: str) -> str:
     return to_svg(figure, name)
 
 
+def _legend_below(axes: Any, columns: int, gap: float = 0.1) -> None:
+    """The legend under the axes, in one row: inside them it covered the first bars or points."""
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -gap), fontsize=8, frameon=False, ncol=columns)
+
+
+def _case_ticks(axes: Any, cases: list[dict[str, Any]]) -> None:
+    """`case N` under each group; the sizes are in the cases table (five long size labels,
+    rotated, crowded each other under the bars)."""
+    axes.set_xticks(list(range(len(cases))), [f"case {c['case']}" for c in cases], fontsize=8)
+
+
+def _height(value: float | None) -> float:
+    """A bar's height; NaN (no bar) when the value was not recorded, never a bar of 0."""
+    return float("nan") if value is None else value
+
+
 def trajectory_plot(document: dict[str, Any]) -> str | None:
     if not document["trajectory"]:
         return None
@@ -152,7 +168,7 @@ def trajectory_plot(document: dict[str, Any]) -> str | None:
     axes.set_xlabel("round")
     axes.set_ylabel("speedup over the initial version")
     axes.set_title("Speedup per round")
-    axes.legend(loc="best", fontsize=8)
+    _legend_below(axes, 2, gap=0.18)
     return _svg(figure, "trajectory")
 
 
@@ -162,16 +178,18 @@ def roofline_plot(document: dict[str, Any]) -> str | None:
         return None
     figure, axes = _figure()
     positions = range(len(cases))
-    axes.bar([p - 0.2 for p in positions], [c["roofline_before"] or 0 for c in cases], 0.4, label="initial")
-    axes.bar([p + 0.2 for p in positions], [c["roofline_after"] or 0 for c in cases], 0.4, label="best")
-    axes.set_xticks(list(positions), [str(c["label"]) for c in cases], rotation=30, ha="right", fontsize=7)
+    axes.bar([p - 0.2 for p in positions], [_height(c["roofline_before"]) for c in cases], 0.4, label="initial")
+    axes.bar([p + 0.2 for p in positions], [_height(c["roofline_after"]) for c in cases], 0.4, label="best")
+    _case_ticks(axes, cases)
     axes.set_ylabel("% of the roofline floor")
     axes.set_title("Roofline position per case")
-    axes.legend(loc="best", fontsize=8)
+    _legend_below(axes, 2)
     return _svg(figure, "roofline")
 
 
 def times_plot(document: dict[str, Any]) -> str | None:
+    from diagnoser.report.plots import seconds_axis
+
     series = [("initial", "initial_ms"), ("best", "best_ms"), ("eager", "eager_ms"), ("torch.compile", "torch_compile_ms")]
     cases = document["cases"]
     if not any(c["best_ms"] for c in cases):
@@ -179,11 +197,18 @@ def times_plot(document: dict[str, Any]) -> str | None:
     figure, axes = _figure()
     width = 0.8 / len(series)
     for index, (label, key) in enumerate(series):
-        axes.bar([p - 0.4 + width * (index + 0.5) for p in range(len(cases))], [c[key] or 0 for c in cases], width,
+        axes.bar([p - 0.4 + width * (index + 0.5) for p in range(len(cases))], [_height(c[key]) for c in cases], width,
                  label=label)
     axes.set_yscale("log")
-    axes.set_xticks(list(range(len(cases))), [str(c["label"]) for c in cases], rotation=30, ha="right", fontsize=7)
-    axes.set_ylabel("ms (median, log scale)")
+    axes.yaxis.set_major_formatter(seconds_axis(1e-3))
+    times = [c[key] for c in cases for _, key in series if c[key]]
+    if max(times) / min(times) < 10:  # within one decade: no major tick may fall inside, so label 2x and 5x
+        from matplotlib.ticker import LogLocator
+
+        axes.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+        axes.yaxis.set_minor_formatter(seconds_axis(1e-3))
+    _case_ticks(axes, cases)
+    axes.set_ylabel("median time (log scale)")
     axes.set_title("Time per case")
-    axes.legend(loc="best", fontsize=8)
+    _legend_below(axes, len(series))
     return _svg(figure, "times")

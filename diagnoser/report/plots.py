@@ -122,7 +122,14 @@ def roofline_figure(cases: list[dict], bandwidth: float | None, peak_flops: floa
     return figure
 
 
-def _tick_seconds(value: float) -> str:
+def seconds_axis(unit: float = 1.0):
+    """A tick formatter for an axis whose values are in `unit` seconds (1e-3: milliseconds)."""
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda value, _: tick_seconds(value * unit))
+
+
+def tick_seconds(value: float) -> str:
     """A log axis tick in the unit of its decade: 100 us, 1 ms, 10 ms (not 100.0 us beside 1 ms)."""
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
         if value >= scale:
@@ -207,11 +214,10 @@ def times_figure(cases: list[dict]):
             axes.annotate(f"{case['ref_time_s'] / case['time_s']:.2f}x", (position, top), xytext=(0, 3),
                           textcoords="offset points", ha="center", va="bottom", fontsize=7, color="#333333")
     values = [c["time_s"] for c in rows] + [c["ref_time_s"] for c in rows if c.get("ref_time_s")]
-    from matplotlib.ticker import FuncFormatter
 
     axes.set(yscale="log", ylim=(min(values) / 3, max(values) * 4), ylabel="median time (log scale)",
              title="Time per case: kernel and reference (speedup above)")
-    axes.yaxis.set_major_formatter(FuncFormatter(lambda value, _: _tick_seconds(value)))
+    axes.yaxis.set_major_formatter(seconds_axis())
     axes.set_xticks(positions, [f"case {c['case']}" for c in rows], fontsize=8)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), fontsize=8, frameon=False, ncol=2)
     return figure

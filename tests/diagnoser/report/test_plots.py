@@ -128,4 +128,4 @@ def test_every_case_is_a_point_with_its_own_id(cases):
 @pytest.mark.parametrize(("value", "tick"), [(1e-4, "100 us"), (1e-3, "1 ms"), (0.01, "10 ms"), (2.0, "2 s"),
                                              (5e-8, "50 ns")])
 def test_time_ticks_read_in_the_unit_of_their_decade(value, tick):
-    assert plots._tick_seconds(value) == tick
+    assert plots.tick_seconds(value) == tick
