@@ -47,3 +47,8 @@ def test_the_wheel_carries_the_templates(tmp_path):
     wheel = next((tmp_path / "dist").glob("ladder-*.whl"))
     inside = set(zipfile.ZipFile(wheel).namelist())
     assert {f"diagnoser/{name}" for name in _shipped()} <= inside
+
+
+def test_a_path_in_a_narrow_cell_wraps_between_folders_and_before_its_lines():
+    path = templating.breakable_path("lib/Dialect/<Pipeliner>/AssignLatencies.cpp:213-253")
+    assert str(path) == "lib/<wbr>Dialect/<wbr>&lt;Pipeliner&gt;/<wbr>AssignLatencies.cpp<wbr>:213-253"
