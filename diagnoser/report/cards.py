@@ -8,9 +8,10 @@ source line -> IR excerpt -> metric -> compiler citation. `cards()` groups the f
 Evidence a finding does not carry is found where the diagnosis already holds it, never inferred:
 the IR facts rung 3 recorded at that line of the kinds the pattern's catalog entry reads, the
 profile rows of the cases the finding names, the rung-4 citations asked about that line or
-pattern. A pattern-less rung-4 finding whose facts all sit on a card's lines (and are of the
-kinds that card's pattern reads) is that card's compiler step, so it joins the card instead of
-standing as a card of its own.
+pattern. A pattern-less rung-4 finding whose facts are all of the kinds a card's pattern reads,
+one of them on a card's line, is that card's compiler step, so it joins the card instead of
+standing as a card of its own (a line it adds, say a store the detector left out, becomes one
+more site of the card, shown with its IR fact and citations).
 """
 from __future__ import annotations
 
@@ -153,13 +154,13 @@ def _file(site: Site, item: dict) -> None:
 
 
 def _belongs(finding: dict, card: Card) -> bool:
-    """A pattern-less finding is part of `card` when each of its facts sits on one of the card's
-    lines and is of a kind the card's pattern reads."""
+    """A pattern-less finding is part of `card` when each of its facts is of a kind the card's
+    pattern reads and at least one sits on one of the card's lines."""
     kinds = card.explanation.fact_kinds if card.explanation else ()
     facts = [fact_of(e) for e in finding.get("evidence") or [] if e.get("type") == "fact"]
     sites = [s for s in card.sites if s.line is not None]
-    return bool(facts and kinds) and all(f.get("kind") in kinds and any(
-        s.line == f.get("line") and same_file(s.file, f.get("file") or finding.get("file")) for s in sites) for f in facts)
+    return bool(facts and kinds) and all(f.get("kind") in kinds for f in facts) and any(
+        s.line == f.get("line") and same_file(s.file, f.get("file") or finding.get("file")) for s in sites for f in facts)
 
 
 def _complete(card: Card, report: dict) -> None:

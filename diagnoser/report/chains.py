@@ -17,6 +17,7 @@ SOURCE_LIMIT = 160
 DETAIL_LIMIT = 200
 VALUE_LIMIT = 120
 EXCERPT_LINES = 4
+COMPILER_LABEL, COMPILER_PREFIX = "compiler source", "compiler source behind: "
 NOT_MEASURED = "no-profile"  # the anchor of the profile section's note on why nothing was measured
 
 
@@ -70,7 +71,7 @@ def view(card: Card, number: int, links: Links) -> dict:
     sites = _said_once([_site(site, card, links) for site in card.sites])
     return {
         "id": f"finding-{number}", "number": number, "label": card.pattern or _uncatalogued(card),
-        "title": card.title, "catalogued": entry is not None, "rungs": ", ".join(map(str, card.rungs)),
+        "title": _title(card), "catalogued": entry is not None, "rungs": ", ".join(map(str, card.rungs)),
         "confidence": f"{card.confidence:.2f}", "kernels": kernels, "lines": lines,
         "why": entry.why if entry else None, "fixes": fixes,
         "catalog_fix": entry.fix if entry and entry.fix not in fixes else None,
@@ -98,7 +99,16 @@ def _said_once(sites: list[dict]) -> list[dict]:
 
 
 def _uncatalogued(card: Card) -> str:
-    return "compiler source" if card.rungs == [4] else "uncatalogued"
+    return COMPILER_LABEL if card.rungs == [4] else "uncatalogued"
+
+
+def _title(card: Card) -> str:
+    """The card's title; on a rung-4 card without a pattern, without the rung's 'compiler source
+    behind: ' prefix, which the card's label already says."""
+    if card.pattern is None and card.rungs == [4] and card.title.startswith(COMPILER_PREFIX):
+        rest = card.title[len(COMPILER_PREFIX):]
+        return rest[:1].upper() + rest[1:]
+    return card.title
 
 
 def _holds_for(card: Card, links: Links) -> dict:

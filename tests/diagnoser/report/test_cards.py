@@ -12,7 +12,7 @@ from diagnoser.report import document
 from diagnoser.report.cards import cards
 from diagnoser.report.explain import explanation
 
-from .reports import FILE, softmax_report, without_device
+from .reports import FILE, NARROW, fact, softmax_report, without_device
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +153,26 @@ def test_a_pattern_less_finding_elsewhere_keeps_a_card_of_its_own(softmax):
     assert [c["label"] for c in built["cards"]] == ["nv.redundant-global-traffic", "nv.scalar-access", "compiler source"]
     loose = built["cards"][2]
     assert not loose["catalogued"] and loose["why"] is None
+    assert loose["title"] == "A barrier in a loop", "the label says 'compiler source' already"
     assert loose["sites"][0]["ir"][0]["excerpt"] == ["bar.sync 0;"]
+
+
+def test_a_compiler_finding_on_a_cards_lines_joins_it_and_brings_the_line_it_adds(softmax):
+    store_40 = dict(fact(NARROW, 40, 32, "store"), line=40)
+    behind = {"pattern": None, "rung": 4, "title": "compiler source behind: the load at solution.py:18 moves 32 bits"
+              " per instruction (likewise at line 40)", "file": FILE, "line": 18, "kernel": NARROW,
+              "confidence": 0.5, "fix": None,
+              "evidence": [{"type": "fact", **fact(NARROW, 18, 32)}, {"type": "fact", **store_40},
+                           {"type": "chunk", "path": "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp", "start": 49,
+                            "end": 86, "pass": "tritongpu-coalesce", "score": 0.06}]}
+    joined = dict(softmax, findings=softmax["findings"][:-1] + [behind])
+    built = document.build(joined, with_plots=False)
+    assert [c["label"] for c in built["cards"]] == ["nv.redundant-global-traffic", "nv.scalar-access"]
+    card = _card(built, "nv.scalar-access")
+    assert card["lines"] == ["18", "24", "30", "31", "40"]
+    added = card["sites"][-1]
+    assert added["source"] == [] and added["ir"][0]["kind"] == "global_access"
+    assert [k["label"] for k in added["compiler"]] == ["lib/Dialect/TritonGPU/Transforms/Coalesce.cpp:49-86"]
 
 
 def test_a_pattern_the_catalog_does_not_know_renders_without_an_explanation(softmax):
