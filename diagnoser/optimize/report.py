@@ -8,7 +8,6 @@ and every accepted change with the evidence that led to it.
 """
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from diagnoser.optimize.journal import Journal
@@ -73,10 +72,10 @@ def _geomean_vs_compile(cases: list[dict[str, Any]]) -> float | None:
 
 def markdown(document: dict[str, Any]) -> str:
     lines = [f"# ladder optimize: {document['problem']}", "",
-             f"{document['rounds']} rounds with the {document['proposer']} proposer on {document['device']}; best from "
+             (f"{document['rounds']} rounds with the {document['proposer']} proposer on {document['device']}; best from "
              f"round {document['best_round']}: **{document['geomean_vs_initial']:.3f}x** over the initial version "
              f"(geomean over cases){_vs('eager', document['geomean_vs_eager'])}"
-             f"{_vs('torch.compile', document['geomean_vs_compile'])}.", "", *_model_use_lines(document),
+             f"{_vs('torch.compile', document['geomean_vs_compile'])}."), "", *_model_use_lines(document),
              "| case | initial ms | best ms | eager ms | torch.compile ms | x initial | % roofline before -> after |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for case in document["cases"]:
@@ -104,8 +103,8 @@ def _model_use_lines(document: dict[str, Any]) -> list[str]:
     if not use:
         return []
     spent = f", about ${use['dollars']:.4f}" if use.get("dollars") is not None else ""
-    return [f"Model use: {use['requests']} requests, {use['prompt_tokens']} prompt and {use['completion_tokens']} "
-            f"completion tokens{spent}.", ""]
+    return [(f"Model use: {use['requests']} requests, {use['prompt_tokens']} prompt and {use['completion_tokens']} "
+            f"completion tokens{spent}."), ""]
 
 
 def _vs(what: str, value: float | None) -> str:
@@ -118,78 +117,48 @@ def _n(value: Any, template: str = "{:.4g}") -> str:
 
 # ---------------------------------------------------------------------------------- HTML
 
-TEMPLATE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>ladder optimize: {{ d.problem }}</title>
-<style>
-body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; color: #222; }
-table { border-collapse: collapse; margin: 1em 0; } td, th { border: 1px solid #ccc; padding: 4px 8px; }
-th { background: #f4f4f4; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.plots { display: flex; flex-wrap: wrap; gap: 1em; } .plots figure { margin: 0; }
-pre { background: #f8f8f8; padding: 8px; overflow-x: auto; font-size: 12px; }
-.accepted { color: #1a7f37; } .rejected { color: #a40e26; }
-</style></head><body>
-<h1>ladder optimize: {{ d.problem }}</h1>
-<p>{{ d.rounds }} rounds with the <b>{{ d.proposer }}</b> proposer on {{ d.device }} ({{ d.seconds }} s).
-Best from round {{ d.best_round }}: <b>{{ "%.3f"|format(d.geomean_vs_initial) }}x</b> over the initial version
-(geomean over cases){% if d.geomean_vs_eager %}, {{ "%.3f"|format(d.geomean_vs_eager) }}x over eager{% endif %}
-{% if d.geomean_vs_compile %}, {{ "%.3f"|format(d.geomean_vs_compile) }}x over torch.compile{% endif %}.</p>
-{% if d.model_use %}<p>Model use: {{ d.model_use.requests }} requests, {{ d.model_use.prompt_tokens }} prompt and
-{{ d.model_use.completion_tokens }} completion tokens{% if d.model_use.dollars is not none %}, about
-${{ "%.4f"|format(d.model_use.dollars) }}{% endif %}.</p>{% endif %}
-<div class="plots">{% for plot in plots %}<figure>{{ plot }}</figure>{% endfor %}</div>
-<h2>Cases</h2>
-<table><tr><th>case</th><th>initial ms</th><th>best ms</th><th>eager ms</th><th>torch.compile ms</th>
-<th>x initial</th><th>% roofline before</th><th>% roofline after</th></tr>
-{% for c in d.cases %}<tr><td>{{ c.label }}</td><td class="num">{{ n(c.initial_ms) }}</td><td class="num">{{ n(c.best_ms) }}</td>
-<td class="num">{{ n(c.eager_ms) }}</td><td class="num">{{ n(c.torch_compile_ms) }}</td>
-<td class="num">{{ n(c.speedup_vs_initial, "{:.2f}x") }}</td><td class="num">{{ n(c.roofline_before, "{:.1f}") }}</td>
-<td class="num">{{ n(c.roofline_after, "{:.1f}") }}</td></tr>{% endfor %}</table>
-<h2>Accepted changes</h2>
-{% if not d.changes %}<p>None: no candidate passed the gate.</p>{% endif %}
-{% for ch in d.changes %}<h3>Round {{ ch.round }}: {{ ch.summary }} ({{ n(ch.speedup_vs_best, "{:.3f}x") }} over the best before)</h3>
-<ul>{% for f in ch.evidence %}<li>{{ f.pattern }}{% if f.line %} (line {{ f.line }}){% endif %}: {{ f.title }}</li>{% endfor %}</ul>
-{% if ch.diff %}<pre>{{ ch.diff }}</pre>{% endif %}{% endfor %}
-<h2>Every candidate</h2>
-<table><tr><th>round</th><th>candidate</th><th>x initial</th><th>outcome</th></tr>
-{% for c in d.candidates %}<tr><td class="num">{{ c.round }}</td><td>{{ c.summary }}</td>
-<td class="num">{{ n(c.vs_initial, "{:.3f}x") }}</td>
-<td class="{{ 'accepted' if c.accepted else 'rejected' }}">{{ 'accepted' if c.accepted else 'not accepted' }}: {{ c.reason }}</td></tr>{% endfor %}</table>
-</body></html>
-"""
-
-
 def html(document: dict[str, Any]) -> str:
-    import jinja2
+    """The run as one page (the shared report templates' `optimize.html.j2`, plots inlined)."""
+    from diagnoser.report import templating
 
-    environment = jinja2.Environment(autoescape=True)
-    plots = [jinja2.utils.markupsafe.Markup(svg) for svg in (trajectory_plot(document), roofline_plot(document),
-                                                             times_plot(document)) if svg]
-    return environment.from_string(TEMPLATE).render(d=document, plots=plots, n=_n)
-
-
-def _figure():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
-
-    figure, axes = pyplot.subplots(figsize=(5.4, 3.4), dpi=100)
-    return pyplot, figure, axes
+    plots = [templating.markup(svg) for svg in (trajectory_plot(document), roofline_plot(document),
+                                                times_plot(document)) if svg]
+    return templating.render("optimize.html.j2", d=document, plots=plots, n=_n)
 
 
-def _svg(pyplot: Any, figure: Any) -> str:
-    buffer = io.StringIO()
+def _figure() -> tuple[Any, Any]:
+    from diagnoser.report.plots import new_figure
+
+    return new_figure((5.4, 3.4))
+
+
+def _svg(figure: Any, name: str) -> str:
+    from diagnoser.report.plots import to_svg
+
     figure.tight_layout()
-    figure.savefig(buffer, format="svg")
-    pyplot.close(figure)
-    text = buffer.getvalue()
-    return text[text.index("<svg"):]
+    return to_svg(figure, name)
+
+
+def _legend_below(axes: Any, columns: int, gap: float = 0.1) -> None:
+    """The legend under the axes, in one row: inside them it covered the first bars or points."""
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -gap), fontsize=8, frameon=False, ncol=columns)
+
+
+def _case_ticks(axes: Any, cases: list[dict[str, Any]]) -> None:
+    """`case N` under each group; the sizes are in the cases table (five long size labels,
+    rotated, crowded each other under the bars)."""
+    axes.set_xticks(list(range(len(cases))), [f"case {c['case']}" for c in cases], fontsize=8)
+
+
+def _height(value: float | None) -> float:
+    """A bar's height; NaN (no bar) when the value was not recorded, never a bar of 0."""
+    return float("nan") if value is None else value
 
 
 def trajectory_plot(document: dict[str, Any]) -> str | None:
     if not document["trajectory"]:
         return None
-    pyplot, figure, axes = _figure()
+    figure, axes = _figure()
     rounds = [0] + [point["round"] for point in document["trajectory"]]
     best = [1.0] + [point["best_vs_initial"] for point in document["trajectory"]]
     axes.step(rounds, best, where="post", label="best so far", color="#1f77b4")
@@ -199,38 +168,47 @@ def trajectory_plot(document: dict[str, Any]) -> str | None:
     axes.set_xlabel("round")
     axes.set_ylabel("speedup over the initial version")
     axes.set_title("Speedup per round")
-    axes.legend(loc="best", fontsize=8)
-    return _svg(pyplot, figure)
+    _legend_below(axes, 2, gap=0.18)
+    return _svg(figure, "trajectory")
 
 
 def roofline_plot(document: dict[str, Any]) -> str | None:
     cases = [c for c in document["cases"] if c["roofline_before"] is not None or c["roofline_after"] is not None]
     if not cases:
         return None
-    pyplot, figure, axes = _figure()
+    figure, axes = _figure()
     positions = range(len(cases))
-    axes.bar([p - 0.2 for p in positions], [c["roofline_before"] or 0 for c in cases], 0.4, label="initial")
-    axes.bar([p + 0.2 for p in positions], [c["roofline_after"] or 0 for c in cases], 0.4, label="best")
-    axes.set_xticks(list(positions), [str(c["label"]) for c in cases], rotation=30, ha="right", fontsize=7)
+    axes.bar([p - 0.2 for p in positions], [_height(c["roofline_before"]) for c in cases], 0.4, label="initial")
+    axes.bar([p + 0.2 for p in positions], [_height(c["roofline_after"]) for c in cases], 0.4, label="best")
+    _case_ticks(axes, cases)
     axes.set_ylabel("% of the roofline floor")
     axes.set_title("Roofline position per case")
-    axes.legend(loc="best", fontsize=8)
-    return _svg(pyplot, figure)
+    _legend_below(axes, 2)
+    return _svg(figure, "roofline")
 
 
 def times_plot(document: dict[str, Any]) -> str | None:
+    from diagnoser.report.plots import seconds_axis
+
     series = [("initial", "initial_ms"), ("best", "best_ms"), ("eager", "eager_ms"), ("torch.compile", "torch_compile_ms")]
     cases = document["cases"]
     if not any(c["best_ms"] for c in cases):
         return None
-    pyplot, figure, axes = _figure()
+    figure, axes = _figure()
     width = 0.8 / len(series)
     for index, (label, key) in enumerate(series):
-        axes.bar([p - 0.4 + width * (index + 0.5) for p in range(len(cases))], [c[key] or 0 for c in cases], width,
+        axes.bar([p - 0.4 + width * (index + 0.5) for p in range(len(cases))], [_height(c[key]) for c in cases], width,
                  label=label)
     axes.set_yscale("log")
-    axes.set_xticks(list(range(len(cases))), [str(c["label"]) for c in cases], rotation=30, ha="right", fontsize=7)
-    axes.set_ylabel("ms (median, log scale)")
+    axes.yaxis.set_major_formatter(seconds_axis(1e-3))
+    times = [c[key] for c in cases for _, key in series if c[key]]
+    if max(times) / min(times) < 10:  # within one decade: no major tick may fall inside, so label 2x and 5x
+        from matplotlib.ticker import LogLocator
+
+        axes.yaxis.set_minor_locator(LogLocator(subs=(2.0, 5.0)))
+        axes.yaxis.set_minor_formatter(seconds_axis(1e-3))
+    _case_ticks(axes, cases)
+    axes.set_ylabel("median time (log scale)")
     axes.set_title("Time per case")
-    axes.legend(loc="best", fontsize=8)
-    return _svg(pyplot, figure)
+    _legend_below(axes, len(series))
+    return _svg(figure, "times")

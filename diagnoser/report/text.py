@@ -81,12 +81,24 @@ def occupancy(case: dict) -> str:
     return f"{percent(theoretical)} / {percent(achieved)}"
 
 
-def label(finding: dict) -> str:
-    """A finding's heading: its catalog id, or what kind of uncatalogued evidence it is."""
-    if finding.get("pattern"):
-        return finding["pattern"]
-    return "compiler source" if finding.get("rung") == 4 else "uncatalogued"
-
-
 def citation_label(citation: dict) -> str:
     return f"{citation['path']}:{citation['start']}-{citation['end']}"
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` on one line, cut to `limit` characters with an ellipsis (the full text goes in a tooltip)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "\u2026"
+
+
+def fact_value(value) -> str:
+    """A fact's value as `key: value` pairs, without the braces of a dict."""
+    text = compact(value)
+    return text[1:-1] if isinstance(value, dict) and text.startswith("{") else text
+
+
+def kernel_parts(name: str | None) -> tuple[str, str]:
+    """`softmax_kernel[n_cols:i32%16,...]` -> ("softmax_kernel", "[n_cols:i32%16,...]"): the
+    function and the specialization the JIT compiled it for (divisibility by 16 marked `%16`)."""
+    base, bracket, rest = str(name or "").partition("[")
+    return base, bracket + rest

@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import json
-import xml.etree.ElementTree as ElementTree
 from html.parser import HTMLParser
+from xml.etree import ElementTree
 
 import pytest
-from ..ladder_recorded import replaying
 
 from diagnoser import ladder, report
-
 from diagnoser.subject import Subject
+
+from ..ladder_recorded import replaying
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def test_markdown_shows_each_rung_with_why_and_each_finding_with_its_evidence(sa
 
 def test_markdown_profile_table_has_one_row_per_case(saved):
     md = report.render(saved, "markdown")
-    rows = [line for line in md.splitlines() if line.startswith("| 0 |") or line.startswith("| 1 |")]
+    rows = [line for line in md.splitlines() if line.startswith(("| 0 |", "| 1 |"))]
     assert len(rows) == 2
     assert "latency-bound" in rows[1] and "12% / 11%" in rows[1]
 
@@ -76,10 +76,12 @@ def test_html_plots_are_well_formed_svg_with_one_point_and_bar_pair_per_case(sav
     svgs = [page[start:page.index("</svg>", start) + 6] for start in _all(page, "<svg")]
     assert len(svgs) == 2
     roofline, times = (ElementTree.fromstring(s) for s in svgs)
-    ns = "{http://www.w3.org/2000/svg}"
-    assert len(roofline.findall(f"{ns}circle")) == 2
-    bars = [r for r in times.findall(f"{ns}rect") if r.find(f"{ns}title") is not None]
-    assert len(bars) == 4
+    assert _ids(roofline, "roofline-case-") == {"roofline-case-0", "roofline-case-1"}
+    assert _ids(times, "times-case-") == {f"times-case-{c}-{s}" for c in (0, 1) for s in ("kernel", "reference")}
+
+
+def _ids(svg: ElementTree.Element, prefix: str) -> set[str]:
+    return {e.get("id") for e in svg.iter() if (e.get("id") or "").startswith(prefix)}
 
 
 def _all(text: str, needle: str) -> list[int]:
@@ -90,12 +92,14 @@ def _all(text: str, needle: str) -> list[int]:
     return found
 
 
-def test_a_cpu_report_without_profile_renders_and_says_why_rung_two_was_skipped(cpu_subject):
+def test_a_cpu_report_says_why_it_has_no_profile_and_no_plots(cpu_subject):
     state = json.loads(report.render(ladder.climb(cpu_subject, rungs=replaying("vecadd_scalar")), "json"))
     md = report.render(state, "markdown")
-    assert "## Profile" not in md
     assert "| 2 profiling | no | no device" in md
-    assert "<svg" not in report.render(state, "html")
+    assert "No measurements, so no roofline or time plots: no device on this machine (backend aot)" in md
+    page = report.render(state, "html")
+    assert "<svg" not in page
+    assert 'id="no-profile"' in page and "No measured plots." in page and "no device on this machine" in page
 
 
 def test_text_from_the_kernel_is_escaped_in_html(saved):
