@@ -1,6 +1,6 @@
-"""The `ladder` command line.
+"""The `ladder` command line: every command is a module of this package.
 
-Subcommands live next to the code they drive and are imported only when invoked, so that
+Commands are imported only when invoked, so that
 `ladder bench` on a GPU machine needs nothing beyond torch, triton and click, and `ladder --help`
 stays fast (no index or embedding model import).
 """
@@ -12,15 +12,15 @@ import click
 
 # name -> "module:attribute" of a click command or group.
 SUBCOMMANDS = {
-    "bench": "runner.cli:bench",
+    "bench": "diagnoser.cli.bench:bench",
     "suite": "diagnoser.cli.suite:suite",
-    "index": "indexer.cli:index",
-    "query": "indexer.cli:query",
-    "ir": "diagnoser.ir.cli:ir",
-    "explain": "diagnoser.triage.cli:explain",
-    "kb": "diagnoser.triage.cli:kb",
+    "index": "diagnoser.cli.index:index",
+    "query": "diagnoser.cli.index:query",
+    "ir": "diagnoser.cli.ir:ir",
+    "explain": "diagnoser.cli.kb:explain",
+    "kb": "diagnoser.cli.kb:kb",
     "diagnose": "diagnoser.cli.diagnose:diagnose",
-    "optimize": "diagnoser.optimize.cli:optimize",
+    "optimize": "diagnoser.cli.optimize:optimize",
     "mcp": "diagnoser.mcp.cli:mcp",
 }
 

@@ -74,7 +74,7 @@ def test_a_build_without_compiler_source_says_how_to_add_one(tmp_path, index_dir
 
 
 def test_build_progress_off_a_terminal_gives_counts_share_and_time_left(capsys):
-    from indexer.cli import _Progress
+    from diagnoser.cli.index import _Progress
 
     progress = _Progress("embedding", 4)
     progress.update(2)

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from runner.bench import BenchError, bench, bench_pair
-from runner.cli import bench as bench_command
+from diagnoser.cli.bench import bench as bench_command
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ADD = FIXTURES / "add"

@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from diagnoser.triage.cli import explain, kb
+from diagnoser.cli.kb import explain, kb
 
 
 def summary(tmp_path):

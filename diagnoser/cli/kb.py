@@ -7,7 +7,7 @@ from typing import Optional
 
 import click
 
-from .catalog import CatalogError, load_catalog, render
+from diagnoser.triage.catalog import CatalogError, load_catalog, render
 
 
 @click.command()
@@ -22,7 +22,7 @@ def explain(pattern_id: str, k: int, index_dir: Optional[str], suite_summary: Op
             as_json: bool) -> None:
     """Why pattern PATTERN_ID is slow: the catalog entry, the compiler code behind it, and where it
     fired in the suite."""
-    from . import explain as ex
+    from diagnoser.triage import explain as ex
 
     try:
         pattern = ex.find_pattern(pattern_id)
@@ -95,7 +95,7 @@ def list_patterns(as_json: bool) -> None:
               help="A Triton / Triton-Ascend source tree to check the compiler references against.")
 def check(tree: Optional[Path]) -> None:
     """Validate every entry (schema, detectors, fixes) and, with --source, its compiler references."""
-    from .catalog import check_compiler_refs
+    from diagnoser.triage.catalog import check_compiler_refs
 
     try:
         catalog = load_catalog()
@@ -121,7 +121,7 @@ def learn(journal: Path, round_: Optional[int], pattern_id: Optional[str], out: 
     Given a folder of runs (``ladder suite --optimize --out``), every accepted round of every journal
     in it: a draft for each fix no catalog entry covers yet, and a line for each that one does.
     """
-    from .learn import LearnError, draft_from_journal, learn_from_runs, write_draft
+    from diagnoser.triage.learn import LearnError, draft_from_journal, learn_from_runs, write_draft
 
     if journal.is_dir():
         for entry in learn_from_runs(journal):
