@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def build(default_run: Path | None = None) -> Any:
@@ -49,7 +50,10 @@ def build(default_run: Path | None = None) -> Any:
         subject = subject_for(solution, problem, backend, None)
         state = ladder.new_state(subject)
         state["options"] = {"ncu": True}
-        return json.loads(report.render(ladder.climb(subject, state, parse_rungs(rungs)), "json"))
+        # Each rung in a child process under its time limit: a hung compile is stopped, and what the
+        # diagnosed code prints goes to standard error, not into the protocol on standard output.
+        state = ladder.climb(subject, state, parse_rungs(rungs), limits=ladder.RUNG_TIMEOUTS_S)
+        return json.loads(report.render(state, "json"))
 
     @tool
     def ir_facts(solution: str, problem: str | None = None, target: str = "sm90") -> list[dict[str, Any]]:

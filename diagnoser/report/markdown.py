@@ -13,6 +13,8 @@ def render(report: dict) -> str:
     if subject.get("device"):
         context.append(f"device {subject['device']}")
     out += [", ".join(context), ""]
+    if report.get("error"):
+        out += [f"**Stopped: {report['error']}.**", ""]
     out += [f"**Reached rung {report['reached']} of 4.** {report['gap']['why'].capitalize()}.", ""]
     out += _rungs(report) + _profile(report) + _findings(report) + _citations(report) + _warnings(report)
     return "\n".join(out).rstrip() + "\n"
