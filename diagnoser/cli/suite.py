@@ -6,17 +6,35 @@ ladder in one batched run (``diagnoser.batch``).
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from diagnoser import batch
+from diagnoser.cli import logs
+from diagnoser.cli.command import LadderCommand
+from diagnoser.cli.errors import NEGATIVE
+from diagnoser.cli.streams import echo
 from diagnoser.suite import render
 from diagnoser.suite.operators import Operator, SuiteError, discover
-from diagnoser.suite.run import (DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, DEFAULT_MIN_REPS, DEFAULT_SEEDS,
-                                 BenchSettings, check_backend, json_default, report, run_suite, write_json)
+from diagnoser.suite.run import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_MAX_REPS,
+    DEFAULT_MIN_REPS,
+    DEFAULT_SEEDS,
+    BenchSettings,
+    check_backend,
+    json_default,
+    report,
+    run_suite,
+    write_json,
+)
+
+log = logging.getLogger("ladder")
 
 
 def load_document(path: Path) -> dict[str, Any]:
@@ -31,18 +49,19 @@ def load_document(path: Path) -> dict[str, Any]:
 
 
 def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool, output: Path | None = None,
-                   isolate: bool = False, echo: Callable[[str], None] = print, err: Callable[[str], None] = print) -> int:
+                   isolate: bool = False, echo: Callable[[str], None] = echo,
+                   err: Callable[[str], None] = log.info) -> int:
     """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
     items = [batch.Item(op.key, str(op.solution), str(op.problem)) for op in operators]
     chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
     states = batch.diagnose_many(items, backend=chosen, isolate=isolate,
-                                 progress=lambda line: err(f"ladder suite --diagnose: {line}"))
+                                 progress=lambda line: err(f"suite --diagnose: {line}"))
     rows = [batch.summary_row(item.name, state) for item, state in zip(items, states)]
     document = {"rows": rows, "climbed": batch.climbed(rows), "states": dict(zip((i.name for i in items), states))}
     if output is not None:
         output.write_text(json.dumps(document, indent=1, default=str) + "\n")
     echo(json.dumps({"rows": rows, "climbed": batch.climbed(rows)}, indent=1) if as_json else batch.table(rows))
-    return 0 if not any(row["failed"] for row in rows) else 1
+    return 0 if not any(row["failed"] for row in rows) else NEGATIVE
 
 
 def optimize_suite(operators: list[Operator], backend: str | None, proposer: str, rounds: int, runs: Path,
@@ -55,27 +74,28 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 
     settings = Settings(rounds=rounds, budget_s=budget_s, gate=GateSettings(backend=backend, seeds=seeds, quick=quick))
 
+    def progress(line: str) -> None:
+        log.info(f"suite --optimize: {line}")
+
     def on_operator(row: dict[str, Any]) -> None:
-        click.echo(f"ladder suite --optimize: {row['operator']}: "
-                   + (row["error"] if "error" in row else f"{row['speedup_vs_initial']:.3f}x over initial "
-                      f"after {row['rounds']} rounds ({row['elapsed_s']} s)"), err=True)
+        progress(f"{row['operator']}: " + (row["error"] if "error" in row else
+                                           f"{row['speedup_vs_initial']:.3f}x over initial "
+                                           f"after {row['rounds']} rounds ({row['elapsed_s']} s)"))
 
     if ray_address:
         from diagnoser.optimize import scale
 
-        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address,
-                                            echo=lambda line: click.echo(f"ladder suite --optimize: {line}", err=True))
+        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address, echo=progress)
     else:
         document = optimized.optimize_suite(operators, settings, proposer, runs, on_operator=on_operator,
-                                            progress=lambda line: click.echo(f"ladder suite --optimize: {line}",
-                                                                             err=True))
+                                            progress=progress)
     if output is not None:
         write_json(output, document)
-    click.echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
-    return 1 if document["stopped"] or any("error" in row for row in document["operators"]) else 0
+    echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
+    return NEGATIVE if document["stopped"] or any("error" in row for row in document["operators"]) else 0
 
 
-@click.command("suite")
+@click.command("suite", cls=LadderCommand)
 @click.option("--level", type=click.Choice(["1", "2"]), help="Only this KernelBench level.")
 @click.option("--only", multiple=True, metavar="NAME",
               help="Only this operator (level1/23_softmax, 23_softmax, softmax or 23); repeatable.")
@@ -132,7 +152,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     """
     if show is not None:
         document = load_document(show)
-        click.echo(render.render(document["operators"], document["summary"], document["meta"], per_case=per_case))
+        echo(render.render(document["operators"], document["summary"], document["meta"], per_case=per_case))
         return
     try:
         operators = discover(level=int(level) if level else None, only=only)
@@ -140,8 +160,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     except SuiteError as error:
         raise click.UsageError(str(error)) from None
     if diagnose:
-        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, echo=click.echo,
-                               err=lambda line: click.echo(line, err=True)))
+        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
                                 output, ray_address))
@@ -149,14 +168,14 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,
                              max_reps=max(min_reps, DEFAULT_MAX_REPS))
-    interactive = sys.stderr.isatty()
-    with click.progressbar(length=len(operators), label="ladder suite", file=sys.stderr,
+    interactive = sys.stderr.isatty() and logs.progress_shown()
+    with click.progressbar(length=len(operators), label="ladder suite", file=sys.stderr, hidden=not interactive,
                            show_pos=True, item_show_func=lambda text: text) as bar:
         def on_progress(op: Operator, event: dict) -> None:
             if interactive and event.get("message"):
                 bar.update(0, f"{op.key}: {event['message']}"[:70])
             elif event.get("stage") == "precompile":
-                click.echo(event["message"], err=True)
+                log.info(event["message"])
 
         def on_operator(row: dict[str, Any], meta: dict[str, Any]) -> None:
             finished.append(row)
@@ -164,7 +183,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
                 write_json(output, report(finished, meta))
             bar.update(1, row["operator"])
             if not interactive:
-                click.echo(f"[{len(finished)}/{len(operators)}] {render.one_line(row)}", err=True)
+                log.info(f"[{len(finished)}/{len(operators)}] {render.one_line(row)}")
 
         finished: list[dict[str, Any]] = []
         try:
@@ -176,8 +195,9 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     if output is not None:
         write_json(output, document)
     if as_json:
-        click.echo(json.dumps(document, indent=1, default=json_default))
+        echo(json.dumps(document, indent=1, default=json_default))
     else:
-        click.echo(render.render(rows, document["summary"], meta, per_case=per_case))
-    sys.exit(0 if all(row["ok"] for row in rows) else 1)
+        echo(render.render(rows, document["summary"], meta, per_case=per_case))
+    if not all(row["ok"] for row in rows):
+        sys.exit(NEGATIVE)
 
