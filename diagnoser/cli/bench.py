@@ -81,6 +81,9 @@ def bench(solution: Path, problem: Path, backend: str | None, baseline: Path | N
 
 def _progress(event: dict) -> None:
     message = event.get("message")
+    if event.get("event") == "warning":
+        log.warning(message)
+        return
     if event.get("event") == "backend":
         message = f"backend: {event['backend']}"
     if message:

@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from diagnoser.cli.bench import bench as bench_command
-from diagnoser.cli.errors import CANNOT_RUN
+from diagnoser.cli.errors import CANNOT_RUN, NEGATIVE
 from runner.bench import BenchError, bench, bench_pair
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -209,3 +209,13 @@ def test_bench_under_the_interpreter_takes_the_small_cases_by_default_and_marks_
     assert "--full under Triton's interpreter" in full.stderr or "--full under Triton's interpreter" in full.output
     assert [c["label"] for c in json.loads(full.stdout)["cases"]] == ["N=256"]
 
+
+def test_bench_under_the_interpreter_warns_before_a_case_too_large_for_it(tmp_path):
+    problem = tmp_path / "problem.py"
+    problem.write_text((ADD / "problem.py").read_text().replace("def get_cases():", "def _unused_cases():"))
+    problem.write_text(problem.read_text().replace("N = 1000", "N = 1 << 22"))
+    result = CliRunner().invoke(bench_command, [str(ADD / "import_error.py"), "--problem", str(problem),
+                                                "--backend", "interpret", "--json"])
+    assert result.exit_code == NEGATIVE  # the solution does not import: nothing ran, the warning came first
+    assert "warning: case 0 (default) has 8,388,608 input elements: under Triton's interpreter" in result.stderr
+    assert json.loads(result.stdout)["rejected"]["stage"] == "load"
