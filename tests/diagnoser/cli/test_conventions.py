@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -13,7 +15,7 @@ from click.testing import CliRunner
 from diagnoser.cli import main, streams
 from diagnoser.cli.errors import CANNOT_RUN, INTERNAL, OK, USAGE
 
-SCRIPT = "tests/diagnoser/data/kernels/script/run_scale.py"
+SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "kernels" / "script" / "run_scale.py")
 
 
 def ladder(*args: str):
@@ -42,7 +44,7 @@ def test_every_command_but_the_mcp_server_has_json():
     (["diagnose", SCRIPT, "--rung-timeout", "ir=soon", "--json"], "DiagnoseError", USAGE),
     (["explain", "nv.no-such-pattern", "--json"], "UnknownPattern", USAGE),
     (["index", "status", "--index-dir", "/nonexistent/ladder-index", "--json"], "IndexMissing", CANNOT_RUN),
-    (["optimize", "status", "tests/diagnoser/cli/data", "--json"], "JournalError", CANNOT_RUN),
+    (["optimize", "status", str(Path(__file__).parent / "data"), "--json"], "JournalError", CANNOT_RUN),
     (["bench", SCRIPT, "--problem", SCRIPT, "--backend", "cuda", "--json"], "BackendUnavailable", CANNOT_RUN),
 ])
 def test_errors_under_json_are_one_json_object_with_the_conventions_status(args, kind, status):
@@ -84,7 +86,8 @@ def test_q_silences_progress_and_v_adds_debug_detail():
     assert "ladder: rung 1: pattern triage ..." in normal.stderr
     assert quiet.stderr == ""
     assert "ladder: debug:" in verbose.stderr and "ladder: debug:" not in normal.stderr
-    assert normal.stdout == quiet.stdout  # the result does not depend on the verbosity
+    untimed = [re.sub(r"\d+\.\d+ s", "T s", result.stdout) for result in (normal, quiet, verbose)]
+    assert untimed[0] == untimed[1] == untimed[2]  # the result does not depend on the verbosity
 
 
 def test_quarantine_sends_prints_and_descriptor_1_to_stderr_and_keeps_stdout_for_echo(capfd):
@@ -96,3 +99,16 @@ def test_quarantine_sends_prints_and_descriptor_1_to_stderr_and_keeps_stdout_for
     out, err = capfd.readouterr()
     assert out == "the result\n"
     assert "a print" in err and "a raw write" in err
+
+
+def test_a_program_that_prints_leaves_ir_json_parseable_too():
+    import subprocess
+
+    here = Path(__file__).resolve()
+    result = subprocess.run([sys.executable, "-m", "diagnoser", "ir", str(here.parent / "data" / "noisy_script.py"),
+                             "--facts", "--json"], cwd=here.parents[3], capture_output=True, text=True, timeout=120,
+                            check=False)
+    assert result.returncode == OK, result.stderr
+    facts = json.loads(result.stdout)
+    assert any(fact["kernel"] == "scale_kernel" for fact in facts)
+    assert "a raw write to descriptor 1" in result.stderr and "the script's own print" in result.stderr
