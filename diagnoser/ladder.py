@@ -172,7 +172,7 @@ def _climb_rung(name: str, rung: Rung, subject: Subject, state: dict, record: di
         seconds = round(time.perf_counter() - started, 3)
         record.update(ran=True, status="failed", interrupted=True, error=f"interrupted after {seconds:g} s")
         raise
-    except Exception as error:  # a failing rung must not take the others' evidence down
+    except Exception as error:  # noqa: BLE001 - a failing rung must not take the others' evidence down
         from runner.timelimit import TimedOut
 
         record.update(ran=True, status="failed", error=_one_line(error))
