@@ -14,18 +14,43 @@ Policy, applied before every rung (each decision is recorded with its reason):
 - rungs 3 and 4 run only while the findings do not explain the measured gap (`diagnoser.gap`);
   once they do, the climb stops there (`exhaustive=True` climbs anyway);
 - a rung whose tools are missing here (`RungUnavailable`) records why and the climb goes on; so
-  does a rung that fails, with its error: the rungs above can still use what the others found.
+  does a rung that fails, with its error: the rungs above can still use what the others found;
+- a rung that runs past its time limit is stopped and recorded as failed (`timed_out`), and the
+  climb goes on the same way;
+- a subject that launches no Triton kernel (`NothingLaunched`) ends the climb: there is nothing
+  to explain, and the state says so in `error`;
+- Ctrl-C (or SIGTERM through the command line) ends the climb at once: the rung running is
+  recorded as interrupted, the rungs above as not climbed, and `ClimbInterrupted` carries the
+  state so far, so the caller still prints what was found.
+
+With `limits` (seconds per rung name; None for no limit), every rung runs in a child process of
+its own (`runner.timelimit`), which is what can stop a compile hung in C++; without, rungs run in
+this process, as the batched climbs of `diagnoser.batch` and recorded rungs in tests do.
 """
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from diagnoser import gap, rungs
-from diagnoser.subject import RungUnavailable, Subject
+from diagnoser.subject import NothingLaunched, RungUnavailable, Subject
 
 SCHEMA = "ladder.diagnose/1"
+
+# Default time limits (seconds): far above what a rung takes on a kernel that compiles (seconds
+# on the H200, a minute for an autotuned kernel compiled ahead of time on a CPU), so that only a
+# hang reaches them. Profiling includes Nsight Compute's replays; IR capture compiles every
+# specialization the subject launches.
+RUNG_TIMEOUTS_S: dict[str, float] = {"triage": 300.0, "profile": 900.0, "ir": 600.0, "compiler": 300.0}
+
+
+class ClimbInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a climb; `state` is the report of the rungs done so far."""
+
+    def __init__(self, state: dict, message: str):
+        super().__init__(message)
+        self.state = state
 
 
 @dataclass
@@ -109,36 +134,102 @@ def _finding_key(finding: dict) -> tuple:
 
 def climb(subject: Subject, state: dict | None = None, selected: set[int] | None = None,
           exhaustive: bool = False, rungs: dict[str, Rung] | None = None,
-          progress: Callable[[str], None] | None = None) -> dict:
+          progress: Callable[[str], None] | None = None,
+          limits: dict[str, float | None] | None = None) -> dict:
     """Run the ladder and return the state. Rungs already run in `state` are kept, not rerun."""
     rungs = RUNGS if rungs is None else rungs
     selected = set(selected or {1, 2, 3, 4})
     state = state if state is not None else new_state(subject)
-    done = {r["rung"]: r for r in state["rungs"] if r["ran"]}
+    # Kept from an earlier climb: what ran, except a rung cut off by Ctrl-C, which runs again.
+    done = {r["rung"]: r for r in state["rungs"] if r["ran"] and not r.get("interrupted")}
+    state.pop("error", None)
+    state.pop("stopped", None)
     records = []
-    for name, rung in rungs.items():
-        if rung.number in done:
-            records.append(done[rung.number])
-            continue
-        climb_it, why = decide(rung, subject, state, selected, exhaustive)
-        record = {"rung": rung.number, "name": name, "title": rung.title, "ran": False, "why": why,
-                  "status": "skipped", "seconds": 0.0, "error": None}
-        if climb_it:
-            if progress:
-                progress(f"rung {rung.number}: {rung.title}")
-            started = time.perf_counter()
-            try:
-                output = rung.run(subject, state)
-            except RungUnavailable as unavailable:
-                record["why"] = f"{why}; but it cannot run here: {unavailable}"
-            except Exception as error:  # a failing rung must not take the others' evidence down
-                record.update(ran=True, status="failed", error=f"{type(error).__name__}: {error}".splitlines()[0])
-            else:
-                _merge(state, rung, output)
-                record.update(ran=True, status="ok", summary=output.get("summary", ""))
-            record["seconds"] = round(time.perf_counter() - started, 3)
-        records.append(record)
-        state["gap"] = gap.assess(state.get("profile"), state["findings"])
-    state["rungs"] = records
-    state["reached"] = max((r["rung"] for r in state["rungs"] if r["ran"]), default=0)
+    ended: str | None = None  # why the climb ended early: nothing was launched
+    try:
+        for name, rung in rungs.items():
+            if rung.number in done:
+                records.append(done[rung.number])
+                if done[rung.number].get("nothing_launched"):
+                    ended = state["error"] = done[rung.number]["error"]
+                continue
+            climb_it, why = (False, f"not climbed: {ended}") if ended else decide(rung, subject, state, selected,
+                                                                                  exhaustive)
+            record = {"rung": rung.number, "name": name, "title": rung.title, "ran": False, "why": why,
+                      "status": "skipped", "seconds": 0.0, "error": None}
+            records.append(record)
+            if climb_it:
+                if progress:
+                    progress(f"rung {rung.number}: {rung.title}")
+                ended = _climb_rung(name, rung, subject, state, record, limits)
+            state["gap"] = gap.assess(state.get("profile"), state["findings"])
+    except KeyboardInterrupt as interrupt:
+        during = next((r for r in records if r.get("interrupted")), None)
+        _finish(state, records, rungs, done, "interrupted" + (f" during rung {during['rung']} ({during['title']})"
+                                                              if during else ""))
+        raise ClimbInterrupted(state, state["stopped"]) from interrupt
+    _finish(state, records, rungs, done, None)
     return state
+
+
+def _climb_rung(name: str, rung: Rung, subject: Subject, state: dict, record: dict,
+                limits: dict[str, float | None] | None) -> str | None:
+    """Run one rung into its record and the state; what ends the climb, if anything does."""
+    started = time.perf_counter()
+    try:
+        output = _run(name, rung, subject, state, limits)
+    except RungUnavailable as unavailable:
+        record["why"] = f"{record['why']}; but it cannot run here: {unavailable}"
+    except NothingLaunched as nothing:
+        record.update(ran=True, status="failed", error=str(nothing), nothing_launched=True)
+        state["error"] = str(nothing)
+    except KeyboardInterrupt:
+        seconds = round(time.perf_counter() - started, 3)
+        record.update(ran=True, status="failed", interrupted=True, error=f"interrupted after {seconds:g} s")
+        raise
+    except Exception as error:  # noqa: BLE001 - a failing rung must not take the others' evidence down
+        from runner.timelimit import TimedOut
+
+        record.update(ran=True, status="failed", error=_one_line(error))
+        if isinstance(error, TimedOut):
+            record["timed_out"] = True
+    else:
+        _merge(state, rung, output)
+        record.update(ran=True, status="ok", summary=output.get("summary", ""))
+    finally:
+        record["seconds"] = round(time.perf_counter() - started, 3)
+    return state.get("error")
+
+
+def _run(name: str, rung: Rung, subject: Subject, state: dict, limits: dict[str, float | None] | None) -> dict:
+    if limits is None:
+        return rung.run(subject, state)
+    from runner import timelimit
+
+    return timelimit.call(rung.run, (subject, state), timeout=limits.get(name),
+                          expected=(RungUnavailable, NothingLaunched))
+
+
+def _one_line(error: Exception) -> str:
+    from runner.timelimit import Failed, TimedOut
+
+    if isinstance(error, TimedOut):
+        return f"timed out: stopped after {error.seconds:g} s, its limit (--rung-timeout sets it)"
+    if isinstance(error, Failed):
+        return str(error)
+    return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def _finish(state: dict, records: list[dict], rungs: dict[str, Rung], done: dict[int, dict], stopped: str | None) -> None:
+    """The rungs' records in ladder order (those never reached: not climbed) and what was reached."""
+    reached = {r["rung"] for r in records}
+    for name, rung in rungs.items():
+        if rung.number not in reached:
+            records.append(done.get(rung.number) or {
+                "rung": rung.number, "name": name, "title": rung.title, "ran": False,
+                "why": f"not climbed: {stopped}", "status": "skipped", "seconds": 0.0, "error": None})
+    if stopped:
+        state["stopped"] = stopped
+        state["error"] = stopped
+    state["rungs"] = sorted(records, key=lambda r: r["rung"])
+    state["reached"] = max((r["rung"] for r in state["rungs"] if r["ran"]), default=0)

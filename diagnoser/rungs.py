@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 
-from diagnoser.subject import RungUnavailable, Subject
+from diagnoser.subject import NothingLaunched, RungUnavailable, Subject
 
 
 def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metrics: dict | None = None) -> list[dict]:
@@ -70,16 +70,20 @@ def profiled(subject: Subject, state: dict, measured: dict) -> dict:
 
 
 def ir(subject: Subject, state: dict) -> dict:
-    from diagnoser.ir import facts_for
+    from pathlib import Path
 
+    from diagnoser.ir import capture, extract_facts
     from runner.ascend_ir import AscendUnavailable
 
     backend = "cuda" if subject.backend == "cuda" and subject.device else "aot"
     try:
-        captured = facts_for(subject.solution, subject.problem, target=subject.target, backend=backend)
+        kernels = capture(subject.solution, subject.problem, target=subject.target, backend=backend)
     except AscendUnavailable as missing:
         raise RungUnavailable(str(missing)) from None
-    facts = [f.to_dict() for f in captured]
+    if not kernels:
+        raise NothingLaunched(f"{Path(subject.solution).name} launched no Triton kernel ({backend} capture): "
+                              "nothing to diagnose")
+    facts = [f.to_dict() for f in extract_facts(kernels)]
     output = {"facts": facts, "summary": f"{len(facts)} facts ({backend} capture)"}
     if state.get("profile") and state["profile"].get("backend") == "cuda":
         from diagnoser.profile.nvidia import attach_occupancy

@@ -1,7 +1,8 @@
-"""What every rung and the policy share: the subject of a diagnosis, and a rung's "cannot run here".
+"""What every rung and the policy share: the subject of a diagnosis, a rung's "cannot run here",
+and "there is nothing to diagnose".
 
-It sits below both the rungs and the policy (`diagnoser.ladder`), so a rung can say it is
-unavailable without importing the policy that climbs it.
+It sits below both the rungs and the policy (`diagnoser.ladder`), so a rung can say either
+without importing the policy that climbs it.
 """
 from __future__ import annotations
 
@@ -14,6 +15,11 @@ NPU_MARKERS = ("torch_npu", 'device="npu"', "device='npu'", ".npu()")
 
 class RungUnavailable(Exception):
     """A rung cannot run on this machine (a tool, a package or the index is missing); not an error."""
+
+
+class NothingLaunched(Exception):
+    """The subject ran and launched no Triton kernel: there is nothing to diagnose, and the climb
+    ends there (a file of plain PyTorch, a script whose kernels never run)."""
 
 
 @dataclass

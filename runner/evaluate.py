@@ -43,8 +43,9 @@ import random
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -52,7 +53,13 @@ from runner import roofline, sandbox, seeds
 from runner.case import CASE_STAGES, CaseRun
 from runner.evaluation import Candidate, DeviceLost, Emit, Evaluation, new_contestant
 from runner.options import Options
-from runner.problem import ProblemError, case_label, load_problem
+from runner.problem import (
+    QUICK_MAX_ELEMENTS,
+    ProblemError,
+    case_label,
+    input_elements,
+    load_problem,
+)
 from runner.static_check import ERROR, check_solution
 
 RUNNER = Path(__file__).resolve().parent
@@ -133,9 +140,23 @@ def load(evaluation: Evaluation) -> None:
         if not 0 <= index < len(problem.cases):
             raise ProblemError(f"{problem.path.name}: no case {index} (it has {len(problem.cases)})")
     evaluation.indexes = indexes
+    if evaluation.backend.name == "interpret":
+        warn_of_large_cases(evaluation)
     evaluation.device_name = evaluation.backend.device_name()
     evaluation.timed = evaluation.options.time and evaluation.backend.can_time
     evaluation.ceilings = roofline.load_ceilings(evaluation.device_name) if evaluation.timed else None
+
+
+def warn_of_large_cases(evaluation: Evaluation) -> None:
+    """Under the interpreter, say before the run which cases are past what it runs in seconds."""
+    problem = evaluation.problem
+    for index in evaluation.indexes:
+        elements = input_elements(problem, problem.cases[index])
+        if elements is not None and elements > QUICK_MAX_ELEMENTS:
+            evaluation.emit({"event": "warning", "case": index, "elements": elements, "message": (
+                f"case {index} ({case_label(problem.cases[index])}) has {elements:,} input elements: under "
+                f"Triton's interpreter, on the CPU, it can run for many minutes (over {QUICK_MAX_ELEMENTS:,} "
+                "elements; a get_test_cases() of small sizes in the problem file is what the interpreter runs)")})
 
 
 def start_contestants(evaluation: Evaluation) -> None:

@@ -24,9 +24,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from runner import sandbox
 from runner.errors import last_error_line
@@ -98,7 +99,7 @@ def run_worker(request: dict[str, Any], timeout: float,
             os.close(result_write)
             readers = _start_readers(process, result_read, chunks, events, tail, on_event)
             _send(process, request)
-            timed_out = not _wait_unreaped(process, timeout)
+            timed_out = not wait_unreaped(process, timeout)
     finally:
         if process is None:
             os.close(result_write)
@@ -120,7 +121,7 @@ def run_worker(request: dict[str, Any], timeout: float,
     if timed_out:
         outcome.status, outcome.reason = "timeout", f"timed out after {timeout:g} s (killed)"
     elif result is None:
-        outcome.status, outcome.reason = "crash", _crash_reason(process.returncode, outcome.log_tail)
+        outcome.status, outcome.reason = "crash", crash_reason(process.returncode, outcome.log_tail)
     return outcome
 
 
@@ -163,7 +164,7 @@ def _start_readers(process: Any, result_fd: int, chunks: list[bytes], events: li
     return readers
 
 
-def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
+def wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     """Wait until the worker exits (True) or the timeout passes (False), without reaping it: while
     it is an unreaped zombie its pid, which names its process group, cannot be reused."""
     deadline = time.monotonic() + timeout
@@ -174,7 +175,7 @@ def _wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     return False
 
 
-def _crash_reason(returncode: int, tail: list[str]) -> str:
+def crash_reason(returncode: int, tail: list[str]) -> str:
     if returncode is not None and returncode < 0:
         try:
             name = signal.Signals(-returncode).name

@@ -41,12 +41,17 @@ import hashlib
 import importlib.util
 import math
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from runner.errors import one_line
+
+# Under Triton's interpreter every program of a kernel runs as NumPy on the CPU: a case with more
+# input elements than this takes minutes there, not seconds (``ladder bench`` warns before one).
+QUICK_MAX_ELEMENTS = 1 << 22
 
 
 class ProblemError(Exception):
@@ -94,7 +99,7 @@ class Problem:
         return self.path.parent.name if self.path.stem == "problem" else self.path.stem
 
     @property
-    def Model(self) -> type:  # noqa: N802 (the KernelBench name)
+    def Model(self) -> type:  # the KernelBench name
         return self.module.Model
 
     def get_inputs(self) -> list:
@@ -146,7 +151,7 @@ def load_problem(path: str | Path, quick: bool = False) -> Problem:
 
     ``quick`` takes the file's small ``get_test_cases()`` as its cases, or where it has none its
     smallest case (the least product of its numeric constants): what the CPU interpreter can run
-    in seconds.
+    in seconds (a case past ``QUICK_MAX_ELEMENTS`` input elements does not: ``ladder bench`` warns).
     """
     module = load_module(path, "problem")
     where = Path(path).name
@@ -159,6 +164,32 @@ def load_problem(path: str | Path, quick: bool = False) -> Problem:
         cases = [min(cases, key=_case_size)]
     defaults = {key: getattr(module, key) for case in cases for key in case}
     return Problem(path=Path(path).resolve(), module=module, cases=cases, _defaults=defaults)
+
+
+def input_elements(problem: Problem, case: dict[str, Any]) -> int | None:
+    """How many elements the forward's tensor inputs hold in ``case``, counted on PyTorch's meta
+    device (shapes only, nothing allocated); None when ``get_inputs()`` cannot build them there."""
+    import torch
+
+    try:
+        with problem.applied(case), torch.device("meta"):
+            inputs = problem.get_inputs()
+    except Exception:  # noqa: BLE001 - a get_inputs() that needs real data (`.item()`, numpy) has no count
+        return None
+    return sum(value.numel() for value in _tensors(inputs))
+
+
+def _tensors(value: Any) -> Iterator[Any]:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _tensors(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
 
 
 def _case_size(case: dict[str, Any]) -> float:

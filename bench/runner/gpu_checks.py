@@ -167,7 +167,7 @@ def part_ncu(results: dict) -> dict:
 
 def part_bench(results: dict) -> dict:
     from runner.bench import bench_pair
-    from runner.cli import render
+    from diagnoser.cli.bench import render
 
     records = {}
     cli = subprocess.run([sys.executable, "-m", "diagnoser", "bench", str(ADD / "solution.py"), "--problem",

@@ -1,8 +1,10 @@
-"""The `ladder` command line.
+"""The `ladder` command line: every command is a module of this package.
 
-Subcommands live next to the code they drive and are imported only when invoked, so that
-`ladder bench` on a GPU machine needs nothing beyond torch, triton and click, and `ladder --help`
-stays fast (no index or embedding model import).
+Commands are imported only when invoked, so that `ladder bench` on a GPU machine needs nothing
+beyond torch, triton and click, and `ladder --help` stays fast (no index or embedding model
+import). What all of them share is here too: where output goes (`streams`), how a command ends
+(`errors`: the exit-status convention, errors as one line or JSON), `-v`/`-q` (`logs`), and the
+command classes that apply them (`command`).
 """
 from __future__ import annotations
 
@@ -10,23 +12,26 @@ import importlib
 
 import click
 
+from diagnoser.cli import logs
+from diagnoser.cli.command import VERBOSITY, RootGroup
+
 # name -> "module:attribute" of a click command or group.
 SUBCOMMANDS = {
-    "bench": "runner.cli:bench",
+    "bench": "diagnoser.cli.bench:bench",
     "suite": "diagnoser.cli.suite:suite",
-    "index": "indexer.cli:index",
-    "query": "indexer.cli:query",
-    "ir": "diagnoser.ir.cli:ir",
-    "explain": "diagnoser.triage.cli:explain",
-    "kb": "diagnoser.triage.cli:kb",
+    "index": "diagnoser.cli.index:index",
+    "query": "diagnoser.cli.index:query",
+    "ir": "diagnoser.cli.ir:ir",
+    "explain": "diagnoser.cli.kb:explain",
+    "kb": "diagnoser.cli.kb:kb",
     "diagnose": "diagnoser.cli.diagnose:diagnose",
-    "optimize": "diagnoser.optimize.cli:optimize",
+    "optimize": "diagnoser.cli.optimize:optimize",
     "mcp": "diagnoser.mcp.cli:mcp",
     "setup": "diagnoser.cli.setup:setup",
 }
 
 
-class LazyGroup(click.Group):
+class LazyGroup(RootGroup):
     """A click group whose subcommands are imported on first use (the pattern from click's docs)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -42,5 +47,17 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup)
 @click.version_option(package_name="ladder")
-def main() -> None:
-    """Make Triton kernels fast by diagnosing before rewriting."""
+@click.option("-v", "--verbose", count=True, help="Also show debug messages (and, for an error in ladder, its traceback).")
+@click.option("-q", "--quiet", is_flag=True, help="Show only warnings and errors on standard error (no progress).")
+@click.pass_context
+def main(ctx: click.Context, verbose: int, quiet: bool) -> None:
+    """Make Triton kernels fast by diagnosing before rewriting.
+
+    Every command prints its result on standard output (with --json, one JSON document, errors
+    included) and its progress on standard error. Exit status: 0 done, 1 negative verdict,
+    2 usage error, 3 could not run (no Triton launch, a rung failed, backend unavailable),
+    4 an error in ladder, 130 interrupted.
+    """
+    verbosity = logs.QUIET if quiet else min(verbose, logs.VERBOSE)
+    ctx.meta[VERBOSITY] = verbosity
+    logs.configure(verbosity)

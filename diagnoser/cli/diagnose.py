@@ -8,22 +8,35 @@ script that launches Triton kernels (its kernels are captured while it runs). Th
 Markdown on stdout, JSON with --json, and a self-contained HTML page with --html. A climb stopped
 on the GPU machine (no index there) resumes here with --from: recorded rungs are kept, the rest
 are decided again by the same policy.
+
+Every rung runs in a process of its own under a time limit (`--rung-timeout`), so a compile that
+hangs is stopped and recorded as that rung's failure. Exit status (``diagnoser.cli.errors``): 0
+when every rung that ran worked; 3, after the report, when the subject launched no Triton kernel
+or a rung failed or ran out of time (the report's `error` says which), and before it when the
+backend asked for is not available here; 130 on Ctrl-C, after the report of the rungs done so far.
 """
 from __future__ import annotations
 
 import json
+import logging
 import platform
-import sys
 from pathlib import Path
 
 import click
 
 from diagnoser import ladder
+from diagnoser.cli.command import LadderCommand
+from diagnoser.cli.errors import INTERRUPTED, TERMINATED, USAGE, CannotRun, LadderError
+from diagnoser.cli.streams import echo
 from diagnoser.subject import Subject, checked_target, target_for
 
+log = logging.getLogger("ladder")
 
-class DiagnoseError(click.ClickException):
-    """A user mistake, reported in one line."""
+
+class DiagnoseError(LadderError):
+    """A user mistake on the command line, reported in one line (exit 2)."""
+
+    exit_code = USAGE
 
 
 def target_option(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -61,12 +74,41 @@ def subject_for(solution: str, problem: str | None, backend: str, target: str | 
     if not script and found is None:
         raise DiagnoseError(f"{path.name} defines ModelNew but no problem was given (pass --problem)"
                             " and there is no problem.py beside it")
-    from runner.backends import detect
-
-    name, device = detect(backend)
+    name, device = detect_backend(backend)
     problem_path = str(found) if found else None
     return Subject(solution=str(path), problem=problem_path, script=script, backend=name,
                    target=target_for(name, str(path), problem_path, target), device=device)
+
+
+def detect_backend(requested: str) -> tuple[str, str | None]:
+    """(backend, device) for the climb; a device backend asked for by name that is not available
+    here is an error, not a climb that quietly skips profiling."""
+    from runner.backends import detect, load_backend
+
+    name, device = detect(requested)
+    if requested in ("cuda", "npu") and device is None:
+        reason = load_backend(requested).unavailable_reason()
+        raise CannotRun(f"--backend {requested} is not available here: {reason} "
+                        "(--backend aot captures the IR without a device)", kind="BackendUnavailable")
+    return name, device
+
+
+def parse_timeouts(values: tuple[str, ...]) -> dict[str, float | None]:
+    """`--rung-timeout S` for every rung, `--rung-timeout N=S` (number or name) for one; 0: no limit."""
+    limits: dict[str, float | None] = dict(ladder.RUNG_TIMEOUTS_S)
+    numbers = {str(rung.number): name for name, rung in ladder.RUNGS.items()}
+    for value in values:
+        which, _, seconds = value.rpartition("=")
+        try:
+            limit = float(seconds)
+        except ValueError:
+            limit = -1.0
+        names = list(limits) if not which else [numbers.get(which, which)]
+        if limit < 0 or not set(names) <= set(limits):
+            raise DiagnoseError(f"--rung-timeout {value!r}: use SECONDS for every rung or RUNG=SECONDS "
+                                f"(RUNG 1-4 or {', '.join(limits)}); 0 means no limit")
+        limits.update({name: limit or None for name in names})
+    return limits
 
 
 def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
@@ -80,12 +122,12 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
     recorded = state["subject"]
     from runner.backends import detect
 
-    name, device = detect(backend if backend != "auto" else recorded["backend"])
+    name, device = detect_backend(backend) if backend != "auto" else detect(recorded["backend"])
     here = Subject(**{**recorded, "backend": recorded["backend"] if device is None else name, "device": device})
     return here, state
 
 
-@click.command()
+@click.command(cls=LadderCommand)
 @click.argument("solution", required=False)
 @click.option("--problem", help="The problem file (default: problem.py beside SOLUTION).")
 @click.option("--rungs", "rungs_text", default="1-4", show_default=True, help="Which rungs may run: 1-4, 1,3, 3 ...")
@@ -99,11 +141,17 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
 @click.option("--no-ncu", is_flag=True, help="Profile with events only (skip Nsight Compute).")
 @click.option("--index", "index_dir", type=click.Path(file_okay=False), help="The knowledge index for rung 4 (default: ladder's).")
 @click.option("--from", "from_report", type=click.Path(dir_okay=False), help="Resume a climb saved with --json.")
-def diagnose(solution, problem, rungs_text, as_json, html_out, backend, target, exhaustive, no_ncu, index_dir, from_report):
+@click.option("--rung-timeout", "timeouts", multiple=True, metavar="[RUNG=]SECONDS",
+              help="Stop a rung that runs longer (a hung compile): SECONDS for every rung, or RUNG=SECONDS "
+                   "for one (1-4 or its name); 0: no limit; repeatable. Defaults: "
+                   + ", ".join(f"{name} {seconds:g} s" for name, seconds in ladder.RUNG_TIMEOUTS_S.items()) + ".")
+def diagnose(solution, problem, rungs_text, as_json, html_out, backend, target, exhaustive, no_ncu, index_dir,
+             from_report, timeouts):
     """Diagnose a Triton kernel: climb the ladder only as far as the evidence requires."""
     from diagnoser import report
 
     selected = parse_rungs(rungs_text)
+    limits = parse_timeouts(timeouts)
     if from_report:
         subject, state = resumed(from_report, backend)
     elif solution:
@@ -114,20 +162,41 @@ def diagnose(solution, problem, rungs_text, as_json, html_out, backend, target, 
     state.setdefault("options", {}).update({"ncu": not no_ncu, "index_dir": index_dir})
     before = {r["rung"] for r in state["rungs"] if r["ran"]}
 
-    def progress(line: str) -> None:
-        click.echo(f"ladder: {line} ...", err=True)
+    interrupted = None
     try:
-        state = ladder.climb(subject, state, selected, exhaustive, progress=progress)
-    except KeyboardInterrupt:
-        raise DiagnoseError("interrupted") from None
+        state = ladder.climb(subject, state, selected, exhaustive, progress=lambda line: log.info(f"{line} ..."),
+                             limits=limits)
+    except ladder.ClimbInterrupted as interruption:
+        state, interrupted = interruption.state, interruption
     state.setdefault("history", []).append({
         "machine": platform.node(), "backend": subject.backend, "device": subject.device,
         "rungs_run": sorted({r["rung"] for r in state["rungs"] if r["ran"]} - before)})
+    for record in state["rungs"]:
+        log.debug(f"rung {record['rung']} ({record['title']}): {record['status']} in {record['seconds']:g} s: "
+                  f"{record['why']}")
+    error = state.get("error") or _failure(state)
+    if error:
+        state["error"] = error
     if html_out:
         Path(html_out).write_text(report.render(state, "html"))
-        click.echo(f"ladder: HTML report written to {html_out}", err=True)
-    click.echo(report.render(state, "json" if as_json else "markdown"), nl=False)
+        log.info(f"HTML report written to {html_out}")
+    echo(report.render(state, "json" if as_json else "markdown"), nl=False)
+    if interrupted is not None:
+        terminated = str(interrupted.__cause__) == "terminated"
+        raise LadderError(error, kind="Interrupted", exit_code=TERMINATED if terminated else INTERRUPTED,
+                          reported=True)
+    if error:
+        raise CannotRun(error, kind=_error_kind(state), reported=True)
+
+
+def _failure(state: dict) -> str | None:
+    """One line for the rungs that failed, or None when every rung that ran worked."""
     failed = [r for r in state["rungs"] if r["status"] == "failed"]
-    for record in failed:
-        click.echo(f"ladder: rung {record['rung']} failed: {record['error']}", err=True)
-    sys.exit(1 if failed and len(failed) == sum(r["ran"] for r in state["rungs"]) else 0)
+    return "; ".join(f"rung {r['rung']} ({r['title']}) failed: {r['error']}" for r in failed) or None
+
+
+def _error_kind(state: dict) -> str:
+    failed = [r for r in state["rungs"] if r["status"] == "failed"]
+    if any(r.get("nothing_launched") for r in failed):
+        return "NothingLaunched"
+    return "RungTimedOut" if any(r.get("timed_out") for r in failed) else "RungFailed"

@@ -19,9 +19,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable
 
 import click
 
@@ -115,7 +115,7 @@ def _compiles(python: Path, probe: dict, run: Run) -> Check:
         script.write_text(SMOKE_KERNEL)
         try:
             kernels = capture(script, python=str(python))
-        except Exception as error:  # any failure here is the answer of the check
+        except Exception as error:  # noqa: BLE001 (any failure here is the answer of the check)
             return Check("ttadapter compile", False, str(error).splitlines()[0] if str(error) else type(error).__name__)
     stages = sorted(kernels[0].stages) if kernels else []
     ok = bool(kernels) and "ttadapter" in stages and kernels[0].error is None

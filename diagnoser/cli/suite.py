@@ -6,18 +6,36 @@ ladder in one batched run (``diagnoser.batch``).
 from __future__ import annotations
 
 import json
+import logging
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import click
 
 from diagnoser import batch
+from diagnoser.cli import logs
+from diagnoser.cli.command import LadderCommand
 from diagnoser.cli.diagnose import target_option
+from diagnoser.cli.errors import NEGATIVE
+from diagnoser.cli.streams import echo
 from diagnoser.suite import render
 from diagnoser.suite.operators import Operator, SuiteError, discover
-from diagnoser.suite.run import (DEFAULT_BUDGET_S, DEFAULT_MAX_REPS, DEFAULT_MIN_REPS, DEFAULT_SEEDS,
-                                 BenchSettings, check_backend, json_default, report, run_suite, write_json)
+from diagnoser.suite.run import (
+    DEFAULT_BUDGET_S,
+    DEFAULT_MAX_REPS,
+    DEFAULT_MIN_REPS,
+    DEFAULT_SEEDS,
+    BenchSettings,
+    check_backend,
+    json_default,
+    report,
+    run_suite,
+    write_json,
+)
+
+log = logging.getLogger("ladder")
 
 
 def load_document(path: Path) -> dict[str, Any]:
@@ -32,8 +50,8 @@ def load_document(path: Path) -> dict[str, Any]:
 
 
 def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool, output: Path | None = None,
-                   isolate: bool = False, echo: Callable[[str], None] = print, err: Callable[[str], None] = print,
-                   target: str | None = None) -> int:
+                   isolate: bool = False, echo: Callable[[str], None] = echo,
+                   err: Callable[[str], None] = log.info, target: str | None = None) -> int:
     """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
     import time
 
@@ -41,7 +59,7 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
     chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
     started = time.monotonic()
     states = batch.diagnose_many(items, backend=chosen, target=target, isolate=isolate,
-                                 progress=lambda line: err(f"ladder suite --diagnose: {line}"))
+                                 progress=lambda line: err(f"suite --diagnose: {line}"))
     rows = [batch.summary_row(item.name, state) for item, state in zip(items, states)]
     document = {"rows": rows, "climbed": batch.climbed(rows), "wall_s": round(time.monotonic() - started, 1),
                 "target": target, "states": dict(zip((i.name for i in items), states))}
@@ -51,7 +69,7 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
         echo(json.dumps({"rows": rows, "climbed": batch.climbed(rows), "wall_s": document["wall_s"]}, indent=1))
     else:
         echo(batch.table(rows) + f"\nwall time: {document['wall_s']:.0f} s for {len(rows)} operators")
-    return 0 if not any(row["failed"] for row in rows) else 1
+    return 0 if not any(row["failed"] for row in rows) else NEGATIVE
 
 
 def optimize_suite(operators: list[Operator], backend: str | None, proposer: str, rounds: int, runs: Path,
@@ -64,27 +82,28 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 
     settings = Settings(rounds=rounds, budget_s=budget_s, gate=GateSettings(backend=backend, seeds=seeds, quick=quick))
 
+    def progress(line: str) -> None:
+        log.info(f"suite --optimize: {line}")
+
     def on_operator(row: dict[str, Any]) -> None:
-        click.echo(f"ladder suite --optimize: {row['operator']}: "
-                   + (row["error"] if "error" in row else f"{row['speedup_vs_initial']:.3f}x over initial "
-                      f"after {row['rounds']} rounds ({row['elapsed_s']} s)"), err=True)
+        progress(f"{row['operator']}: " + (row["error"] if "error" in row else
+                                           f"{row['speedup_vs_initial']:.3f}x over initial "
+                                           f"after {row['rounds']} rounds ({row['elapsed_s']} s)"))
 
     if ray_address:
         from diagnoser.optimize import scale
 
-        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address,
-                                            echo=lambda line: click.echo(f"ladder suite --optimize: {line}", err=True))
+        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address, echo=progress)
     else:
         document = optimized.optimize_suite(operators, settings, proposer, runs, on_operator=on_operator,
-                                            progress=lambda line: click.echo(f"ladder suite --optimize: {line}",
-                                                                             err=True))
+                                            progress=progress)
     if output is not None:
         write_json(output, document)
-    click.echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
-    return 1 if document["stopped"] or any("error" in row for row in document["operators"]) else 0
+    echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
+    return NEGATIVE if document["stopped"] or any("error" in row for row in document["operators"]) else 0
 
 
-@click.command("suite")
+@click.command("suite", cls=LadderCommand)
 @click.option("--level", type=click.Choice(["1", "2"]), help="Only this KernelBench level.")
 @click.option("--only", multiple=True, metavar="NAME",
               help="Only this operator (level1/23_softmax, 23_softmax, softmax or 23); repeatable.")
@@ -144,7 +163,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     """
     if show is not None:
         document = load_document(show)
-        click.echo(render.render(document["operators"], document["summary"], document["meta"], per_case=per_case))
+        echo(render.render(document["operators"], document["summary"], document["meta"], per_case=per_case))
         return
     try:
         operators = discover(level=int(level) if level else None, only=only)
@@ -152,8 +171,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     except SuiteError as error:
         raise click.UsageError(str(error)) from None
     if diagnose:
-        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, echo=click.echo,
-                               err=lambda line: click.echo(line, err=True), target=target))
+        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
                                 output, ray_address))
@@ -161,14 +179,14 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,
                              max_reps=max(min_reps, DEFAULT_MAX_REPS))
-    interactive = sys.stderr.isatty()
-    with click.progressbar(length=len(operators), label="ladder suite", file=sys.stderr,
+    interactive = sys.stderr.isatty() and logs.progress_shown()
+    with click.progressbar(length=len(operators), label="ladder suite", file=sys.stderr, hidden=not interactive,
                            show_pos=True, item_show_func=lambda text: text) as bar:
         def on_progress(op: Operator, event: dict) -> None:
             if interactive and event.get("message"):
                 bar.update(0, f"{op.key}: {event['message']}"[:70])
             elif event.get("stage") == "precompile":
-                click.echo(event["message"], err=True)
+                log.info(event["message"])
 
         def on_operator(row: dict[str, Any], meta: dict[str, Any]) -> None:
             finished.append(row)
@@ -176,7 +194,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
                 write_json(output, report(finished, meta))
             bar.update(1, row["operator"])
             if not interactive:
-                click.echo(f"[{len(finished)}/{len(operators)}] {render.one_line(row)}", err=True)
+                log.info(f"[{len(finished)}/{len(operators)}] {render.one_line(row)}")
 
         finished: list[dict[str, Any]] = []
         try:
@@ -188,8 +206,9 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     if output is not None:
         write_json(output, document)
     if as_json:
-        click.echo(json.dumps(document, indent=1, default=json_default))
+        echo(json.dumps(document, indent=1, default=json_default))
     else:
-        click.echo(render.render(rows, document["summary"], meta, per_case=per_case))
-    sys.exit(0 if all(row["ok"] for row in rows) else 1)
+        echo(render.render(rows, document["summary"], meta, per_case=per_case))
+    if not all(row["ok"] for row in rows):
+        sys.exit(NEGATIVE)
 

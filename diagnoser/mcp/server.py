@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 
 def build(default_run: Path | None = None) -> Any:
@@ -49,15 +50,19 @@ def build(default_run: Path | None = None) -> Any:
         subject = subject_for(solution, problem, backend, None)
         state = ladder.new_state(subject)
         state["options"] = {"ncu": True}
-        return json.loads(report.render(ladder.climb(subject, state, parse_rungs(rungs)), "json"))
+        # Each rung in a child process under its time limit: a hung compile is stopped, not the server.
+        state = ladder.climb(subject, state, parse_rungs(rungs), limits=ladder.RUNG_TIMEOUTS_S)
+        return json.loads(report.render(state, "json"))
 
     @tool
     def ir_facts(solution: str, problem: str | None = None, target: str = "sm90") -> list[dict[str, Any]]:
         """The facts read from the IR (TTIR, TTGIR, LLVM IR, PTX, SASS) of every kernel the solution launches,
         each tied to its source line: access widths, layouts, pipelining, spills, occupancy..."""
-        from diagnoser.ir import facts_for
+        from diagnoser import ladder
+        from runner import timelimit
 
-        return [fact.to_dict() for fact in facts_for(solution, problem, target=target)]
+        # In a child process under the IR rung's time limit, like the rung: a hung compile is stopped.
+        return timelimit.call(fact_dicts, (solution, problem, target), timeout=ladder.RUNG_TIMEOUTS_S["ir"])
 
     @tool
     def index_query(question: str, k: int = 5, backend: str | None = None) -> list[dict[str, Any]]:
@@ -166,3 +171,10 @@ def reported(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise ToolError(" ".join(str(error).split()) or type(error).__name__) from error
 
     return answer
+
+
+def fact_dicts(solution: str, problem: str | None, target: str) -> list[dict[str, Any]]:
+    """The `ir_facts` tool's work; at module level so that it can run in a child process."""
+    from diagnoser.ir import facts_for
+
+    return [fact.to_dict() for fact in facts_for(solution, problem, target=target)]

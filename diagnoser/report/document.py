@@ -21,6 +21,7 @@ def build(report: dict, with_plots: bool = True) -> dict:
     return {
         "solution": subject["solution"], "context": _context(subject), "reached": report.get("reached", 0),
         "verdict": (report.get("gap") or {}).get("why", "").capitalize(),
+        "stopped": report.get("error"),  # why the climb ended early: nothing launched, a timeout, Ctrl-C
         "rungs": [_rung(r) for r in report.get("rungs") or []],
         "profile": _profile(report, with_plots),
         "cards": [chains.view(card, n, links) for n, card in enumerate(cards(report), 1)],

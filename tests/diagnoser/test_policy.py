@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from .ladder_recorded import recorded, replaying
 
 from diagnoser import ladder
 from diagnoser.ladder import Rung
-from diagnoser.subject import RungUnavailable
+from diagnoser.subject import NothingLaunched, RungUnavailable
 
+from .ladder_recorded import recorded, replaying
 
 
 def record(state: dict, number: int) -> dict:
@@ -160,3 +160,63 @@ def test_what_explains_a_case(finding, case, explained):
 
     verdict = gap.assess({"cases": [case]}, [finding] if finding else [])
     assert verdict["explained"] is explained
+
+
+# Module-level rungs: under time limits every rung runs in a child process, which imports them.
+def quick_triage(subject, state):
+    return {"findings": [], "summary": "0 findings"}
+
+
+def hung_ir(subject, state):
+    import time
+
+    time.sleep(600)
+
+
+def nothing_launched(subject, state):
+    raise NothingLaunched("plain.py launched no Triton kernel (aot capture): nothing to diagnose")
+
+
+def limited_rungs(ir) -> dict[str, Rung]:
+    return {"triage": Rung(1, "pattern triage", quick_triage, outputs=("findings",)),
+            "ir": Rung(3, "IR attribution", ir, outputs=("facts",))}
+
+
+def test_a_rung_past_its_time_limit_is_stopped_and_recorded_as_timed_out(cpu_subject):
+    state = ladder.climb(cpu_subject, rungs=limited_rungs(hung_ir), limits={"triage": 60, "ir": 1.5})
+    ir = record(state, 3)
+    assert ir["status"] == "failed" and ir["timed_out"] and 1.5 <= ir["seconds"] < 30
+    assert ir["error"].startswith("timed out: stopped after 1.5 s")
+    assert record(state, 1)["status"] == "ok"
+
+
+def test_a_subject_that_launches_nothing_ends_the_climb_with_an_error(cpu_subject):
+    state = ladder.climb(cpu_subject, rungs=replaying("softmax_rows", replace={"ir": nothing_launched}))
+    assert state["error"].startswith("plain.py launched no Triton kernel")
+    assert record(state, 3)["status"] == "failed" and record(state, 3)["nothing_launched"]
+    assert not record(state, 4)["ran"] and record(state, 4)["why"].startswith("not climbed: plain.py")
+
+
+def test_ctrl_c_during_a_rung_carries_the_rungs_done_so_far(gpu_subject):
+    def interrupted(subject, state):
+        raise KeyboardInterrupt
+    with pytest.raises(ladder.ClimbInterrupted) as raised:
+        ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"ir": interrupted}))
+    state = raised.value.state
+    assert [record(state, n)["status"] for n in (1, 2, 3, 4)] == ["ok", "ok", "failed", "skipped"]
+    assert record(state, 3)["interrupted"]
+    assert record(state, 4)["why"] == "not climbed: interrupted during rung 3 (IR attribution)"
+    assert state["error"] == state["stopped"] == "interrupted during rung 3 (IR attribution)"
+    assert state["reached"] == 3
+
+
+def test_a_rung_cut_off_by_ctrl_c_runs_again_when_the_climb_resumes(gpu_subject):
+    def interrupted(subject, state):
+        raise KeyboardInterrupt
+    with pytest.raises(ladder.ClimbInterrupted) as raised:
+        ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"ir": interrupted}))
+    calls: list[str] = []
+    resumed = ladder.climb(gpu_subject, state=json.loads(json.dumps(raised.value.state)),
+                           rungs=replaying("softmax_rows", calls))
+    assert calls == ["ir", "compiler"]
+    assert "error" not in resumed and resumed["reached"] == 4

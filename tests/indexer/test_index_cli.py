@@ -4,9 +4,11 @@ from __future__ import annotations
 import json
 
 from click.testing import CliRunner
-from .conftest import TOY
 
 from diagnoser.cli import main
+from diagnoser.cli.errors import CANNOT_RUN
+
+from .conftest import TOY
 
 
 def run(*args: str):
@@ -23,7 +25,7 @@ def test_build_status_and_query_json(toy_tree, index_dir):
 
     asked = run("query", "getVectorWidth contiguity alignment", "--k", "2", "--json", "--tree", "toy",
                 "--index-dir", str(index_dir))
-    hits = json.loads(asked.output)
+    hits = json.loads(asked.stdout)
     assert len(hits) == 2
     assert hits[0]["path"] == "lib/Conversion/LoadStoreOpToLLVM.cpp"
     assert {"path", "start", "end", "pass", "score", "text"} <= set(hits[0])
@@ -40,11 +42,11 @@ def test_query_prints_path_lines_pass_and_score(toy_tree, index_dir):
 def test_user_mistakes_end_with_one_line_and_no_traceback(tmp_path, index_dir):
     missing = run("index", "build", "--source", str(tmp_path / "nowhere"), "--index-dir", str(index_dir),
                   "--embed", TOY)
-    assert missing.exit_code == 1
-    assert missing.output.strip().splitlines() == [f"Error: source path does not exist or is not a directory: "
-                                                   f"{tmp_path / 'nowhere'}"]
+    assert missing.exit_code == CANNOT_RUN
+    assert missing.output.strip().splitlines() == [(f"Error: source path does not exist or is not a directory: "
+                                                   f"{tmp_path / 'nowhere'}")]
     no_index = run("query", "anything", "--index-dir", str(index_dir))
-    assert no_index.exit_code == 1 and "ladder index build" in no_index.output
+    assert no_index.exit_code == CANNOT_RUN and "ladder index build" in no_index.output
     assert "Traceback" not in no_index.output
 
 
@@ -52,8 +54,8 @@ def test_errors_under_json_are_json(tmp_path, index_dir):
     for args in (["index", "build", "--source", str(tmp_path / "nowhere"), "--json"], ["index", "status", "--json"],
                  ["query", "anything", "--json"]):
         done = run(*args, "--index-dir", str(index_dir))
-        assert done.exit_code == 1
-        error = json.loads(done.output)
+        assert done.exit_code == CANNOT_RUN
+        error = json.loads(done.stdout)
         assert error["kind"] in {"SourceError", "IndexMissing"} and error["error"]
 
 
@@ -62,7 +64,7 @@ def test_status_of_a_damaged_index_says_how_to_recover(toy_tree, index_dir):
     build_dir = next((index_dir / "builds").iterdir())
     (build_dir / "chunks.jsonl").write_text("")
     shown = run("index", "status", "--index-dir", str(index_dir))
-    assert shown.exit_code == 1 and "chunks.jsonl" in shown.output and "--rebuild" in shown.output
+    assert shown.exit_code == CANNOT_RUN and "chunks.jsonl" in shown.output and "--rebuild" in shown.output
 
 
 def test_a_build_without_compiler_source_says_how_to_add_one(tmp_path, index_dir):
@@ -74,7 +76,7 @@ def test_a_build_without_compiler_source_says_how_to_add_one(tmp_path, index_dir
 
 
 def test_build_progress_off_a_terminal_gives_counts_share_and_time_left(capsys):
-    from indexer.cli import _Progress
+    from diagnoser.cli.index import _Progress
 
     progress = _Progress("embedding", 4)
     progress.update(2)

@@ -6,8 +6,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from diagnoser.cli.bench import bench as bench_command
+from diagnoser.cli.errors import CANNOT_RUN, NEGATIVE
 from runner.bench import BenchError, bench, bench_pair
-from runner.cli import bench as bench_command
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ADD = FIXTURES / "add"
@@ -179,10 +180,10 @@ def test_cli_json_has_correct_and_reason_per_case_and_exits_one():
     assert "exceeds tolerance" in record["cases"][0]["reason"]
 
 
-def test_cli_exits_two_when_the_backend_is_missing():
+def test_cli_exits_three_when_the_backend_is_missing():
     result = CliRunner().invoke(bench_command, [str(ADD / "solution.py"), "--problem", str(ADD / "problem.py"),
                                                 "--backend", "cuda"])
-    assert result.exit_code == 2 and "not available" in result.output
+    assert result.exit_code == CANNOT_RUN and "not available" in result.output
 
 
 def test_cli_lists_the_static_rules():
@@ -201,9 +202,20 @@ def test_bench_under_the_interpreter_takes_the_small_cases_by_default_and_marks_
     runner = CliRunner()
     result = runner.invoke(bench_command, [str(ADD / "solution.py"), "--problem", str(ADD / "problem.py"),
                                            "--backend", "interpret", "--json"])
-    record = json.loads(result.output[result.output.index("{"):])
+    record = json.loads(result.stdout)
     assert result.exit_code == 0 and [c["label"] for c in record["cases"]] == ["N=256"]
     full = runner.invoke(bench_command, [str(ADD / "solution.py"), "--problem", str(ADD / "problem.py"),
                                          "--backend", "interpret", "--full", "--case", "2", "--json"])
     assert "--full under Triton's interpreter" in full.stderr or "--full under Triton's interpreter" in full.output
-    assert [c["label"] for c in json.loads(full.output[full.output.index("{"):])["cases"]] == ["N=256"]
+    assert [c["label"] for c in json.loads(full.stdout)["cases"]] == ["N=256"]
+
+
+def test_bench_under_the_interpreter_warns_before_a_case_too_large_for_it(tmp_path):
+    problem = tmp_path / "problem.py"
+    problem.write_text((ADD / "problem.py").read_text().replace("def get_cases():", "def _unused_cases():"))
+    problem.write_text(problem.read_text().replace("N = 1000", "N = 1 << 22"))
+    result = CliRunner().invoke(bench_command, [str(ADD / "import_error.py"), "--problem", str(problem),
+                                                "--backend", "interpret", "--json"])
+    assert result.exit_code == NEGATIVE  # the solution does not import: nothing ran, the warning came first
+    assert "warning: case 0 (default) has 8,388,608 input elements: under Triton's interpreter" in result.stderr
+    assert json.loads(result.stdout)["rejected"]["stage"] == "load"

@@ -4,7 +4,13 @@ from pathlib import Path
 import pytest
 import torch
 
-from runner.problem import ProblemError, case_label, load_problem, load_solution
+from runner.problem import (
+    ProblemError,
+    case_label,
+    input_elements,
+    load_problem,
+    load_solution,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -87,3 +93,18 @@ def test_solution_without_model_new_is_rejected(tmp_path):
 def test_case_label_reads_like_the_constants():
     assert case_label({"M": 4096, "N": 1000}) == "M=4096, N=1000"
     assert case_label({}) == "default"
+
+
+def test_input_elements_are_counted_on_the_meta_device_without_allocating():
+    problem = load_problem(FIXTURES / "add" / "problem.py")
+    assert [input_elements(problem, case) for case in problem.cases] == [2000, 8194, 512]
+    huge = {"N": 1 << 40}  # 8 TiB of inputs if they were allocated
+    assert input_elements(problem, huge) == 2 << 40
+
+
+def test_input_elements_are_unknown_when_get_inputs_needs_real_data(tmp_path):
+    path = tmp_path / "problem.py"
+    path.write_text((FIXTURES / "add" / "problem.py").read_text().replace(
+        "return [torch.randn(N), torch.randn(N)]", "return [torch.randn(int(torch.randn(1).abs().item()) + N)]"))
+    problem = load_problem(path)
+    assert input_elements(problem, problem.cases[0]) is None

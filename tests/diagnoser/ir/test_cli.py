@@ -7,6 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from diagnoser.cli import main
+from diagnoser.cli.errors import CANNOT_RUN
 
 SCRIPT = '''
 import torch, triton, triton.language as tl
@@ -35,7 +36,7 @@ def run(*args: str):
 def test_json_facts_carry_kernel_kind_value_file_and_line(script):
     result = run(script, "--facts", "--json")
     assert result.exit_code == 0, result.output
-    facts = json.loads(result.output)
+    facts = json.loads(result.stdout)
     assert {"kernel", "kind", "value", "file", "line"} <= set(facts[0])
     loads = [fact for fact in facts if fact["kind"] == "global_access" and fact["value"]["op"] == "load"]
     assert loads and loads[0]["line"] == 7 and loads[0]["value"]["vector_bits"] == 128
@@ -43,7 +44,7 @@ def test_json_facts_carry_kernel_kind_value_file_and_line(script):
 
 
 def test_json_without_facts_flag_also_lists_the_kernels(script):
-    payload = json.loads(run(script, "--json").output)
+    payload = json.loads(run(script, "--json").stdout)
     (kernel,) = payload["kernels"]
     assert kernel["kernel"] == "double_kernel" and kernel["launches"] == [{"case": None, "grid": [4, 1, 1]}]
     assert kernel["stages"] == ["ttir", "ttgir", "llir", "ptx", "sass"] and payload["facts"]
@@ -62,19 +63,19 @@ def test_stage_prints_that_stage(script):
 
 def test_stage_the_target_does_not_have_is_a_one_line_error(script):
     result = run(script, "--stage", "ttadapter")
-    assert result.exit_code == 1 and "no ttadapter stage" in result.output and "Traceback" not in result.output
+    assert result.exit_code == CANNOT_RUN and "no ttadapter stage" in result.output and "Traceback" not in result.output
 
 
 def test_missing_file_is_a_one_line_error(tmp_path):
     result = run(tmp_path / "nope.py")
-    assert result.exit_code == 1 and "file not found" in result.output and "Traceback" not in result.output
+    assert result.exit_code == CANNOT_RUN and "file not found" in result.output and "Traceback" not in result.output
 
 
 def test_a_script_that_fails_is_a_one_line_error(tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("raise SystemError('boom')\n")
     result = run(broken)
-    assert result.exit_code == 1 and "boom" in result.output.splitlines()[-1]
+    assert result.exit_code == CANNOT_RUN and "boom" in result.output.splitlines()[-1]
 
 
 def test_save_writes_the_captured_kernels(script, tmp_path):
@@ -88,10 +89,10 @@ def test_save_writes_the_captured_kernels(script, tmp_path):
 
 def test_kernel_filter_that_matches_nothing_is_an_error(script):
     result = run(script, "--kernel", "matmul")
-    assert result.exit_code == 1 and "no Triton kernel" in result.output
+    assert result.exit_code == CANNOT_RUN and "no Triton kernel" in result.output
 
 
 def test_ascend_target_without_its_environment_says_how_to_get_it(script, monkeypatch):
     monkeypatch.setenv("LADDER_ASCEND_PYTHON", "/nonexistent/python")
     result = run(script, "--target", "ascend")
-    assert result.exit_code == 1 and "LADDER_ASCEND_PYTHON" in result.output
+    assert result.exit_code == CANNOT_RUN and "LADDER_ASCEND_PYTHON" in result.output

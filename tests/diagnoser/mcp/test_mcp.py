@@ -72,3 +72,39 @@ def test_an_agent_over_mcp_reads_the_brief_submits_and_the_gate_records_it(waiti
 
 def text(result) -> str:
     return "".join(getattr(part, "text", "") for part in result.content)
+
+
+
+def test_what_a_solution_prints_stays_off_the_protocol():
+    """Driven by hand, so that every line the server writes on its stdout is seen (a client skips noise)."""
+    import subprocess
+    import threading
+
+    noisy = ROOT / "tests" / "diagnoser" / "cli" / "data" / "noisy_script.py"
+    process = subprocess.Popen([sys.executable, "-m", "diagnoser", "mcp"], cwd=ROOT, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)},
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    watchdog = threading.Timer(120, process.kill)
+    watchdog.start()
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "ir_facts", "arguments": {"solution": str(noisy)}}}]
+    lines: list[str] = []
+    try:
+        process.stdin.write("".join(json.dumps(request) + "\n" for request in requests))
+        process.stdin.flush()
+        for line in process.stdout:
+            lines.append(line)
+            if json.loads(line).get("id") == 2:  # every line must be JSON-RPC
+                break
+    finally:
+        watchdog.cancel()
+        process.kill()
+        _, stderr = process.communicate()
+    answer = json.loads(lines[-1])
+    assert answer["id"] == 2 and not answer["result"].get("isError"), lines
+    assert "scale_kernel" in json.dumps(answer["result"])
+    assert "the script's own print at import" in stderr and "a raw write to descriptor 1" in stderr

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from diagnoser.optimize import report
-from diagnoser.optimize.cli import optimize as optimize_command
+from diagnoser.cli.optimize import optimize as optimize_command
 from diagnoser.optimize.gate import GateSettings, run_gate
 from diagnoser.optimize.journal import Journal
 from diagnoser.optimize.loop import Settings, optimize

@@ -5,7 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from diagnoser.triage.cli import explain, kb
+from diagnoser.cli.errors import USAGE
+from diagnoser.cli.kb import explain, kb
 
 
 def summary(tmp_path):
@@ -29,14 +30,14 @@ def test_explain_prints_entry_references_and_suite_hits(tmp_path):
 def test_explain_json_has_entry_citations_and_suite(tmp_path):
     result = CliRunner().invoke(explain, ["nv.tiny-block", "--json", "--index-dir", str(tmp_path / "none"),
                                           "--suite-summary", str(summary(tmp_path))])
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["pattern"]["id"] == "nv.tiny-block" and data["citations"] == []
     assert data["index"] and data["suite"]["hits"] == []
 
 
 def test_explain_unknown_id_suggests_close_ones():
     result = CliRunner().invoke(explain, ["nv.tiny-blok", "--no-suite"])
-    assert result.exit_code == 1 and "did you mean nv.tiny-block" in result.output
+    assert result.exit_code == USAGE and "did you mean nv.tiny-block" in result.output
 
 
 def test_explain_cites_retrieved_chunks(tmp_path, monkeypatch):
@@ -51,7 +52,7 @@ def test_explain_cites_retrieved_chunks(tmp_path, monkeypatch):
 
 def test_kb_list_shows_all_ids_and_fixes():
     result = CliRunner().invoke(kb, ["list", "--json"])
-    rows = json.loads(result.output)
+    rows = json.loads(result.stdout)
     assert len(rows) >= 28 and sum(r["mechanical"] for r in rows) == 12  # 6 NVIDIA, 6 Ascend
 
 

@@ -9,7 +9,7 @@ import yaml
 from click.testing import CliRunner
 
 from diagnoser.triage.catalog import load_entry
-from diagnoser.triage.cli import kb
+from diagnoser.cli.kb import kb
 from diagnoser.triage.learn import LearnError, draft_from_journal, learn_from_runs, write_draft
 
 DIFF = """--- a/solution.py

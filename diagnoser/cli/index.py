@@ -1,8 +1,9 @@
 """`ladder index build|status` and `ladder query`.
 
 User mistakes (a missing source, no index yet, a corrupt index, a build already running) end with
-one line saying what to do, not a traceback; with --json, that line is a JSON object
-(`{"error": ..., "kind": ...}`) on standard output, so that a script reads one format.
+one line saying what to do, not a traceback, and exit status 3 (an empty question, a filter that
+does not exist: 2); with --json, that line is a JSON object (`{"error", "kind", "exit_code"}`,
+the kind being the indexer's error class: `IndexMissing`, `IndexCorrupt` ...) on standard output.
 """
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ import time
 
 import click
 
+from diagnoser.cli import logs
+from diagnoser.cli.command import LadderCommand, LadderGroup
+from diagnoser.cli.errors import USAGE, CannotRun
+from diagnoser.cli.streams import echo
 from indexer.errors import IndexerError
 from indexer.store import COMPILER_LAYOUT
 
@@ -23,14 +28,13 @@ _INDEX_DIR = click.option("--index-dir", envvar="LADDER_INDEX_DIR", type=click.P
 
 
 @contextlib.contextmanager
-def _user_errors(as_json: bool = False):
+def _user_errors():
     try:
         yield
-    except (IndexerError, ValueError) as error:
-        if as_json:
-            click.echo(json.dumps({"error": str(error), "kind": type(error).__name__}))
-            sys.exit(1)
-        raise click.ClickException(str(error)) from None
+    except IndexerError as error:
+        raise CannotRun(str(error), kind=type(error).__name__) from None
+    except ValueError as error:  # the question or its filters
+        raise CannotRun(str(error), kind=type(error).__name__, exit_code=USAGE) from None
 
 
 class _Progress:
@@ -61,7 +65,7 @@ class _Progress:
 
 @contextlib.contextmanager
 def _progress_bar(label: str, total: int):
-    if total == 0:
+    if total == 0 or not logs.progress_shown():
         from indexer.build import no_progress
 
         with no_progress(label, total) as silent:
@@ -75,7 +79,7 @@ def _progress_bar(label: str, total: int):
         yield bar
 
 
-@click.group()
+@click.group(cls=LadderGroup)
 def index() -> None:
     """Build and inspect the local index of compiler source, pass descriptions and the catalog."""
 
@@ -97,7 +101,7 @@ def build(sources: tuple[str, ...], rebuild: bool, embed_spec: str | None, as_js
     from indexer.build import build as run_build
     from indexer.sources import default_sources
 
-    with _user_errors(as_json):
+    with _user_errors():
         if sources:
             # The catalog is always part of the index.
             default_kb = default_sources()[0]
@@ -106,20 +110,20 @@ def build(sources: tuple[str, ...], rebuild: bool, embed_spec: str | None, as_js
         report = run_build(list(sources) or None, index_dir=index_dir, rebuild=rebuild,
                            embed_spec=embed_spec, progress=_progress_bar)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=1))
+        echo(json.dumps(report.to_json(), indent=1))
         return
     for note in report.notes:
-        click.echo(note)
+        echo(note)
     if report.up_to_date:
-        click.echo(f"index at {report.index_dir} is up to date ({report.chunks} chunks, {report.seconds:.1f}s)")
+        echo(f"index at {report.index_dir} is up to date ({report.chunks} chunks, {report.seconds:.1f}s)")
         return
-    click.echo(f"built {report.build} in {report.seconds:.1f}s: {report.files} files, {report.chunks} chunks; "
+    echo(f"built {report.build} in {report.seconds:.1f}s: {report.files} files, {report.chunks} chunks; "
                f"{report.changed_files} files (re)indexed, {report.removed_files} removed, "
                f"{report.embedded_chunks} chunks embedded, {report.reused_vectors} vectors reused")
     for name, tree in report.trees.items():
-        click.echo(_tree_line(name, tree))
+        echo(_tree_line(name, tree))
     if not any(tree.get("layout") == COMPILER_LAYOUT for tree in report.trees.values()):
-        click.echo(NO_COMPILER_SOURCE)
+        echo(NO_COMPILER_SOURCE)
 
 
 def _tree_line(name: str, tree: dict) -> str:
@@ -136,24 +140,24 @@ def status(as_json: bool, index_dir: str | None) -> None:
     """What is indexed, from which trees and versions, when, and how many chunks."""
     from indexer.status import status as read_status
 
-    with _user_errors(as_json):
+    with _user_errors():
         info = read_status(index_dir)
     if as_json:
-        click.echo(json.dumps(info, indent=1))
+        echo(json.dumps(info, indent=1))
         return
-    click.echo(f"index    {info['index_dir']}")
-    click.echo(f"build    {info['build']} ({info['created']})")
-    click.echo(f"model    {info['embed']}")
-    click.echo(f"chunks   {info['chunks']} from {info['files']} files; {info['passes']} pass definitions")
+    echo(f"index    {info['index_dir']}")
+    echo(f"build    {info['build']} ({info['created']})")
+    echo(f"model    {info['embed']}")
+    echo(f"chunks   {info['chunks']} from {info['files']} files; {info['passes']} pass definitions")
     for name, tree in info["trees"].items():
-        click.echo(_tree_line(name, tree))
+        echo(_tree_line(name, tree))
         if tree.get("now"):
-            click.echo(f"    now {tree['now']} on disk: run `ladder index build` to update")
+            echo(f"    now {tree['now']} on disk: run `ladder index build` to update")
     if not info["compiler_source"]:
-        click.echo(NO_COMPILER_SOURCE)
+        echo(NO_COMPILER_SOURCE)
 
 
-@click.command()
+@click.command(cls=LadderCommand)
 @click.argument("question")
 @click.option("--k", default=5, show_default=True, type=click.IntRange(min=1), help="How many chunks.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list, best first.")
@@ -171,17 +175,17 @@ def query(question: str, k: int, as_json: bool, backend: str | None, tree: str |
     from indexer.retrieve import search
 
     where = {key: value for key, value in (("backend", backend), ("tree", tree), ("language", language)) if value}
-    with _user_errors(as_json):
+    with _user_errors():
         hits = search(question, k=k, where=where or None, index_dir=index_dir,
                       min_score=MIN_RELEVANCE if min_score is None else min_score)
     if as_json:
-        click.echo(json.dumps(hits, indent=1))
+        echo(json.dumps(hits, indent=1))
         return
     if not hits:
-        click.echo("nothing in the index is relevant enough (see --min-score)")
+        echo("nothing in the index is relevant enough (see --min-score)")
     for rank, hit in enumerate(hits, 1):
-        click.secho(f"{rank}. {hit['path']}:{hit['start']}-{hit['end']}", bold=True, nl=False)
-        click.echo(f"  pass={hit['pass'] or '-'}  score={hit['score']:.4f}  [{hit['tree']}] {hit['symbol']}")
+        echo(click.style(f"{rank}. {hit['path']}:{hit['start']}-{hit['end']}", bold=True), nl=False)
+        echo(f"  pass={hit['pass'] or '-'}  score={hit['score']:.4f}  [{hit['tree']}] {hit['symbol']}")
         for line in hit["text"].split("\n")[:8]:
-            click.echo(f"     {line[:120]}")
-        click.echo()
+            echo(f"     {line[:120]}")
+        echo()

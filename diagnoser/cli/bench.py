@@ -1,18 +1,25 @@
 """``ladder bench``: correctness and timing of one solution against its problem, per case.
 
-Exit status: 0 when every case is correct and nothing was rejected, 1 otherwise, 2 when the
-command cannot run (bad problem file, backend not available).
+Exit status (``diagnoser.cli.errors``): 0 when every case is correct and nothing was rejected, 1
+otherwise, 2 on a usage error, 3 when the evaluation cannot run (a problem file that does not
+load, a backend not available here), 4 when the runner itself failed.
 """
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
+from diagnoser.cli.command import LadderCommand
+from diagnoser.cli.errors import INTERNAL, NEGATIVE, CannotRun
+from diagnoser.cli.streams import echo
 from runner.bench import DEFAULT_TIMEOUT_S, BenchError, bench_pair
+
+log = logging.getLogger("ladder")
 
 
 def _list_checks(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
@@ -20,11 +27,11 @@ def _list_checks(ctx: click.Context, _param: click.Parameter, value: bool) -> No
         return
     from runner.static_check import describe_rules
 
-    click.echo(describe_rules())
+    echo(describe_rules())
     ctx.exit(0)
 
 
-@click.command("bench")
+@click.command("bench", cls=LadderCommand)
 @click.argument("solution", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--problem", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="The KernelBench-format problem file (Model, get_inputs, get_init_inputs[, get_cases]).")
@@ -51,45 +58,48 @@ def bench(solution: Path, problem: Path, backend: str | None, baseline: Path | N
           torch_compile: bool, timeout: float, seeds: int, seed: int | None, cases: tuple[int, ...],
           reps: int | None, no_time: bool, quick: bool | None) -> None:
     """Check SOLUTION (ModelNew, Triton) against PROBLEM's Model and time both, per case."""
-    interpreted = _interpreted(backend)
+    interpreted = _selected_backend(backend) == "interpret"
     if quick is None:
         quick = interpreted
     elif interpreted and not quick:
-        click.echo("ladder: warning: --full under Triton's interpreter runs every full-size case on the CPU, "
-                   "which can take many minutes per case (--quick takes the small test cases)", err=True)
+        log.warning("--full under Triton's interpreter runs every full-size case on the CPU, "
+                    "which can take many minutes per case (--quick takes the small test cases)")
     try:
         record = bench_pair(solution, problem, baseline=baseline, backend=backend, timeout=timeout,
                             progress=_progress, seeds=seeds, seed=seed, time=not no_time,
                             torch_compile=torch_compile, cases=list(cases) or None, reps=reps, quick=quick)
     except BenchError as error:
         if error.detail:
-            click.echo(error.detail, err=True)
-        click.echo(f"Error: {error}", err=True)
-        sys.exit(2)
-    if as_json:
-        click.echo(json.dumps(record, indent=2, default=str))
-    else:
-        click.echo(render(record))
-    sys.exit(0 if record["ok"] else 1)
+            log.debug(error.detail)
+        kind = {"backend": "BackendUnavailable", "problem": "ProblemError", "internal": "InternalError"}
+        raise CannotRun(str(error), kind=kind.get(error.stage, "BenchError"),
+                        exit_code=INTERNAL if error.stage == "internal" else None) from None
+    echo(json.dumps(record, indent=2, default=str) if as_json else render(record))
+    if not record["ok"]:
+        sys.exit(NEGATIVE)
 
 
 def _progress(event: dict) -> None:
     message = event.get("message")
+    if event.get("event") == "warning":
+        log.warning(message)
+        return
     if event.get("event") == "backend":
         message = f"backend: {event['backend']}"
     if message:
         elapsed = f"[{event['t']:6.1f} s] " if isinstance(event.get("t"), (int, float)) else ""
-        click.echo(f"ladder: {elapsed}{message}", err=True)
+        log.info(f"{elapsed}{message}")
 
 
-def _interpreted(backend: str | None) -> bool:
-    """Whether the evaluation will run under Triton's interpreter (asked, or the only backend here)."""
+def _selected_backend(backend: str | None) -> str:
+    """The backend the evaluation will run on (the one asked for, or the best here); one that is
+    not available here ends the command before any worker starts."""
     from runner.backends import BackendError, select_backend
 
     try:
-        return select_backend(backend).name == "interpret"
-    except BackendError:
-        return False
+        return select_backend(backend).name
+    except BackendError as error:
+        raise CannotRun(str(error), kind="BackendUnavailable") from None
 
 
 # ------------------------------------------------------------------------------------- the table

@@ -9,22 +9,28 @@
 With ``--proposer agent`` the run stops at each round's brief (``RUN/brief.md``) until an agent
 answers it with ``submit``, which gates and records the candidate and prints the next brief.
 
-Exit status: 0 when the run finished or waits for an agent (whatever it found), 1 when it stopped
-on an error it could not go past (a lost device, a broken journal: the journal is kept, ``--resume``
-continues) or a submission was refused, 2 on a usage error.
+Exit status (``diagnoser.cli.errors``): 0 when the run finished or waits for an agent (whatever it
+found), 1 when a submission was refused, 2 on a usage error, 3 when the run stopped on an error it
+could not go past (a lost device, a broken journal: the journal is kept, ``--resume`` continues),
+130 when interrupted (the journal is intact).
 """
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from pathlib import Path
 
 import click
 
+from diagnoser.cli.command import LadderGroup
+from diagnoser.cli.errors import CannotRun, Refused
+from diagnoser.cli.streams import echo
 from diagnoser.optimize import ascend
 from diagnoser.optimize.brief import EVIDENCE_LEVELS
 from diagnoser.subject import checked_target, target_for
 from runner.ascend_ir import ascend_python, missing_environment
+
+log = logging.getLogger("ladder")
 
 
 class BackendName(click.Choice):
@@ -52,7 +58,7 @@ def _recorded_target(out: Path) -> str | None:
         return None
 
 
-class DefaultGroup(click.Group):
+class DefaultGroup(LadderGroup):
     """A group whose first argument, when it names no subcommand, is the default command's."""
 
     default = "run"
@@ -101,7 +107,8 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     """Optimize SOLUTION against its problem; every round is journaled in --out."""
     from diagnoser.optimize.gate import GateSettings
     from diagnoser.optimize.journal import JournalError
-    from diagnoser.optimize.loop import OptimizeError, Settings, optimize as run_loop
+    from diagnoser.optimize.loop import OptimizeError, Settings
+    from diagnoser.optimize.loop import optimize as run_loop
     from diagnoser.optimize.proposers import ProposerError, load_proposer
 
     problem = problem or solution.with_name("problem.py")
@@ -115,36 +122,37 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
                         gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target)
     if ascend.gate_for(target, backend) is not None:
         if ascend_python() is None:
-            raise click.UsageError(f"--target {target} compiles candidates with Triton-Ascend: {missing_environment()}")
-        click.echo(f"ladder optimize: compile-only rounds for {target} (no --backend npu): candidates are compiled "
-                   "for Ascend, checked under the interpreter and their IR diagnosed; nothing can be timed, so "
-                   "none is accepted", err=True)
+            raise CannotRun(f"--target {target} compiles candidates with Triton-Ascend: {missing_environment()}",
+                            kind="AscendUnavailable")
+        log.warning(f"ladder optimize: compile-only rounds for {target} (no --backend npu): candidates are compiled "
+                    "for Ascend, checked under the interpreter and their IR diagnosed; nothing can be timed, so "
+                    "none is accepted")
     try:
         chosen = load_proposer(proposer, run=out.resolve(), model=model, target=target)
     except ProposerError as error:
         raise click.UsageError(str(error)) from None
     try:
-        summary = run_loop(solution, problem, out, chosen, settings, resume=resume,
-                           progress=lambda line: click.echo(f"ladder optimize: {line}", err=True))
+        summary = run_loop(solution, problem, out, chosen, settings, resume=resume, progress=_progress)
         if proposer == "agent" and wait:
             summary = wait_for_agent(out)
     except KeyboardInterrupt:
-        click.echo(f"ladder optimize: interrupted; the journal in {out} is intact (--resume continues)", err=True)
-        sys.exit(130)
+        log.warning(f"optimize: the journal in {out} is intact (--resume continues)")
+        raise
     except (OptimizeError, JournalError) as error:
-        if as_json:
-            click.echo(json.dumps({"error": str(error)}))
-        click.echo(f"ladder optimize: {error}", err=True)
-        sys.exit(1)
+        raise CannotRun(str(error), kind=type(error).__name__) from None
     if proposer == "agent" and not wait and not as_json:
         from diagnoser.optimize import agent
 
         now = agent.status(out)
         if now["state"] == "waiting":
-            click.echo(f"ladder optimize: {now['reason']}; the brief is in {now['brief']}", err=True)
-            click.echo(agent.current_brief(out), nl=False)
+            _progress(f"{now['reason']}; the brief is in {now['brief']}")
+            echo(agent.current_brief(out), nl=False)
             return
-    click.echo(json.dumps(summary, indent=1, default=str) if as_json else one_screen(summary))
+    echo(json.dumps(summary, indent=1, default=str) if as_json else one_screen(summary))
+
+
+def _progress(line: str) -> None:
+    log.info(f"optimize: {line}")
 
 
 def wait_for_agent(out: Path) -> dict:
@@ -152,8 +160,8 @@ def wait_for_agent(out: Path) -> dict:
     from diagnoser.optimize.journal import Journal
     from diagnoser.optimize.loop import summary
 
-    click.echo(f"ladder optimize: waiting for an agent to answer {out}/brief.md (ladder optimize submit ...)", err=True)
-    finished = agent.wait_until_finished(out, lambda record: click.echo(round_line(record), err=True))
+    _progress(f"waiting for an agent to answer {out}/brief.md (ladder optimize submit ...)")
+    finished = agent.wait_until_finished(out, lambda record: _progress(round_line(record)))
     return summary(Journal(out), finished["reason"])
 
 
@@ -168,28 +176,27 @@ def submit_command(run: Path, candidate: Path, round_number: int | None, summary
     """Gate and record CANDIDATE for the round an agent run waits on; print the verdict and the next brief."""
     from diagnoser.optimize import agent
     from diagnoser.optimize.journal import Journal, JournalError
-    from diagnoser.optimize.loop import OptimizeError, summary as run_summary
+    from diagnoser.optimize.loop import OptimizeError
+    from diagnoser.optimize.loop import summary as run_summary
 
     try:
-        submitted = agent.submit(run.resolve(), candidate.read_text(), summary, round_number,
-                                 progress=lambda line: click.echo(f"ladder optimize: {line}", err=True))
-    except (agent.AgentError, OptimizeError, JournalError) as error:
-        if as_json:
-            click.echo(json.dumps({"error": str(error)}))
-        click.echo(f"ladder optimize: {error}", err=True)
-        sys.exit(1)
+        submitted = agent.submit(run.resolve(), candidate.read_text(), summary, round_number, progress=_progress)
+    except agent.AgentError as error:
+        raise Refused(str(error), kind="SubmissionRefused") from None
+    except (OptimizeError, JournalError) as error:
+        raise CannotRun(str(error), kind=type(error).__name__) from None
     if as_json:
-        click.echo(json.dumps(submitted.to_dict(), indent=1, default=str))
+        echo(json.dumps(submitted.to_dict(), indent=1, default=str))
         return
     outcome = submitted.candidate.get("outcome") or {}
     again = "" if submitted.recorded else " (already recorded: not recorded again)"
-    click.echo(f"round {submitted.round}{again}: {submitted.candidate['id']} "
+    echo(f"round {submitted.round}{again}: {submitted.candidate['id']} "
                f"{'accepted' if outcome.get('accepted') else 'not accepted'}: {outcome.get('reason')}\n")
     if submitted.brief is not None:
-        click.echo(submitted.brief, nl=False)
+        echo(submitted.brief, nl=False)
     else:
-        click.echo(f"the run has finished: {submitted.status['reason']}")
-        click.echo(one_screen(run_summary(Journal(run), submitted.status["reason"])), nl=False)
+        echo(f"the run has finished: {submitted.status['reason']}")
+        echo(one_screen(run_summary(Journal(run), submitted.status["reason"])), nl=False)
 
 
 @optimize.command("status")
@@ -203,26 +210,26 @@ def status_command(run: Path, as_json: bool) -> None:
     try:
         now = agent.status(run)
     except JournalError as error:
-        raise click.ClickException(str(error)) from None
+        raise CannotRun(str(error), kind="JournalError") from None
     if as_json:
-        click.echo(json.dumps(now, indent=1, default=str))
+        echo(json.dumps(now, indent=1, default=str))
         return
     best = now["best"]
     lines = [f"{now['run']}: {now['proposer']} run of {now['problem']}", f"state: {now['state']}: {now['reason']}",
-             f"rounds recorded: {now['rounds']}; best from round {best['round']}: "
-             f"{best['geomean_vs_initial'] or 1.0:.3f}x over the initial version ({best['file']})"]
+             (f"rounds recorded: {now['rounds']}; best from round {best['round']}: "
+             f"{best['geomean_vs_initial'] or 1.0:.3f}x over the initial version ({best['file']})")]
     if now["brief"]:
         lines.append(f"brief for round {now['waiting_for']}: {now['brief']}")
     for candidate in (now["last_round"] or {}).get("candidates", []):
         lines.append(f"round {now['last_round']['round']}: {candidate['id']} "
                      f"{'accepted' if candidate['accepted'] else 'not accepted'}: {candidate['reason']}")
-    click.echo("\n".join(lines))
+    echo("\n".join(lines))
 
 
 def round_line(record: dict) -> str:
     parts = [f"{p['id']} {'accepted' if (p.get('outcome') or {}).get('accepted') else 'not accepted'}: "
              f"{(p.get('outcome') or {}).get('reason')}" for p in record.get("proposals", [])]
-    return f"ladder optimize: round {record['round']}: " + "; ".join(parts)
+    return f"round {record['round']}: " + "; ".join(parts)
 
 
 @optimize.command("report")
@@ -237,11 +244,11 @@ def report_command(run: Path, html_out: Path | None, as_json: bool) -> None:
     try:
         document = report.build(Journal(run))
     except JournalError as error:
-        raise click.ClickException(str(error)) from None
+        raise CannotRun(str(error), kind="JournalError") from None
     if html_out:
         html_out.write_text(report.html(document))
-        click.echo(f"ladder optimize: HTML report written to {html_out}", err=True)
-    click.echo(json.dumps(document, indent=1, default=str) if as_json else report.markdown(document), nl=False)
+        _progress(f"HTML report written to {html_out}")
+    echo(json.dumps(document, indent=1, default=str) if as_json else report.markdown(document), nl=False)
 
 
 def one_screen(summary: dict) -> str:

@@ -1,20 +1,28 @@
-"""`ladder ir`: the kernels a solution launches, their IR at any stage, and the facts read from it."""
+"""`ladder ir`: the kernels a solution launches, their IR at any stage, and the facts read from it.
+
+Exit status 3 (``diagnoser.cli.errors``) when the capture fails or nothing launched a Triton kernel.
+"""
 from __future__ import annotations
 
 import json
-import sys
+import logging
 from pathlib import Path
 from typing import Any
 
 import click
 
+from diagnoser.cli.command import LadderCommand
+from diagnoser.cli.errors import CannotRun
+from diagnoser.cli.streams import echo
 from diagnoser.evidence import Fact
 from runner.capture import STAGE_ORDER, CapturedKernel
+
+log = logging.getLogger("ladder")
 
 STAGES = ("ttir", "ttgir", "llir", "ptx", "sass", "ttadapter")
 
 
-@click.command("ir")
+@click.command("ir", cls=LadderCommand)
 @click.argument("solution", type=click.Path(dir_okay=False))
 @click.option("--problem", type=click.Path(dir_okay=False), help="KernelBench problem file (default: problem.py "
               "beside the solution; none for a script that launches kernels itself).")
@@ -37,17 +45,16 @@ def ir(solution: str, problem: str | None, case: int | None, stage: str | None, 
     from diagnoser.ir import capture, extract_facts
     from runner.capture import save as save_kernels
 
-    if not as_json:
-        click.echo(f"capturing kernels ({backend}, {target})...", err=True)
+    log.info(f"capturing kernels ({backend}, {target}) ...")
     try:
         kernels = capture(solution, problem, case=case, target=target, backend=backend)
     except Exception as error:  # a user's file or environment: one line, no traceback
-        raise click.ClickException(_one_line(error)) from error
+        raise CannotRun(_one_line(error), kind="CaptureFailed") from error
     if kernel_filter:
         kernels = [kernel for kernel in kernels if kernel_filter in kernel.label]
     if not kernels:
-        raise click.ClickException("no Triton kernel was launched" + (f" matching {kernel_filter!r}"
-                                                                      if kernel_filter else ""))
+        raise CannotRun(f"no Triton kernel was launched by {Path(solution).name}"
+                        + (f" matching {kernel_filter!r}" if kernel_filter else ""), kind="NoTritonLaunch")
     if save:
         save_kernels(kernels, save)
     if stage:
@@ -58,13 +65,13 @@ def ir(solution: str, problem: str | None, case: int | None, stage: str | None, 
         payload: Any = [fact.to_dict() for fact in facts]
         if not facts_only:
             payload = {"kernels": [_summary(kernel) for kernel in kernels], "facts": payload}
-        click.echo(json.dumps(payload, indent=1, default=str))
+        echo(json.dumps(payload, indent=1, default=str))
         return
     for kernel in kernels:
-        click.echo(kernel.label if facts_only else _summary_line(kernel))
+        echo(kernel.label if facts_only else _summary_line(kernel))
         for fact in facts:
             if fact.kernel == kernel.label:
-                click.echo(f"  {_where(fact):<24} {fact.kind:<18} {describe(fact)}")
+                echo(f"  {_where(fact):<24} {fact.kind:<18} {describe(fact)}")
 
 
 def _one_line(error: BaseException) -> str:
@@ -77,14 +84,14 @@ def _print_stage(kernels: list[CapturedKernel], stage: str, as_json: bool) -> No
     missing = [kernel.label for kernel in kernels if stage not in kernel.stages]
     if len(missing) == len(kernels):
         available = sorted({name for kernel in kernels for name in kernel.stages}, key=_stage_rank)
-        raise click.ClickException(f"no {stage} stage for this target (available: {', '.join(available)})")
+        raise CannotRun(f"no {stage} stage for this target (available: {', '.join(available)})", kind="NoSuchStage")
     if as_json:
-        click.echo(json.dumps({kernel.label: kernel.stages.get(stage) for kernel in kernels}, indent=1))
+        echo(json.dumps({kernel.label: kernel.stages.get(stage) for kernel in kernels}, indent=1))
         return
     for kernel in kernels:
         if stage in kernel.stages:
-            click.echo(f"// ===== {kernel.label} ({stage}) =====")
-            sys.stdout.write(kernel.stages[stage].rstrip() + "\n")
+            echo(f"// ===== {kernel.label} ({stage}) =====")
+            echo(kernel.stages[stage].rstrip())
 
 
 def _stage_rank(stage: str) -> int:
