@@ -10,6 +10,7 @@ smoothing 0.1.
 LADDER_SIZE=small (or --small): 32 tokens x vocabulary 1000, fp32.
 """
 
+import contextlib
 import os
 import sys
 from typing import Tuple, Optional, Union
@@ -19,6 +20,11 @@ import torch.nn.functional as F
 
 import triton
 import triton.language as tl
+
+
+def device_context(device):
+    """torch.cuda.device(device.index) for a GPU tensor, nothing for a host one (the interpreter)."""
+    return torch.cuda.device(device.index) if device.type == "cuda" else contextlib.nullcontext()
 
 # `all_gather_into_tensor` and `reduce_scatter_tensor` are new placeholders for
 # `_all_gather_base` and `_reduce_scatter_base`. They require the most recent
@@ -205,7 +211,7 @@ class CrossEntropyLoss(torch.autograd.Function):
         z_losses = torch.empty(n_rows, dtype=torch.float, device=logits.device)
         # Need this, otherwise Triton tries to launch from cuda:0 and we get
         # ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
-        with torch.cuda.device(logits.device.index):
+        with device_context(logits.device):
             cross_entropy_fwd_kernel[(n_rows,)](
                 losses,  # data ptrs
                 lse,
@@ -278,7 +284,7 @@ class CrossEntropyLoss(torch.autograd.Function):
         grid = lambda META: (n_rows, triton.cdiv(n_cols, META["BLOCK_SIZE"]))  # noqa
         # Need this, otherwise Triton tries to launch from cuda:0 and we get
         # ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
-        with torch.cuda.device(logits.device.index):
+        with device_context(logits.device):
             cross_entropy_bwd_kernel[grid](
                 dlogits,  # data ptrs
                 grad_losses,

@@ -17,6 +17,7 @@ Realistic size: Llama-3-70B's hidden 8192, batch 2 x seq 4096 = 8192 tokens, bf1
 LADDER_SIZE=small (or --small): 32 tokens x hidden 256, fp32.
 """
 
+import contextlib
 import os
 import sys
 import math
@@ -28,6 +29,11 @@ from torch import Tensor
 
 import triton
 import triton.language as tl
+
+
+def device_context(device):
+    """torch.cuda.device(device.index) for a GPU tensor, nothing for a host one (the interpreter)."""
+    return torch.cuda.device(device.index) if device.type == "cuda" else contextlib.nullcontext()
 
 import functools
 
@@ -54,7 +60,7 @@ def triton_autotune_configs():
     # Maximum threads per block is architecture-dependent in theory, but in reality all are 1024
     max_threads_per_block = 1024
     # Default to warp size 32 if not defined by device
-    warp_size = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "warp_size", 32)
+    warp_size = getattr(torch.cuda.get_device_properties(torch.cuda.current_device()), "warp_size", 32) if torch.cuda.is_available() else 32
     # Autotune for warp counts which are powers of 2 and do not exceed thread per block limit
     return [triton.Config({}, num_warps=warp_count) for warp_count in [1, 2, 4, 8, 16, 32]
             if warp_count * warp_size <= max_threads_per_block]
@@ -443,7 +449,7 @@ def _layer_norm_fwd_impl(
     BLOCK_N = min(MAX_FUSED_SIZE, triton.next_power_of_2(N))
     if N > BLOCK_N:
         raise RuntimeError("This layer norm doesn't support feature dim >= 64KB.")
-    with torch.cuda.device(x.device.index):
+    with device_context(x.device):
         _layer_norm_fwd_1pass_kernel[(M,)](
             x,
             out,
@@ -796,7 +802,7 @@ def _layer_norm_bwd_impl(
         raise RuntimeError("This layer norm doesn't support feature dim >= 64KB.")
     # Increasing the multiple (e.g. 8) will allow more thread blocks to be launched and hide the
     # latency of the gmem reads/writes, but will increase the time of summing up dw / db.
-    sm_count = torch.cuda.get_device_properties(x.device).multi_processor_count * 8
+    sm_count = (torch.cuda.get_device_properties(x.device).multi_processor_count if x.device.type == "cuda" else 1) * 8
     _dw = torch.empty((sm_count, N), dtype=torch.float32, device=weight.device)
     _db = (
         torch.empty((sm_count, N), dtype=torch.float32, device=bias.device)
@@ -807,7 +813,7 @@ def _layer_norm_bwd_impl(
     _db1 = torch.empty_like(_db) if bias1 is not None else None
     rows_per_program = math.ceil(M / sm_count)
     grid = (sm_count,)
-    with torch.cuda.device(x.device.index):
+    with device_context(x.device):
         _layer_norm_bwd_kernel[grid](
             x,
             weight,

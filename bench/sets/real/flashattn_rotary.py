@@ -10,6 +10,7 @@ Realistic size: Llama-3-8B queries in training, batch 4 x seq 4096 x 32 heads x 
 LADDER_SIZE=small (or --small): batch 1 x seq 16 x 2 heads x dim 64, fp32.
 """
 
+import contextlib
 import os
 import sys
 from typing import Optional, Union
@@ -18,6 +19,11 @@ import torch
 
 import triton
 import triton.language as tl
+
+
+def device_context(device):
+    """torch.cuda.device(device.index) for a GPU tensor, nothing for a host one (the interpreter)."""
+    return torch.cuda.device(device.index) if device.type == "cuda" else contextlib.nullcontext()
 
 
 @triton.jit
@@ -166,7 +172,7 @@ def apply_rotary(
 
     # Need this, otherwise Triton tries to launch from cuda:0 and we get
     # ValueError: Pointer argument (at 0) cannot be accessed from Triton (cpu tensor?)
-    with torch.cuda.device(x.device.index):
+    with device_context(x.device):
         torch.library.wrap_triton(rotary_kernel)[grid](
             output,  # data ptrs
             x,

@@ -132,7 +132,8 @@ def liger_dyt_bwd(dy, x, alpha, gamma, beta):
 
     device = infer_device()
     if device == "cuda":
-        NUM_SMS = torch.cuda.get_device_properties(x.device).multi_processor_count
+        # one program on a host tensor (the interpreter), as many as SMs on the GPU
+        NUM_SMS = torch.cuda.get_device_properties(x.device).multi_processor_count if x.device.type == "cuda" else 1
     elif device == "xpu":
         NUM_SMS = torch.xpu.get_device_properties(x.device).gpu_subslice_count
     elif device == "npu":

@@ -260,7 +260,7 @@ def triton_reshape_and_cache_flash(
     else:  # cuda
         num_stages = 10
         num_warps = 16
-        if torch.cuda.get_device_capability(key.device)[0] < 9:
+        if key.device.type == "cuda" and torch.cuda.get_device_capability(key.device)[0] < 9:
             TILE_SIZE = min(512, TILE_SIZE)
 
     # TODO(ngl): maybe replace with static launch grid to avoid overhead if
