@@ -6,7 +6,8 @@ launches by wrapping ``InterpretedFunction.run`` instead (see ``runner.guards``)
 asks the (absent) device driver for a benchmarker; here it gets a host-clock one, so autotuned
 kernels run, every config and its hooks included, as they would on a device. Two gaps between the
 interpreter and the compiler that real kernels fall into are closed here: a float argument is an fp32
-scalar (``eps.to(tl.float32)`` works, as compiled), and libdevice's math (``tanh``, ``rsqrt``,
+scalar (``eps.to(tl.float32)`` works, as compiled), a dtype passed to a device function is a constexpr
+(``dtype.value`` works, as compiled), and libdevice's math (``tanh``, ``rsqrt``,
 ``erf``...) runs as NumPy instead of returning None.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ class InterpretBackend(Backend):
         _convert_bf16_dot_operands()
         _benchmark_configs_on_the_host()
         _float_arguments_as_fp32_scalars()
+        _dtype_arguments_as_constexprs()
         host_libdevice.install()
 
 
@@ -73,6 +75,27 @@ def _float_arguments_as_fp32_scalars() -> None:
 
     implicit_cvt.converts_floats = True
     interpreter._implicit_cvt = implicit_cvt
+
+
+def _dtype_arguments_as_constexprs() -> None:
+    """Hand a dtype argument of a device function to it as a constexpr, as the compiler does.
+
+    FlagGems' ``get_dtype_min(dtype)`` reads ``dtype.value``: compiled, a dtype argument arrives
+    wrapped in ``tl.constexpr``; the interpreter passes the bare ``tl.dtype``."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+
+    original = InterpretedFunction.__call__
+    if getattr(original, "wraps_dtypes", False):
+        return
+
+    def call(self, *args, **kwargs):
+        def wrapped(value):
+            return tl.constexpr(value) if isinstance(value, tl.dtype) else value
+        return original(self, *map(wrapped, args), **{name: wrapped(value) for name, value in kwargs.items()})
+
+    call.wraps_dtypes = True
+    InterpretedFunction.__call__ = call
 
 
 def _convert_bf16_dot_operands() -> None:

@@ -1,5 +1,6 @@
 """The interpreter backend runs what real kernels use and the bare interpreter does not: libdevice's
-math (tanh, erf, rsqrt, isnan ...) and float arguments that the kernel converts with `.to`."""
+math (tanh, erf, rsqrt, isnan ...), float arguments that the kernel converts with `.to`, and dtypes
+handed to a device function that reads them as constexprs (`dtype.value`)."""
 from __future__ import annotations
 
 import os
@@ -19,7 +20,14 @@ KERNEL = textwrap.dedent('''
     from triton.language.extra.libdevice import erf, isnan, rsqrt, tanh
 
     @triton.jit
-    def gelu_norm(x_ptr, out_ptr, nan_ptr, eps, n, BLOCK: tl.constexpr):
+    def lowest(dtype):
+        if dtype.value.is_floating():
+            value: tl.constexpr = float("-inf")
+            return value
+        return 0
+
+    @triton.jit
+    def gelu_norm(x_ptr, out_ptr, nan_ptr, max_ptr, eps, n, BLOCK: tl.constexpr):
         offsets = tl.arange(0, BLOCK)
         mask = offsets < n
         x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
@@ -27,12 +35,14 @@ KERNEL = textwrap.dedent('''
         scale = rsqrt(tl.sum(x * x, axis=0) / n + eps.to(tl.float32))
         tl.store(out_ptr + offsets, (gelu * scale).to(out_ptr.dtype.element_ty), mask=mask)
         tl.store(nan_ptr + offsets, isnan(x / x).to(tl.int8), mask=mask)
+        tl.store(max_ptr, tl.max(tl.load(x_ptr + offsets, mask=mask, other=lowest(x_ptr.dtype.element_ty)), axis=0))
 
     for dtype, tolerance in ((torch.float32, 1e-5), (torch.bfloat16, 2e-2)):
         x = torch.randn(100, dtype=dtype)
         x[3] = 0.0
-        out, nans = torch.empty_like(x), torch.empty(100, dtype=torch.int8)
-        gelu_norm[(1,)](x, out, nans, 1e-6, 100, BLOCK=128)
+        out, nans, top = torch.empty_like(x), torch.empty(100, dtype=torch.int8), torch.empty(1, dtype=dtype)
+        gelu_norm[(1,)](x, out, nans, top, 1e-6, 100, BLOCK=128)
+        assert top.item() == x.max().item(), (top, x.max())
         xf = x.float()
         expected = (torch.nn.functional.gelu(xf) + 0.1 * torch.tanh(xf)) * torch.rsqrt(xf.pow(2).mean() + 1e-6)
         torch.testing.assert_close(out.float(), expected, atol=tolerance, rtol=tolerance)
