@@ -1,23 +1,26 @@
 """Diagnose every script of the real-kernel set (bench/sets/real) in one batched, resumable run.
 
-On the H200 (rungs 1-3, one script per GPU at a time; stops cleanly before a 600 s call ends):
+On the H200 host (rungs 1-3 with Nsight Compute, one climb per GPU at a time, stopping cleanly before
+a 600 s call ends):
 
-    PYTHONPATH=. python3 bench/real/diagnose_all.py --out $OUT/real --deadline 540 --gpus all
+    PYTHONPATH=. python3 bench/real/diagnose_all.py --out bench/results/real-h200 --deadline 540 --gpus all
 
-and again, with the same --out, until it prints "done": each script's record is written as soon as
-its climb ends (OUT/scripts/NAME.json, the full report in OUT/reports/NAME.json), so a rerun skips
-the scripts already done. A script cut off by the deadline is not recorded and runs again next time;
-one that ran past its own --timeout is recorded as such (--retry-failed runs those again).
+and again with the same --out (the folder carried over from the last call) until it prints
+"diagnose_all: done" (exit 0; 3 means stopped at the deadline with scripts left). Each script's
+record is written as soon as its climb ends (OUT/scripts/NAME.json, the full report in
+OUT/reports/NAME.json), so a rerun skips the scripts already done; a script cut off by the deadline is
+not recorded and runs again; one that ran past its own --timeout is recorded as such
+(--retry-failed runs those again). The device's ceilings are measured once first (OUT/ceilings.json).
 
 On a CPU (compile-only rungs 1 and 3, each script at its small size):
 
     python bench/real/diagnose_all.py --out /tmp/real --backend aot --small
 
-Each climb is `python -m diagnoser diagnose SCRIPT --rungs 1-3 --json --backend B` in its own process
-group (a script that hangs is killed with its children). After every script, OUT/summary.json and
-OUT/summary.md give the rates the set is judged by: diagnoses completed (exit 0 and a parsable report),
-rung 2 measured, the gap to the roofline assessed (at least one case placed on the roofline), and
-rungs 1-3 within the time limit (60 s).
+Each climb is `python -m diagnoser diagnose SCRIPT --rungs 1-3 --exhaustive --json --backend B` in its
+own process group (a script that hangs is killed with its children). After every script,
+OUT/summary.json and OUT/summary.md give the rates the set is judged by: diagnoses completed (a
+parsable report, no failed rung, a kernel captured), rung 2 measured, the gap to the roofline
+assessed (at least one case placed on the roofline), and rungs 1-3 within 60 s.
 """
 from __future__ import annotations
 
@@ -222,6 +225,28 @@ class Store:
             return summary
 
 
+def measure_ceilings(out: Path) -> dict:
+    """Measure and cache the GPU's ceilings once, so that no climb pays for it (the cache is per
+    device name, shared by all GPUs of the host); a failure is recorded, the climbs then use the
+    device table's defaults."""
+    started = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "runner.roofline", "cuda"], cwd=REPO, capture_output=True,
+                          text=True, check=False, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    result = {"seconds": round(time.monotonic() - started, 1), "ok": done.returncode == 0,
+              "output": (done.stdout if done.returncode == 0 else done.stderr).strip().splitlines()[-8:]}
+    (out / "ceilings.json").write_text(json.dumps(result, indent=1))
+    return result
+
+
+def on_a_gpu(backend: str) -> bool:
+    if backend == "aot":
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
 def gpu_slots(text: str | None) -> list[str | None]:
     """`all` -> every visible CUDA device, `0,1` -> those, none -> one slot with no pinning."""
     if not text:
@@ -256,6 +281,10 @@ def main(argv: list[str] | None = None) -> int:
     todo = [p for p in names_all if p.stem not in done]
     names = [p.stem for p in names_all]
     print(f"diagnose_all: {len(names)} scripts, {len(names) - len(todo)} done before, {len(todo)} to run", flush=True)
+    if todo and on_a_gpu(args.backend) and not (args.out / "ceilings.json").is_file():
+        ceilings = measure_ceilings(args.out)
+        print(f"diagnose_all: device ceilings {'measured' if ceilings['ok'] else 'NOT measured'} in "
+              f"{ceilings['seconds']:.0f} s", flush=True)
     slots = gpu_slots(args.gpus)
     free = list(slots)
     free_lock = threading.Lock()
