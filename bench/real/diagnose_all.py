@@ -102,11 +102,12 @@ def run_climb(script: Path, args: argparse.Namespace, gpu: str | None, seconds: 
 
 
 def kernels_of(report: dict) -> list[str]:
-    """The kernels the climb saw: those rung 3 read facts of, those rung 2 timed, those findings name."""
+    """The kernels the climb saw (rung 3's facts, rung 2's cases, the findings), by @triton.jit name."""
     names = {f.get("kernel") for f in report.get("facts", [])} | {f.get("kernel") for f in report.get("findings", [])}
     for case in (report.get("profile") or {}).get("cases", []):
         names |= set(case.get("kernels") or [])
-    return sorted(name for name in names if isinstance(name, str) and name)
+    # a specialization is labelled `name[what differs]`; the kernel is the name
+    return sorted({name.split("[", 1)[0] for name in names if isinstance(name, str) and name})
 
 
 def not_completed_because(run: dict, report: dict | None, kernels: list[str]) -> str | None:
