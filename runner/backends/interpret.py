@@ -4,10 +4,15 @@ Correctness only: the interpreter executes programs one by one in Python, so its
 about a GPU. Triton's launcher is bypassed, so the launch hook never fires; the runner counts
 launches by wrapping ``InterpretedFunction.run`` instead (see ``runner.guards``). Triton's autotuner
 asks the (absent) device driver for a benchmarker; here it gets a host-clock one, so autotuned
-kernels run, every config and its hooks included, as they would on a device.
+kernels run, every config and its hooks included, as they would on a device. Two gaps between the
+interpreter and the compiler that real kernels fall into are closed here: a float argument is an fp32
+scalar (``eps.to(tl.float32)`` works, as compiled), a dtype passed to a device function is a constexpr
+(``dtype.value`` works, as compiled), and libdevice's math (``tanh``, ``rsqrt``,
+``erf``...) runs as NumPy instead of returning None.
 """
 from __future__ import annotations
 
+from runner.backends import host_libdevice
 from runner.backends.base import Backend
 
 
@@ -24,6 +29,9 @@ class InterpretBackend(Backend):
     def setup(self) -> None:
         _convert_bf16_dot_operands()
         _benchmark_configs_on_the_host()
+        _float_arguments_as_fp32_scalars()
+        _dtype_arguments_as_constexprs()
+        host_libdevice.install()
 
 
 def _benchmark_configs_on_the_host() -> None:
@@ -44,6 +52,50 @@ def _benchmark_configs_on_the_host() -> None:
         return self._do_bench if self._do_bench is not None else benchmark
 
     Autotuner.do_bench = property(do_bench)
+
+
+def _float_arguments_as_fp32_scalars() -> None:
+    """Pass a Python float argument to the kernel as an fp32 scalar, as the compiled launcher does.
+
+    The interpreter converts int arguments to scalar tensors but hands floats through as Python
+    floats, so a kernel calling ``eps.to(tl.float32)`` (Liger-Kernel's norms do) fails with
+    "'float' object has no attribute 'to'" only under the interpreter."""
+    import numpy as np
+    import triton.language as tl
+    from triton.runtime import interpreter
+
+    original = interpreter._implicit_cvt
+    if getattr(original, "converts_floats", False):
+        return
+
+    def implicit_cvt(arg):
+        if isinstance(arg, float):
+            return tl.tensor(interpreter.TensorHandle(np.array([arg], dtype=np.float32), tl.float32), tl.float32)
+        return original(arg)
+
+    implicit_cvt.converts_floats = True
+    interpreter._implicit_cvt = implicit_cvt
+
+
+def _dtype_arguments_as_constexprs() -> None:
+    """Hand a dtype argument of a device function to it as a constexpr, as the compiler does.
+
+    FlagGems' ``get_dtype_min(dtype)`` reads ``dtype.value``: compiled, a dtype argument arrives
+    wrapped in ``tl.constexpr``; the interpreter passes the bare ``tl.dtype``."""
+    import triton.language as tl
+    from triton.runtime.interpreter import InterpretedFunction
+
+    original = InterpretedFunction.__call__
+    if getattr(original, "wraps_dtypes", False):
+        return
+
+    def call(self, *args, **kwargs):
+        def wrapped(value):
+            return tl.constexpr(value) if isinstance(value, tl.dtype) else value
+        return original(self, *map(wrapped, args), **{name: wrapped(value) for name, value in kwargs.items()})
+
+    call.wraps_dtypes = True
+    InterpretedFunction.__call__ = call
 
 
 def _convert_bf16_dot_operands() -> None:

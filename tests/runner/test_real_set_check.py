@@ -1,0 +1,31 @@
+"""bench/real/check_interpreted.py runs each script of a set under the interpreter backend at its small
+size and says which passed and which kernels each launched."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "diagnoser" / "data" / "kernels" / "script" / "run_scale.py"
+
+
+def load_check():
+    spec = importlib.util.spec_from_file_location("check_interpreted", ROOT / "bench" / "real" / "check_interpreted.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_passing_and_a_failing_script_are_told_apart(tmp_path):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    shutil.copy(SCRIPT, folder / "run_scale.py")
+    (folder / "wrong.py").write_text("assert False, 'the reference check failed'\n")
+    code = load_check().main(["--set", str(folder), "--out", str(tmp_path / "out"), "--timeout", "120"])
+    rows = {r["script"]: r for r in json.loads((tmp_path / "out" / "check.json").read_text())}
+    assert code == 1
+    assert rows["run_scale"]["passed"] and rows["run_scale"]["kernels"] == ["scale_kernel"]
+    assert not rows["wrong"]["passed"] and "the reference check failed" in rows["wrong"]["error"]
+    assert "1 of 2 scripts pass" in (tmp_path / "out" / "check.md").read_text()
