@@ -64,12 +64,12 @@ def test_on_an_npu_rung_2_reads_the_gates_timing_against_the_parts_ceilings():
     assert gap.assess(profile, [fill])["explained"] and not gap.assess(profile, [])["explained"]
 
 
-def test_compile_only_without_the_ascend_environment_is_a_usage_error(tmp_path):
-    from diagnoser.optimize.cli import optimize as command
+def test_compile_only_without_the_ascend_environment_cannot_run(tmp_path):
+    from diagnoser.cli.optimize import optimize as command
 
     result = CliRunner().invoke(command, ["run", str(GRID / "solution.py"), "--target", "ascend", "--out",
                                           str(tmp_path / "run")], env={ENV_VAR: str(tmp_path / "none")})
-    assert result.exit_code == 2 and "ladder setup ascend" in result.output
+    assert result.exit_code == 3 and "ladder setup ascend" in result.output
 
 
 @pytest.mark.slow
