@@ -15,6 +15,9 @@ Policy, applied before every rung (each decision is recorded with its reason):
   once they do, the climb stops there (`exhaustive=True` climbs anyway);
 - a rung whose tools are missing here (`RungUnavailable`) records why and the climb goes on; so
   does a rung that fails, with its error: the rungs above can still use what the others found.
+
+A later rung's findings confirm or veto the earlier ones (`diagnoser.agreement.fold`): a confirmed
+finding keeps all its evidence at its highest confidence, a vetoed one moves to `vetoed` with why.
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from diagnoser import gap, rungs
+from diagnoser import agreement, gap, rungs
 from diagnoser.subject import RungUnavailable, Subject
 
 SCHEMA = "ladder.diagnose/1"
@@ -120,6 +123,7 @@ def climb(subject: Subject, state: dict | None = None, selected: set[int] | None
                 record.update(ran=True, status="failed", error=f"{type(error).__name__}: {error}".splitlines()[0])
             else:
                 _merge(state, rung, output)
+                agreement.fold(state, output)
                 record.update(ran=True, status="ok", summary=output.get("summary", ""))
             record["seconds"] = round(time.perf_counter() - started, 3)
         records.append(record)

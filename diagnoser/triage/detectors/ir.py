@@ -252,7 +252,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
     tile's row indices, computed once per program), and 64-bit arithmetic only on lines where the
     author's own index expressions are 64-bit (not what the compiler generates to lower block
     pointers or tensor descriptors)."""
-    from .source.access import hot_divmods, index_int64_ops
+    from .source.access import INT64_WASTE, hot_divmods, index_int64_ops
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "divrem_in_loop"):
@@ -272,7 +272,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
         reports = _source_reports(ctx, kernel_name(fact.kernel))
         if reports and not any(op.line == fact.line for report in reports for op in index_int64_ops(report)):
             continue
-        _add(found, ctx, "nv.int64-index", fact, "64-bit index math where 32 bits suffice", 0.6,
+        _add(found, ctx, "nv.int64-index", fact, INT64_WASTE, 0.6,
              f"{value.get('count')} 64-bit per-element integer ops ({', '.join(value.get('ops') or [])})")
     return found.list()
 
@@ -341,63 +341,3 @@ def detect_ir_ascend(ctx: TriageContext) -> list[Finding]:
              f"tail axis {fact.value.get('tail_bytes')} bytes padded to {fact.value.get('padded_bytes')}")
     return found.list()
 
-
-# ------------------------------------------------------------------------------ IR vetoes
-# A source-level finding predicts what the compiler will do; where rung-3 facts show what it did
-# and that contradicts the prediction, the facts win. Each veto returns why, or None.
-
-def _compiled(ctx: TriageContext, kernel: str) -> list[Fact]:
-    return [fact for fact in ctx.facts if kernel_name(fact.kernel) == kernel and isinstance(fact.value, dict)]
-
-
-def _line_range(finding: Finding) -> tuple[int, int]:
-    ends = [e.get("end_line") for e in finding.evidence if e.get("type") == "source" and e.get("end_line")]
-    return finding.line, max([finding.line, *ends])
-
-
-def _veto_narrow_access(ctx: TriageContext, finding: Finding) -> str | None:
-    """nv.scalar-access / nv.strided-inner-axis: every instruction the access became is 64 bits
-    or wider, so it is vectorised and (being vectorised) contiguous along the threads."""
-    first, last = _line_range(finding)
-    widths = [fact.value.get("vector_bits") for fact in _compiled(ctx, finding.kernel or "")
-              if fact.kind == "global_access" and fact.line is not None and first <= fact.line <= last
-              and fact.value.get("via") in (None, "ld.global", "st.global") and fact.value.get("vector_bits")]
-    if widths and min(widths) >= 64:
-        return f"the compiled accesses on line {first} move {min(widths)} bits or more per instruction"
-    return None
-
-
-def _veto_layout_conversion(ctx: TriageContext, finding: Finding) -> str | None:
-    """nv.hot-layout-conversion: the compiled kernel has no conversion through shared memory (in
-    a loop, for a finding about a loop)."""
-    facts = _compiled(ctx, finding.kernel or "")
-    if not facts:
-        return None
-    in_loop = any(e.get("in_loop") for e in finding.evidence if e.get("type") == "source")
-    converts = [fact for fact in facts if fact.kind == "convert_layout" and fact.value.get("through_shared")
-                and (fact.value.get("in_loop") or not in_loop)]
-    if not converts:
-        return "the compiled kernel converts no layout through shared memory" + (" inside a loop" if in_loop else "")
-    return None
-
-
-IR_VETOES = {
-    "nv.scalar-access": _veto_narrow_access,
-    "nv.strided-inner-axis": _veto_narrow_access,
-    "nv.hot-layout-conversion": _veto_layout_conversion,
-}
-
-
-def veto_by_ir(ctx: TriageContext, findings: list[Finding]) -> tuple[list[Finding], list[str]]:
-    """The findings the facts do not contradict, and a note for each one they do."""
-    if not ctx.facts:
-        return findings, []
-    kept, notes = [], []
-    for finding in findings:
-        veto = IR_VETOES.get(finding.pattern or "")
-        why = veto(ctx, finding) if veto is not None and finding.rung == 1 and finding.line is not None else None
-        if why is None:
-            kept.append(finding)
-        else:
-            notes.append(f"{finding.pattern} at line {finding.line} ({finding.kernel}) dropped: {why}")
-    return kept, notes
