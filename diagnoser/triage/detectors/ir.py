@@ -341,3 +341,35 @@ def detect_ir_ascend(ctx: TriageContext) -> list[Finding]:
              f"tail axis {fact.value.get('tail_bytes')} bytes padded to {fact.value.get('padded_bytes')}")
     return found.list()
 
+
+def detect_ir_tile_fit(ctx: TriageContext) -> list[Finding]:
+    """nv.tile-misfit from the compiled kernel: the K-loop dot became wgmma (its instrShape says
+    which), and the programs resident per SM come from the compiled registers and shared memory;
+    the shape is the source walk's. Launches the autotuner chooses among are left to the source
+    rule, which judges every config; kernels nv.hardcoded-config reports are left to it."""
+    from .source.tile_fit import fixed_across_shapes, launch_gemm, misfit
+
+    found = IRFindings(ctx)
+    fixed = fixed_across_shapes(ctx)
+    for fact in _facts(ctx, "dot_lowering"):
+        kernel = kernel_name(fact.kernel)
+        if fact.value.get("kind") != "wgmma" or not fact.value.get("in_loop") or kernel in fixed:
+            continue
+        resident = next((f.value.get("programs_per_sm") for f in _facts(ctx, "occupancy") if f.kernel == fact.kernel), None)
+        for analysis in ctx.analyses:
+            if analysis.kernel.name != kernel or analysis.launch.variants > 1:
+                continue
+            launch = launch_gemm(ctx, analysis)
+            if launch is None or launch[2].line != fact.line:
+                continue
+            tile, gemm, _ = launch
+            verdict = misfit(ctx, tile, gemm, resident)
+            if verdict is not None:
+                current, best = verdict
+                shape = fact.value.get("instr_shape") or []
+                _add(found, ctx, "nv.tile-misfit", fact, "GEMM tile does not fit its shape", 0.8,
+                     "compiled to wgmma" + (f" (N={shape[1]} per instruction)" if len(shape) > 1 else "")
+                     + f" with {current.resident} program(s) resident per SM: on {gemm.m}x{gemm.n}x{gemm.k} the "
+                     f"tile reaches about {current.reach:.0%} of the peak, {best.tile.text()} about {best.reach:.0%}")
+    return found.list()
+
