@@ -66,6 +66,7 @@ DETECTORS: dict[str, Detector] = {
     "ir_atomics": Detector(ir.detect_ir_atomics, "ir", "nvidia", ("nv.atomic-contention",)),
     "ir_launch": Detector(ir.detect_ir_launch, "ir", "any", ("nv.small-grid", "npu.grid-exceeds-cores")),
     "ir_tile_fit": Detector(ir.detect_ir_tile_fit, "ir", "nvidia", ("nv.tile-misfit",)),
+    "ir_tiny_block": Detector(ir.detect_ir_tiny_block, "ir", "nvidia", ("nv.tiny-block",)),
     "ir_ascend": Detector(ir.detect_ir_ascend, "ir", "ascend",
                           ("npu.discrete-access", "npu.masked-load-fill", "npu.int64-scalar-fallback",
                            "npu.where-condition-dtype", "npu.ub-overflow", "npu.unaligned-tail-axis")),

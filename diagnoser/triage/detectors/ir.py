@@ -47,14 +47,15 @@ class IRFindings(Findings):
 
 
 def _add(found: IRFindings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
-         detail: str, per_kernel: bool = False) -> None:
+         detail: str, per_kernel: bool = False, also: Fact | None = None) -> None:
     """`per_kernel`: the fact is about the whole kernel (launch, occupancy, spills), not a line;
-    the finding then carries no line and joins the source finding of the same pattern and kernel."""
+    the finding then carries no line and joins the source finding of the same pattern and kernel.
+    `also`: a second fact the verdict rests on (the launch behind a block's verdict), cited after."""
     evidence = fact_evidence(fact)
     evidence["detail"] = detail
     name = kernel_name(fact.kernel)
     line = None if per_kernel else fact.line
-    found.add(ctx, pattern, name, line, title, confidence, [evidence])
+    found.add(ctx, pattern, name, line, title, confidence, [evidence] + ([fact_evidence(also)] if also else []))
     found.labels.setdefault((pattern, name, line), set()).add(fact.kernel)
 
 
@@ -373,3 +374,54 @@ def detect_ir_tile_fit(ctx: TriageContext) -> list[Finding]:
                      f"tile reaches about {current.reach:.0%} of the peak, {best.tile.text()} about {best.reach:.0%}")
     return found.list()
 
+
+def detect_ir_tiny_block(ctx: TriageContext) -> list[Finding]:
+    """nv.tiny-block from the launches rung 3 recorded and the blocks the compiler produced: the
+    real grid (in script mode, the script's own launches), the compiled tensor of each global
+    access and the warps, so no problem file or resolvable literal is needed. Same thresholds as
+    the source rule: under one 16-byte vector per thread in the largest block, under 8 KiB per
+    program, more than 2 x SM-count programs, and the programs resident per SM (compiled
+    occupancy) keeping under 24 KiB of loads in flight. Not for a kernel with a dot or with an
+    access in a loop (a program's work is then the loop's), nor TMA / cp.async copies. Where the
+    source walk analysed the kernel with its cases, its verdict stands (it sees strides and
+    interleaved lanes the facts do not): the finding then only joins the source finding it confirms."""
+    from diagnoser.ir.mlir import element_bits
+
+    from .source.tiles import (
+        IN_FLIGHT_PER_SM,
+        MAX_PROGRAMS_PER_SM,
+        MAX_WARPS_PER_SM,
+        detect_block_sizes,
+    )
+
+    walked = {a.kernel.name for a in ctx.analyses}
+    confirmed = {(f.kernel, f.line) for f in detect_block_sizes(ctx) if f.pattern == "nv.tiny-block"} if walked else set()
+    with_dot = {fact.kernel for fact in _facts(ctx, "dot_lowering")}
+    found = IRFindings(ctx)
+    for label in sorted({fact.kernel for fact in _facts(ctx, "launch")} - with_dot):
+        launches = [f for f in _facts(ctx, "launch") if f.kernel == label and f.value.get("sm_count")]
+        accesses = [f for f in _facts(ctx, "global_access") if f.kernel == label]
+        blocks = [(f, _numel(f.value.get("tensor_shape") or [1]), element_bits(f.value.get("dtype") or "") or 32)
+                  for f in accesses]
+        if not launches or not blocks or any(f.value.get("in_loop") or f.value.get("via") not in (None, "ld.global", "st.global")
+                                             for f in accesses):
+            continue
+        launch = max(launches, key=lambda f: f.value.get("programs") or 0)
+        programs, sm_count = launch.value.get("programs") or 0, launch.value["sm_count"]
+        warps = _num_warps(ctx, label)
+        biggest, numel, bits = max(blocks, key=lambda block: block[1])
+        per_thread = numel / (32 * warps)
+        program_bytes = sum(n * b // 8 for _, n, b in blocks)
+        resident = launch.value.get("programs_per_sm") or min(MAX_PROGRAMS_PER_SM, MAX_WARPS_PER_SM // warps)
+        in_flight = resident * sum(n * b // 8 for f, n, b in blocks if f.value.get("op") == "load")
+        kernel = kernel_name(label)
+        if kernel in walked and (kernel, biggest.line) not in confirmed:
+            continue
+        if per_thread < max(128 // bits, 1) and program_bytes < 8192 and programs > 2 * sm_count \
+                and in_flight < IN_FLIGHT_PER_SM:
+            _add(found, ctx, "nv.tiny-block", biggest, "too little work per program", 0.85,
+                 f"{programs} programs of {warps} warps each move {program_bytes} bytes; the compiled block "
+                 f"{biggest.value.get('tensor_shape')} gives {per_thread:g} element(s) per thread, and the "
+                 f"{resident} programs an SM holds keep {in_flight} bytes of loads in flight",
+                 also=launch)
+    return found.list()
