@@ -19,7 +19,7 @@ def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metr
     from diagnoser.triage import triage
 
     found = triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts] if facts else None,
-                   metrics=metrics)
+                   metrics=metrics, script=subject.script)
     return [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in found]
 
 
@@ -94,7 +94,8 @@ def _settle(subject: Subject, facts: list[dict], metrics: dict | None):
     from diagnoser.evidence import Fact
     from diagnoser.triage import run_triage
 
-    return run_triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts], metrics=metrics)
+    return run_triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts], metrics=metrics,
+                      script=subject.script)
 
 
 def compiler(subject: Subject, state: dict) -> dict:

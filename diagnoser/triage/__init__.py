@@ -49,19 +49,22 @@ class TriageResult:
 
 def triage(solution: str | Path, problem: str | Path | None = None, facts: Optional[list[Fact]] = None,
            metrics: Optional[dict[str, Any]] = None, target: Optional[str] = None,
-           min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> list[Finding]:
+           min_confidence: float = DEFAULT_MIN_CONFIDENCE, script: bool = False) -> list[Finding]:
     """Findings for a solution file (or its source text), best first."""
-    return run_triage(solution, problem, facts, metrics, target, min_confidence).findings
+    return run_triage(solution, problem, facts, metrics, target, min_confidence, script=script).findings
 
 
 def run_triage(solution: str | Path, problem: str | Path | None = None, facts: Optional[list[Fact]] = None,
                metrics: Optional[dict[str, Any]] = None, target: Optional[str] = None,
                min_confidence: float = DEFAULT_MIN_CONFIDENCE,
-               detectors: Optional[list[str]] = None) -> TriageResult:
+               detectors: Optional[list[str]] = None, script: bool = False) -> TriageResult:
     """`triage` with what it looked at: target, kernels, number of cases traced, and notes saying
-    what could not be done (no problem, a forward that would not run on meta tensors...)."""
+    what could not be done (no problem, a forward that would not run on meta tensors...).
+    `script`: the file is a program that launches its kernels itself (no problem); it is run on
+    meta tensors and its launches are walked with their real arguments. Off by default, since it
+    executes the file."""
     path, text = load_source(solution)
-    ctx = build_context(path, text, problem, facts, metrics, target)
+    ctx = build_context(path, text, problem, facts, metrics, target, script)
     chosen = detectors_for(ctx.target)
     if detectors is not None:
         unknown = [name for name in detectors if name not in DETECTORS]
@@ -91,9 +94,9 @@ def run_triage(solution: str | Path, problem: str | Path | None = None, facts: O
 
 
 def build_context(path: Optional[str], text: str, problem: str | Path | None, facts: Optional[list[Fact]],
-                  metrics: Optional[dict[str, Any]], target: Optional[str]) -> TriageContext:
+                  metrics: Optional[dict[str, Any]], target: Optional[str], script: bool = False) -> TriageContext:
     source = parse_module(text, path)
-    problem_path = _problem_for(path, problem)
+    problem_path = _problem_for(path, problem, beside=not script)
     resolved = resolve_target(target, text, problem_path)
     ctx = TriageContext(source=source, target=resolved, solution_path=path,
                         problem_path=str(problem_path) if problem_path else None,
@@ -117,19 +120,30 @@ def build_context(path: Optional[str], text: str, problem: str | Path | None, fa
             elif trace.note:
                 ctx.notes.append(f"case {trace.index}: {trace.note}")
         ctx.analyses = analyse_traces(source, ctx.traces)
+    elif source.kernels and script and path is not None:
+        from .trace import trace_script
+
+        ctx.traces = trace_script(path, resolved)
+        for trace in ctx.traces:
+            if trace.error or not trace.launches:
+                ctx.notes.append(f"script not traced ({trace.error or 'no Triton launch'}); only shape-independent checks ran")
+            elif trace.note:
+                ctx.notes.append(trace.note)
+        ctx.analyses = analyse_traces(source, [t for t in ctx.traces if t.launches])
     elif source.kernels:
         ctx.notes.append("no problem file: case shapes unknown, only shape-independent checks ran")
     ctx.static = static_reports(source)
     return ctx
 
 
-def _problem_for(path: Optional[str], problem: str | Path | None) -> Optional[Path]:
+def _problem_for(path: Optional[str], problem: str | Path | None, beside: bool = True) -> Optional[Path]:
+    """The problem file given, else (`beside`) the problem.py next to the solution; a script has none."""
     if problem is not None:
         problem = Path(problem)
         if not problem.is_file():
             raise SourceError(f"no such problem file: {problem}")
         return problem
-    if path is not None:
+    if path is not None and beside:
         sibling = Path(path).resolve().parent / "problem.py"
         if sibling.is_file() and sibling != Path(path).resolve():
             return sibling

@@ -70,7 +70,13 @@ def test_a_script_s_own_launches_show_its_tiny_blocks():
     launch, the captured grid and the compiled block can."""
     from diagnoser.ir import facts_for
 
+    compiled = facts_for(str(SCRIPT))
     assert "nv.tiny-block" not in {f.pattern for f in run_triage(str(SCRIPT)).findings}
-    [finding] = [f for f in run_triage(str(SCRIPT), facts=facts_for(str(SCRIPT))).findings if f.pattern == "nv.tiny-block"]
+    [finding] = [f for f in run_triage(str(SCRIPT), facts=compiled).findings if f.pattern == "nv.tiny-block"]
     assert finding.rung == 3 and finding.line == 11 and finding.kernel == "scale_kernel"
     assert "131072 programs" in finding.evidence[0]["detail"]
+    # Run as a script, the source rung sees the same launch and the facts confirm it.
+    [traced] = [f for f in run_triage(str(SCRIPT), script=True).findings if f.pattern == "nv.tiny-block"]
+    assert traced.rung == 1 and traced.line == 11 and "131072 programs" in traced.evidence[0]["detail"]
+    [both] = [f for f in run_triage(str(SCRIPT), facts=compiled, script=True).findings if f.pattern == "nv.tiny-block"]
+    assert both.rung == 3 and {e["type"] for e in both.evidence} == {"source", "fact"}

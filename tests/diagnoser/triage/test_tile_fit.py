@@ -39,6 +39,15 @@ def test_a_tile_that_fits_the_shape_is_not():
     assert [f.pattern for f in triaged("fixed").findings] == []
 
 
+def test_a_script_s_gemm_is_judged_on_the_shape_it_really_launches():
+    """No problem file and the sizes in variables: the script's own launch gives the shape."""
+    script = FIXTURES / "tile_misfit_script" / "train.py"
+    assert run_triage(str(script)).findings == []
+    [finding] = run_triage(str(script), script=True).findings
+    assert finding.pattern == "nv.tile-misfit" and finding.line == 30
+    assert "6144x6144x6144" in finding.evidence[0]["detail"]
+
+
 def test_the_model_reads_the_device_table():
     tile, shape = Tile(64, 64, 32, 4, 3), gemm(6144, 6144, 6144)
     table = hardware.for_target("cuda")

@@ -47,8 +47,8 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
         case = analysis.case if analysis else None
         num_warps = report.num_warps
         for dot in report.dots:
-            if not dot.a_shape or not dot.b_shape:
-                continue
+            if len(dot.a_shape) < 2 or not dot.b_shape:
+                continue  # a block size the walk could not resolve (a script's launch walked without its arguments)
             version = dot_version(dot, num_warps)
             if version == 0 and dot.input_precision == "ieee":
                 detail = "fp32 tl.dot with input_precision='ieee' (or allow_tf32=False) runs on CUDA cores (FMA)"
