@@ -23,6 +23,9 @@ Policy, applied before every rung (each decision is recorded with its reason):
   recorded as interrupted, the rungs above as not climbed, and `ClimbInterrupted` carries the
   state so far, so the caller still prints what was found.
 
+A later rung's findings confirm or veto the earlier ones (`diagnoser.agreement.fold`): a confirmed
+finding keeps all its evidence at its highest confidence, a vetoed one moves to `vetoed` with why.
+
 With `limits` (seconds per rung name; None for no limit), every rung runs in a child process of
 its own (`runner.timelimit`), which is what can stop a compile hung in C++; without, rungs run in
 this process, as the batched climbs of `diagnoser.batch` and recorded rungs in tests do.
@@ -33,7 +36,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from diagnoser import gap, rungs
+from diagnoser import agreement, gap, rungs
 from diagnoser.subject import NothingLaunched, RungUnavailable, Subject
 
 SCHEMA = "ladder.diagnose/1"
@@ -195,6 +198,7 @@ def _climb_rung(name: str, rung: Rung, subject: Subject, state: dict, record: di
             record["timed_out"] = True
     else:
         _merge(state, rung, output)
+        agreement.fold(state, output)
         record.update(ran=True, status="ok", summary=output.get("summary", ""))
     finally:
         record["seconds"] = round(time.perf_counter() - started, 3)

@@ -19,7 +19,7 @@ def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metr
     from diagnoser.triage import triage
 
     found = triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts] if facts else None,
-                   metrics=metrics, target=subject.target)
+                   metrics=metrics, target=subject.target, script=subject.script)
     return [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in found]
 
 
@@ -90,11 +90,22 @@ def ir(subject: Subject, state: dict) -> dict:
 
         output["profile"] = copy.deepcopy(state["profile"])
         attach_occupancy(output["profile"], facts)
-    findings = [f for f in _triage(subject, state, facts=facts, metrics=_metrics(state.get("profile")))
-                if f.get("rung", 1) >= 3]
+    settled = _settle(subject, facts, _metrics(state.get("profile")))
+    findings = [f.to_dict() for f in settled.findings if f.rung >= 3]
     output["findings"] = findings
-    output["summary"] += f", {_count(findings, 'finding')}"
+    output["vetoed"] = settled.vetoed
+    output["summary"] += f", {_count(findings, 'finding')}" + (f", {len(settled.vetoed)} vetoed" if settled.vetoed else "")
     return output
+
+
+def _settle(subject: Subject, facts: list[dict], metrics: dict | None):
+    """Triage again with rung 3's facts: the findings they confirm or add, and the rung-1 findings
+    they veto (with why), for the policy to fold into the state (`diagnoser.agreement.fold`)."""
+    from diagnoser.evidence import Fact
+    from diagnoser.triage import run_triage
+
+    return run_triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts], metrics=metrics,
+                      script=subject.script)
 
 
 def compiler(subject: Subject, state: dict) -> dict:

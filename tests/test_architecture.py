@@ -19,7 +19,7 @@ PACKAGES = ("runner", "indexer", "diagnoser")
 # Module-name prefixes by floor; the longest matching prefix decides.
 FLOORS: dict[str, int] = {
     "runner": 0, "indexer": 0,
-    "diagnoser.subject": 1, "diagnoser.evidence": 1, "diagnoser.rungs": 1,
+    "diagnoser.subject": 1, "diagnoser.evidence": 1, "diagnoser.agreement": 1, "diagnoser.rungs": 1,
     "diagnoser.triage": 1, "diagnoser.profile": 1, "diagnoser.ir": 1, "diagnoser.compiler": 1,
     "diagnoser.gap": 2, "diagnoser.ladder": 2, "diagnoser.batch": 2, "diagnoser.report": 2,
     "diagnoser.suite": 2,

@@ -6,9 +6,11 @@
 The pipeline is plain: read the source -> trace each case's launches on meta tensors -> walk
 every distinct launch of every kernel -> run the detectors (`DETECTORS`, an ordered mapping of
 named rules) -> drop source predictions the IR contradicts -> merge what several rules and rungs
-say about the same line -> keep what clears
-`min_confidence`. A source-level finding that rung-3 facts contradict (the compiled access is
-128-bit, no conversion goes through shared memory) is dropped with a note. Mechanical fixes for findings live in `FIXES` (id -> rewrite).
+say about the same line -> keep what clears `min_confidence`. A source-level finding that rung-3
+facts contradict (ptxas spills nothing, the compiled access is 128-bit) is vetoed by the rule its
+catalog entry names (`diagnoser.triage.vetoes`) and returned among `vetoed` with the reason; one
+they confirm keeps the IR evidence and gains confidence (`diagnoser.agreement`). Mechanical fixes
+for findings live in `FIXES` (id -> rewrite).
 """
 from __future__ import annotations
 
@@ -17,13 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from diagnoser.agreement import absorb
 from diagnoser.evidence import Fact, Finding
 from diagnoser.subject import written_for_npu
 
 from .context import TriageContext, analyse_traces, static_reports
 from .detectors import DETECTORS, detectors_for
-from .detectors.ir import veto_by_ir
 from .source import SourceError, load_source, parse_module
+from .vetoes import veto_by_ir
 
 DEFAULT_MIN_CONFIDENCE = 0.5
 TARGETS = {"nvidia": "nvidia", "cuda": "nvidia", "sm90": "nvidia", "sm_90": "nvidia", "hopper": "nvidia",
@@ -37,27 +40,31 @@ class TriageResult:
     kernels: list[str]
     cases: int
     notes: list[str] = field(default_factory=list)
+    vetoed: list[dict[str, Any]] = field(default_factory=list)  # findings rung-3 facts contradict, with why
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "kernels": self.kernels, "cases": self.cases, "notes": self.notes,
-                "findings": [f.to_dict() for f in self.findings]}
+                "findings": [f.to_dict() for f in self.findings], "vetoed": self.vetoed}
 
 
 def triage(solution: str | Path, problem: str | Path | None = None, facts: Optional[list[Fact]] = None,
            metrics: Optional[dict[str, Any]] = None, target: Optional[str] = None,
-           min_confidence: float = DEFAULT_MIN_CONFIDENCE) -> list[Finding]:
+           min_confidence: float = DEFAULT_MIN_CONFIDENCE, script: bool = False) -> list[Finding]:
     """Findings for a solution file (or its source text), best first."""
-    return run_triage(solution, problem, facts, metrics, target, min_confidence).findings
+    return run_triage(solution, problem, facts, metrics, target, min_confidence, script=script).findings
 
 
 def run_triage(solution: str | Path, problem: str | Path | None = None, facts: Optional[list[Fact]] = None,
                metrics: Optional[dict[str, Any]] = None, target: Optional[str] = None,
                min_confidence: float = DEFAULT_MIN_CONFIDENCE,
-               detectors: Optional[list[str]] = None) -> TriageResult:
+               detectors: Optional[list[str]] = None, script: bool = False) -> TriageResult:
     """`triage` with what it looked at: target, kernels, number of cases traced, and notes saying
-    what could not be done (no problem, a forward that would not run on meta tensors...)."""
+    what could not be done (no problem, a forward that would not run on meta tensors...).
+    `script`: the file is a program that launches its kernels itself (no problem); it is run on
+    meta tensors and its launches are walked with their real arguments. Off by default, since it
+    executes the file."""
     path, text = load_source(solution)
-    ctx = build_context(path, text, problem, facts, metrics, target)
+    ctx = build_context(path, text, problem, facts, metrics, target, script)
     chosen = detectors_for(ctx.target)
     if detectors is not None:
         unknown = [name for name in detectors if name not in DETECTORS]
@@ -74,20 +81,22 @@ def run_triage(solution: str | Path, problem: str | Path | None = None, facts: O
             findings.extend(detector.run(ctx))
         except Exception as error:  # one broken rule must not hide what the others found
             ctx.notes.append(f"detector {name} failed: {type(error).__name__}: {error}")
-    findings, vetoed = veto_by_ir(ctx, findings)
-    ctx.notes.extend(vetoed)
+    catalog = _catalog()
+    findings, vetoed = veto_by_ir(ctx, findings, {id_: entry.veto["rule"] for id_, entry in catalog.items()
+                                                  if entry.veto})
+    ctx.notes.extend(f"{v['pattern']} at line {v['line']} ({v['kernel']}) vetoed: {v['veto']['reason']}" for v in vetoed)
     merged = merge(findings)
-    attach_fixes(merged)
+    attach_fixes(merged, catalog)
     kept = [f for f in merged if f.confidence >= min_confidence]
     kept.sort(key=lambda f: (-f.confidence, f.line or 0, f.pattern or ""))
     cases = sum(1 for t in ctx.traces if t.launches)
-    return TriageResult(kept, ctx.target, ctx.kernel_names(), cases, ctx.notes)
+    return TriageResult(kept, ctx.target, ctx.kernel_names(), cases, ctx.notes, vetoed)
 
 
 def build_context(path: Optional[str], text: str, problem: str | Path | None, facts: Optional[list[Fact]],
-                  metrics: Optional[dict[str, Any]], target: Optional[str]) -> TriageContext:
+                  metrics: Optional[dict[str, Any]], target: Optional[str], script: bool = False) -> TriageContext:
     source = parse_module(text, path)
-    problem_path = _problem_for(path, problem)
+    problem_path = _problem_for(path, problem, beside=not script)
     resolved = resolve_target(target, text, problem_path)
     ctx = TriageContext(source=source, target=resolved, solution_path=path,
                         problem_path=str(problem_path) if problem_path else None,
@@ -111,19 +120,30 @@ def build_context(path: Optional[str], text: str, problem: str | Path | None, fa
             elif trace.note:
                 ctx.notes.append(f"case {trace.index}: {trace.note}")
         ctx.analyses = analyse_traces(source, ctx.traces)
+    elif source.kernels and script and path is not None:
+        from .trace import trace_script
+
+        ctx.traces = trace_script(path, resolved)
+        for trace in ctx.traces:
+            if trace.error or not trace.launches:
+                ctx.notes.append(f"script not traced ({trace.error or 'no Triton launch'}); only shape-independent checks ran")
+            elif trace.note:
+                ctx.notes.append(trace.note)
+        ctx.analyses = analyse_traces(source, [t for t in ctx.traces if t.launches])
     elif source.kernels:
         ctx.notes.append("no problem file: case shapes unknown, only shape-independent checks ran")
     ctx.static = static_reports(source)
     return ctx
 
 
-def _problem_for(path: Optional[str], problem: str | Path | None) -> Optional[Path]:
+def _problem_for(path: Optional[str], problem: str | Path | None, beside: bool = True) -> Optional[Path]:
+    """The problem file given, else (`beside`) the problem.py next to the solution; a script has none."""
     if problem is not None:
         problem = Path(problem)
         if not problem.is_file():
             raise SourceError(f"no such problem file: {problem}")
         return problem
-    if path is not None:
+    if path is not None and beside:
         sibling = Path(path).resolve().parent / "problem.py"
         if sibling.is_file() and sibling != Path(path).resolve():
             return sibling
@@ -186,22 +206,23 @@ def _spans(finding: Finding, other: Finding) -> bool:
 
 
 def _absorb(into: Finding, other: Finding) -> None:
-    seen = {repr(sorted(e.items())) for e in into.evidence}
-    new = [e for e in other.evidence if repr(sorted(e.items())) not in seen]
-    into.evidence.extend(new)
-    corroborated = other.rung != into.rung
-    into.confidence = round(min(0.99, max(into.confidence, other.confidence) + (0.05 if corroborated else 0)), 2)
-    into.rung = max(into.rung, other.rung)  # the highest rung whose evidence it carries
+    # A Finding's fields are its __dict__: agreement.absorb folds them in place.
+    absorb(vars(into), vars(other))
 
 
-def attach_fixes(findings: list[Finding]) -> None:
-    """Fill `fix` with the catalog's one-line summary of how to fix the pattern."""
+def _catalog() -> dict:
+    """The catalog's entries (empty when it does not load: `ladder kb check` says why)."""
     from .catalog import CatalogError, load_catalog
 
     try:
-        catalog = load_catalog()
+        return load_catalog()
     except CatalogError:
-        return
+        return {}
+
+
+def attach_fixes(findings: list[Finding], catalog: Optional[dict] = None) -> None:
+    """Fill `fix` with the catalog's one-line summary of how to fix the pattern."""
+    catalog = _catalog() if catalog is None else catalog
     for finding in findings:
         entry = catalog.get(finding.pattern or "")
         if entry is not None and not finding.fix:

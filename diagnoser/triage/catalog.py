@@ -20,7 +20,7 @@ STABLE_IDS = (
     "nv.no-tensor-core", "nv.mma-v2-on-hopper", "nv.unpipelined-loop", "nv.smem-limits-occupancy",
     "nv.hot-layout-conversion", "nv.loop-carried-reduction", "nv.gemm-no-grouped-order", "nv.small-grid",
     "nv.launch-bound", "nv.atomic-contention", "nv.unfused-epilogue", "nv.redundant-global-traffic",
-    "nv.hardcoded-config", "nv.index-div-mod", "nv.int64-index",
+    "nv.hardcoded-config", "nv.index-div-mod", "nv.int64-index", "nv.tile-misfit",
     "npu.grid-exceeds-cores", "npu.ub-overflow", "npu.unaligned-tail-axis", "npu.int64-scalar-fallback",
     "npu.discrete-access", "npu.masked-load-fill", "npu.where-condition-dtype", "npu.no-multibuffer-overlap",
 )
@@ -45,6 +45,7 @@ class Pattern:
     compiler: list[dict[str, Any]]
     confidence: float
     status: str = "accepted"
+    veto: Optional[dict[str, Any]] = None   # {rule, fact, signal}: the rung-3 facts that contradict it
     path: Optional[Path] = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -90,11 +91,11 @@ def load_entry(path: Path | str) -> Pattern:
     validate(data, path.name)
     if data["id"] != path.stem:
         raise CatalogError(f"{path.name}: file name must be the id ({data['id']}.yaml)")
-    known = {"id", "title", "backend", "symptom", "detect", "fix", "compiler", "confidence", "status"}
+    known = {"id", "title", "backend", "symptom", "detect", "fix", "compiler", "confidence", "status", "veto"}
     return Pattern(
         id=data["id"], title=data["title"], backend=data["backend"], symptom=data["symptom"].strip(),
         detect=data["detect"], fix=data["fix"], compiler=data["compiler"], confidence=float(data["confidence"]),
-        status=data.get("status", "accepted"), path=path,
+        status=data.get("status", "accepted"), veto=data.get("veto"), path=path,
         extra={k: v for k, v in data.items() if k not in known},
     )
 
@@ -160,6 +161,7 @@ def validate(data: dict[str, Any], where: str = "entry") -> None:
             unknown = [m for m in metrics if m not in PROFILE_METRICS]
             if not metrics or unknown:
                 fail(f"{label}.metrics must list metrics from PROFILE_METRICS (unknown: {unknown})")
+    _validate_veto(data, status, fail)
     fix = data["fix"]
     if not isinstance(fix, dict):
         fail("`fix` must be a mapping")
@@ -187,6 +189,34 @@ def validate(data: dict[str, Any], where: str = "entry") -> None:
                 fail(f"{label}.lines must be [start, end] with 0 < start <= end")
         if not isinstance(ref.get("why", ""), str):
             fail(f"{label}.why must be text")
+
+
+def _validate_veto(data: dict[str, Any], status: str, fail: Any) -> None:
+    """`veto`: which rung-3 facts contradict a rung-1 finding of this pattern. Required of accepted
+    NVIDIA entries (every rung-1 prediction there is checked against what the compiler did):
+    `rule` names a rule of `diagnoser.triage.vetoes.VETOES` and `fact` the fact kind(s) it reads,
+    or `rule: none` and `signal` says why nothing in the IR can contradict the finding."""
+    from diagnoser.evidence import FACT_KINDS
+
+    from .vetoes import NO_VETO, VETOES
+
+    veto = data.get("veto")
+    if veto is None:
+        if data["backend"] == "nvidia" and status != "draft":
+            fail("`veto` is required: the rung-3 rule that contradicts the pattern, or `rule: none` and why")
+        return
+    if not isinstance(veto, dict):
+        fail("`veto` must be a mapping of rule, fact and signal")
+    rule = veto.get("rule")
+    if rule != NO_VETO and rule not in VETOES:
+        fail(f"veto.rule {rule!r} is not a rule of diagnoser.triage.vetoes (or `{NO_VETO}`)")
+    if not isinstance(veto.get("signal"), str) or not veto["signal"].strip():
+        fail("veto.signal must say what contradicts the finding (or why nothing in the IR can)")
+    if rule != NO_VETO:
+        facts = veto.get("fact")
+        facts = [facts] if isinstance(facts, str) else facts
+        if not facts or not isinstance(facts, list) or any(kind not in FACT_KINDS for kind in facts):
+            fail(f"veto.fact {veto.get('fact')!r} must name the rung-3 fact kind(s) the rule reads")
 
 
 def check_compiler_refs(patterns: dict[str, Pattern], tree: Path | str) -> list[str]:
@@ -236,6 +266,10 @@ def render(pattern: Pattern) -> str:
         lines.append(_indent(f"rung {signal['rung']} ({signal['level']}"
                              + (f", {signal['detector']}" if signal.get("detector") else "")
                              + (f", {what}" if what else "") + f"): {' '.join(signal['signal'].split())}"))
+    if pattern.veto:
+        veto = pattern.veto
+        what = "" if veto["rule"] == "none" else f" ({veto['rule']}, {veto.get('fact')})"
+        lines.append(_indent(f"rung-3 veto{what}: {' '.join(veto['signal'].split())}"))
     lines += ["", _indent("Fix: " + pattern.fix["summary"].strip()
                           + ("  (mechanical rewrite available)" if pattern.mechanical else ""), 0),
               _indent(pattern.fix["how"].strip()), "", "  before:", _indent(pattern.fix["before"].rstrip(), 4),

@@ -375,6 +375,44 @@ def trace_cases(solution_path: str, problem_path: Optional[str], target: str = "
     return traces
 
 
+def trace_script(script_path: str, target: str = "nvidia") -> list[CaseTrace]:
+    """A script's own launches (`ladder diagnose train.py`): the script run once as `__main__` on
+    meta tensors, every launch recorded with the arguments the script really passes, so the
+    detectors see its real shapes. One trace (case 0, no case values); launches past
+    `MAX_LAUNCHES_PER_CASE` are cut (a training loop repeats itself). Torch ops are not recorded:
+    a script does not say which of them are its hot path and which prepare data or log, so the
+    fusion rules that read them stay out of it. The script's prints are
+    swallowed (ladder's own output must stay parseable); when it fails part way (`.item()` on a
+    meta tensor), the launches recorded until then are kept and the trace's note says why."""
+    import io
+
+    import torch
+
+    from runner.capture import device_stand_in, torch_npu_stand_in
+    from runner.capture.workload import run_script
+    from runner.problem import one_line
+
+    recorder = Recorder(script_path)
+    trace = CaseTrace(0, {})
+    recorder.current = trace
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
+                torch_npu_stand_in(), _patched_triton(recorder), device_stand_in(DEVICE_TARGETS.get(target, target)), \
+                torch.device("meta"), _device_mode(recorder, "meta"), torch.no_grad():
+            run_script(script_path)
+    except _TooManyLaunches:
+        pass
+    except Exception as error:  # the user's script: keep what it launched before failing
+        if trace.launches:
+            trace.note = f"the script stopped on meta tensors after {len(trace.launches)} launch(es): {one_line(error)}"
+        else:
+            trace.error = one_line(error)
+    finally:
+        recorder.current = None
+        recorder.alive.clear()
+    return [trace]
+
+
 def _trace_case(recorder: Recorder, problem: Any, model_new: Any, index: int, case: dict[str, Any], device: str,
                 target: str) -> tuple[CaseTrace, Optional[int]]:
     """One case's forward on `device` (meta, or cpu for data-dependent forwards), recorded; with the

@@ -47,14 +47,15 @@ class IRFindings(Findings):
 
 
 def _add(found: IRFindings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
-         detail: str, per_kernel: bool = False) -> None:
+         detail: str, per_kernel: bool = False, also: Fact | None = None) -> None:
     """`per_kernel`: the fact is about the whole kernel (launch, occupancy, spills), not a line;
-    the finding then carries no line and joins the source finding of the same pattern and kernel."""
+    the finding then carries no line and joins the source finding of the same pattern and kernel.
+    `also`: a second fact the verdict rests on (the launch behind a block's verdict), cited after."""
     evidence = fact_evidence(fact)
     evidence["detail"] = detail
     name = kernel_name(fact.kernel)
     line = None if per_kernel else fact.line
-    found.add(ctx, pattern, name, line, title, confidence, [evidence])
+    found.add(ctx, pattern, name, line, title, confidence, [evidence] + ([fact_evidence(also)] if also else []))
     found.labels.setdefault((pattern, name, line), set()).add(fact.kernel)
 
 
@@ -252,7 +253,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
     tile's row indices, computed once per program), and 64-bit arithmetic only on lines where the
     author's own index expressions are 64-bit (not what the compiler generates to lower block
     pointers or tensor descriptors)."""
-    from .source.access import hot_divmods, index_int64_ops
+    from .source.access import INT64_WASTE, hot_divmods, index_int64_ops
 
     found = IRFindings(ctx)
     for fact in _facts(ctx, "divrem_in_loop"):
@@ -272,7 +273,7 @@ def detect_ir_index(ctx: TriageContext) -> list[Finding]:
         reports = _source_reports(ctx, kernel_name(fact.kernel))
         if reports and not any(op.line == fact.line for report in reports for op in index_int64_ops(report)):
             continue
-        _add(found, ctx, "nv.int64-index", fact, "64-bit index math where 32 bits suffice", 0.6,
+        _add(found, ctx, "nv.int64-index", fact, INT64_WASTE, 0.6,
              f"{value.get('count')} 64-bit per-element integer ops ({', '.join(value.get('ops') or [])})")
     return found.list()
 
@@ -342,62 +343,85 @@ def detect_ir_ascend(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
-# ------------------------------------------------------------------------------ IR vetoes
-# A source-level finding predicts what the compiler will do; where rung-3 facts show what it did
-# and that contradicts the prediction, the facts win. Each veto returns why, or None.
+def detect_ir_tile_fit(ctx: TriageContext) -> list[Finding]:
+    """nv.tile-misfit from the compiled kernel: the K-loop dot became wgmma (its instrShape says
+    which), and the programs resident per SM come from the compiled registers and shared memory;
+    the shape is the source walk's. Launches the autotuner chooses among are left to the source
+    rule, which judges every config; kernels nv.hardcoded-config reports are left to it."""
+    from .source.tile_fit import fixed_across_shapes, launch_gemm, misfit
 
-def _compiled(ctx: TriageContext, kernel: str) -> list[Fact]:
-    return [fact for fact in ctx.facts if kernel_name(fact.kernel) == kernel and isinstance(fact.value, dict)]
-
-
-def _line_range(finding: Finding) -> tuple[int, int]:
-    ends = [e.get("end_line") for e in finding.evidence if e.get("type") == "source" and e.get("end_line")]
-    return finding.line, max([finding.line, *ends])
-
-
-def _veto_narrow_access(ctx: TriageContext, finding: Finding) -> str | None:
-    """nv.scalar-access / nv.strided-inner-axis: every instruction the access became is 64 bits
-    or wider, so it is vectorised and (being vectorised) contiguous along the threads."""
-    first, last = _line_range(finding)
-    widths = [fact.value.get("vector_bits") for fact in _compiled(ctx, finding.kernel or "")
-              if fact.kind == "global_access" and fact.line is not None and first <= fact.line <= last
-              and fact.value.get("via") in (None, "ld.global", "st.global") and fact.value.get("vector_bits")]
-    if widths and min(widths) >= 64:
-        return f"the compiled accesses on line {first} move {min(widths)} bits or more per instruction"
-    return None
-
-
-def _veto_layout_conversion(ctx: TriageContext, finding: Finding) -> str | None:
-    """nv.hot-layout-conversion: the compiled kernel has no conversion through shared memory (in
-    a loop, for a finding about a loop)."""
-    facts = _compiled(ctx, finding.kernel or "")
-    if not facts:
-        return None
-    in_loop = any(e.get("in_loop") for e in finding.evidence if e.get("type") == "source")
-    converts = [fact for fact in facts if fact.kind == "convert_layout" and fact.value.get("through_shared")
-                and (fact.value.get("in_loop") or not in_loop)]
-    if not converts:
-        return "the compiled kernel converts no layout through shared memory" + (" inside a loop" if in_loop else "")
-    return None
+    found = IRFindings(ctx)
+    fixed = fixed_across_shapes(ctx)
+    for fact in _facts(ctx, "dot_lowering"):
+        kernel = kernel_name(fact.kernel)
+        if fact.value.get("kind") != "wgmma" or not fact.value.get("in_loop") or kernel in fixed:
+            continue
+        resident = next((f.value.get("programs_per_sm") for f in _facts(ctx, "occupancy") if f.kernel == fact.kernel), None)
+        for analysis in ctx.analyses:
+            if analysis.kernel.name != kernel or analysis.launch.variants > 1:
+                continue
+            launch = launch_gemm(ctx, analysis)
+            if launch is None or launch[2].line != fact.line:
+                continue
+            tile, gemm, _ = launch
+            verdict = misfit(ctx, tile, gemm, resident)
+            if verdict is not None:
+                current, best = verdict
+                shape = fact.value.get("instr_shape") or []
+                _add(found, ctx, "nv.tile-misfit", fact, "GEMM tile does not fit its shape", 0.8,
+                     "compiled to wgmma" + (f" (N={shape[1]} per instruction)" if len(shape) > 1 else "")
+                     + f" with {current.resident} program(s) resident per SM: on {gemm.m}x{gemm.n}x{gemm.k} the "
+                     f"tile reaches about {current.reach:.0%} of the peak, {best.tile.text()} about {best.reach:.0%}")
+    return found.list()
 
 
-IR_VETOES = {
-    "nv.scalar-access": _veto_narrow_access,
-    "nv.strided-inner-axis": _veto_narrow_access,
-    "nv.hot-layout-conversion": _veto_layout_conversion,
-}
+def detect_ir_tiny_block(ctx: TriageContext) -> list[Finding]:
+    """nv.tiny-block from the launches rung 3 recorded and the blocks the compiler produced: the
+    real grid (in script mode, the script's own launches), the compiled tensor of each global
+    access and the warps, so no problem file or resolvable literal is needed. Same thresholds as
+    the source rule: under one 16-byte vector per thread in the largest block, under 8 KiB per
+    program, more than 2 x SM-count programs, and the programs resident per SM (compiled
+    occupancy) keeping under 24 KiB of loads in flight. Not for a kernel with a dot or with an
+    access in a loop (a program's work is then the loop's), nor TMA / cp.async copies. Where the
+    source walk analysed the kernel with its cases, its verdict stands (it sees strides and
+    interleaved lanes the facts do not): the finding then only joins the source finding it confirms."""
+    from diagnoser.ir.mlir import element_bits
 
+    from .source.tiles import (
+        IN_FLIGHT_PER_SM,
+        MAX_PROGRAMS_PER_SM,
+        MAX_WARPS_PER_SM,
+        detect_block_sizes,
+    )
 
-def veto_by_ir(ctx: TriageContext, findings: list[Finding]) -> tuple[list[Finding], list[str]]:
-    """The findings the facts do not contradict, and a note for each one they do."""
-    if not ctx.facts:
-        return findings, []
-    kept, notes = [], []
-    for finding in findings:
-        veto = IR_VETOES.get(finding.pattern or "")
-        why = veto(ctx, finding) if veto is not None and finding.rung == 1 and finding.line is not None else None
-        if why is None:
-            kept.append(finding)
-        else:
-            notes.append(f"{finding.pattern} at line {finding.line} ({finding.kernel}) dropped: {why}")
-    return kept, notes
+    walked = {a.kernel.name for a in ctx.analyses}
+    confirmed = {(f.kernel, f.line) for f in detect_block_sizes(ctx) if f.pattern == "nv.tiny-block"} if walked else set()
+    with_dot = {fact.kernel for fact in _facts(ctx, "dot_lowering")}
+    found = IRFindings(ctx)
+    for label in sorted({fact.kernel for fact in _facts(ctx, "launch")} - with_dot):
+        launches = [f for f in _facts(ctx, "launch") if f.kernel == label and f.value.get("sm_count")]
+        accesses = [f for f in _facts(ctx, "global_access") if f.kernel == label]
+        blocks = [(f, _numel(f.value.get("tensor_shape") or [1]), element_bits(f.value.get("dtype") or "") or 32)
+                  for f in accesses]
+        if not launches or not blocks or any(f.value.get("in_loop") or f.value.get("via") not in (None, "ld.global", "st.global")
+                                             for f in accesses):
+            continue
+        launch = max(launches, key=lambda f: f.value.get("programs") or 0)
+        programs, sm_count = launch.value.get("programs") or 0, launch.value["sm_count"]
+        warps = _num_warps(ctx, label)
+        biggest, numel, bits = max(blocks, key=lambda block: block[1])
+        per_thread = numel / (32 * warps)
+        program_bytes = sum(n * b // 8 for _, n, b in blocks)
+        resident = launch.value.get("programs_per_sm") or min(MAX_PROGRAMS_PER_SM, MAX_WARPS_PER_SM // warps)
+        in_flight = resident * sum(n * b // 8 for f, n, b in blocks if f.value.get("op") == "load")
+        kernel = kernel_name(label)
+        if kernel in walked and (kernel, biggest.line) not in confirmed:
+            continue
+        if per_thread < max(128 // bits, 1) and program_bytes < 8192 and programs > 2 * sm_count \
+                and in_flight < IN_FLIGHT_PER_SM:
+            _add(found, ctx, "nv.tiny-block", biggest, "too little work per program", 0.85,
+                 f"{programs} programs of {warps} warps each move {program_bytes} bytes; the compiled block "
+                 f"{biggest.value.get('tensor_shape')} gives {per_thread:g} element(s) per thread, and the "
+                 f"{resident} programs an SM holds keep {in_flight} bytes of loads in flight",
+                 also=launch)
+    return found.list()

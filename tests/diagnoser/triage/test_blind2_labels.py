@@ -11,7 +11,7 @@ from diagnoser.triage.catalog import STABLE_IDS
 
 def test_the_set_covers_every_catalog_id_and_holds_clean_kernels_on_both_backends():
     labels = label_sets.labels("blind2")
-    assert set().union(*labels.values()) == set(STABLE_IDS)
+    assert set().union(*labels.values()) == set(STABLE_IDS) - label_sets.IDS_AFTER_FREEZE
     clean = [kernel for kernel, ids in labels.items() if not ids]
     assert len(clean) >= 8
     assert any(label_sets.is_ascend("blind2", kernel) for kernel in clean)

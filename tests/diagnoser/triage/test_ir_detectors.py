@@ -181,14 +181,15 @@ def test_a_unified_buffer_estimate_at_the_limit_only_corroborates():
 
 # ------------------------------------------------------------------ source findings vetoed
 
-def test_a_strided_suspicion_the_ir_shows_vectorised_is_dropped_with_a_note(tmp_path):
+def test_a_strided_suspicion_the_ir_shows_vectorised_is_vetoed_with_its_reason(tmp_path):
     single = (("re * s + im * c, mask=mask)", "re * s + 0.0 * c, mask=mask)"),
               ("    im = tl.load(z_ptr + 2 * i + 1, mask=mask, other=0.0)\n", "    im = re\n"))
     wide = fact("global_access", 13, "rotate_kernel", op="load", vector_bits=128, elements=4, tensor_shape=[1024],
                 via="ld.global")
     result = run_with(tmp_path, "complex_rotate", [wide], *single)
     assert 13 not in patterns_at(result, "nv.strided-inner-axis")
-    assert any("nv.strided-inner-axis at line 13" in note and "dropped" in note for note in result.notes)
+    assert any(v["pattern"] == "nv.strided-inner-axis" and v["line"] == 13 and "128 bits" in v["veto"]["reason"]
+               for v in result.vetoed)
     narrow = fact("global_access", 13, "rotate_kernel", op="load", vector_bits=32, elements=1, tensor_shape=[1024],
                   via="ld.global")
     assert 13 in patterns_at(run_with(tmp_path, "complex_rotate", [narrow], *single), "nv.strided-inner-axis")

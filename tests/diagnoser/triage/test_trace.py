@@ -160,3 +160,40 @@ def test_module_level_device_queries_are_answered_while_the_solution_loads(tmp_p
     solution, problem = write_pair(tmp_path / "k", source, fixture("elementwise")[1])
     traces = trace_cases(solution, problem, target="nvidia")
     assert [t.error for t in traces] == [None] * len(traces) and all(t.launches for t in traces)
+
+
+SCRIPT = '''
+import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def copy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+
+x = torch.randn(3000, device="cuda")
+out = torch.empty_like(x)
+print("launching")
+copy_kernel[(triton.cdiv(x.numel(), 1024),)](x, out, x.numel(), BLOCK=1024)
+print(out.sum().item())
+'''
+
+
+def test_a_script_is_traced_with_its_real_arguments_and_its_prints_kept_out(tmp_path, capfd):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT)
+    [trace] = trace_module.trace_script(str(script))
+    [launch] = trace.launches
+    assert launch.grid == (3, 1, 1) and launch.args["x_ptr"].shape == (3000,) and launch.line == 16
+    assert trace.error is None and "after 1 launch(es)" in trace.note  # .item() on a meta tensor stops it
+    assert capfd.readouterr().out == ""
+
+
+def test_a_script_that_fails_before_launching_says_why(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(SCRIPT.replace("x = torch.randn", "raise SystemExit(3)\nx = torch.randn"))
+    result = run_triage(str(script), script=True)
+    assert result.cases == 0 and any("exited with status 3" in note for note in result.notes)

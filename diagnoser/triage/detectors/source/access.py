@@ -225,6 +225,11 @@ def hot_divmods(report: KernelReport) -> list:
     return hot
 
 
+# The title of the nv.int64-index finding about 64-bit math where 32 bits suffice (the other one is
+# about 32-bit offsets that overflow): the IR vetoes only this one (diagnoser.triage.vetoes).
+INT64_WASTE = "64-bit index math where 32 bits suffice"
+
+
 def index_int64_ops(report: KernelReport) -> list:
     """Per-element 64-bit integer ops that reach a pointer offset: index math. A 64-bit value
     that is data (an int64 id compared, an argmin cast for an int64 output) is no index cost."""
@@ -250,7 +255,7 @@ def detect_index_math(ctx: TriageContext) -> list[Finding]:
             explicit = any("int64" in o.text for o in report.int64_ops)
             detail = (f"64-bit per-element index arithmetic (`{op.text}`)"
                       + (f" while the largest tensor has {largest} elements (< 2**31)" if largest is not None else ""))
-            found.add(ctx, "nv.int64-index", name, op.line, "64-bit index math where 32 bits suffice",
+            found.add(ctx, "nv.int64-index", name, op.line, INT64_WASTE,
                       0.65 if explicit else 0.45, [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
         if analysis is not None and largest is not None and largest >= 2 ** 31 and not report.int64_ops:
             access = next((a for a in report.accesses if a.shape), None)

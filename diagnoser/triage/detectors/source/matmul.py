@@ -47,8 +47,8 @@ def detect_dot_lowering(ctx: TriageContext) -> list[Finding]:
         case = analysis.case if analysis else None
         num_warps = report.num_warps
         for dot in report.dots:
-            if not dot.a_shape or not dot.b_shape:
-                continue
+            if len(dot.a_shape) < 2 or not dot.b_shape:
+                continue  # a block size the walk could not resolve (a script's launch walked without its arguments)
             version = dot_version(dot, num_warps)
             if version == 0 and dot.input_precision == "ieee":
                 detail = "fp32 tl.dot with input_precision='ieee' (or allow_tf32=False) runs on CUDA cores (FMA)"
@@ -164,7 +164,7 @@ def _restreamed_operand(analysis: LaunchAnalysis, dot: Any) -> Optional[tuple[st
     Programs along the fastest grid axis share the other operand's tile; with N fastest (the
     usual pid_m = pid // num_pid_n, or program_id(0) indexing N) all of B (K x N) is streamed once
     per row of tiles, with M fastest all of A. None where the GEMM's size is unknown."""
-    m, n, k = _gemm_dims(analysis)
+    m, n, k = gemm_dims(analysis)
     if not (m and n and k):
         return None
     a_loads = [a for a in analysis.report.accesses if a.node_id in dot.a_origins]
@@ -195,7 +195,7 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
         kernel = analyses[0].kernel
         if kernel.autotune is not None or kernel.heuristics or any(a.launch.autotune for a in analyses):
             continue
-        gemms = [a for a in analyses if _looped_dot(a.report) is not None]
+        gemms = [a for a in analyses if looped_dot(a.report) is not None]
         if len({a.case_index for a in gemms}) < 2:
             continue
         # Knobs: tile sizes the source fixes at the launch and whose axis the grid or a loop
@@ -209,7 +209,7 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
                     a.launch.num_warps, a.launch.num_stages) for a in gemms}
         if len(configs) != 1 or not knobs:
             continue
-        dims = {a.case_index: _gemm_dims(a) for a in gemms}
+        dims = {a.case_index: gemm_dims(a) for a in gemms}
         if not _materially_different(list(dims.values())):
             continue
         misfits = []
@@ -231,16 +231,16 @@ def detect_hardcoded_config(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
-def _looped_dot(report: KernelReport) -> Any:
+def looped_dot(report: KernelReport) -> Any:
     return next((d for d in report.dots if runtime_loops(report, d.loops) and len(d.a_shape) >= 2 and d.b_shape),
                 None)
 
 
-def _gemm_dims(analysis: LaunchAnalysis) -> tuple[Optional[int], Optional[int], Optional[int]]:
+def gemm_dims(analysis: LaunchAnalysis) -> tuple[Optional[int], Optional[int], Optional[int]]:
     """(M, N, K) of one launch: M and N from the tensor the dot's result is stored to, K from the
     K loop's trip count times BLOCK_K; None where the source does not say."""
     report = analysis.report
-    dot = _looped_dot(report)
+    dot = looped_dot(report)
     k = trips(report, runtime_loops(report, dot.loops)) * dot.a_shape[-1]
     m = n = None
     store = next((a for a in report.accesses if a.op in ("store", "atomic") and a.from_dot and a.base), None)
@@ -289,7 +289,7 @@ def _compiled_misfits(ctx: TriageContext, kernel: str) -> list[str]:
 def _config_misfits(ctx: TriageContext, analysis: LaunchAnalysis, dims: tuple) -> list[str]:
     """Why the launch's tile / warps / stages fit this GEMM shape poorly (empty when they fit)."""
     report = analysis.report
-    dot = _looped_dot(report)
+    dot = looped_dot(report)
     block_m, block_n = dot.a_shape[-2], dot.b_shape[-1]
     m, n, _ = dims
     rows = masked_rows(analysis, dot)
