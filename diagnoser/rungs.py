@@ -105,7 +105,7 @@ def _settle(subject: Subject, facts: list[dict], metrics: dict | None):
     from diagnoser.triage import run_triage
 
     return run_triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts], metrics=metrics,
-                      script=subject.script)
+                      target=subject.target, script=subject.script)
 
 
 def compiler(subject: Subject, state: dict) -> dict:

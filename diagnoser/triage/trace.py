@@ -397,7 +397,7 @@ def trace_script(script_path: str, target: str = "nvidia") -> list[CaseTrace]:
     recorder.current = trace
     try:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()), \
-                torch_npu_stand_in(), _patched_triton(recorder), device_stand_in(DEVICE_TARGETS.get(target, target)), \
+                torch_npu_stand_in(), _patched_triton(recorder), device_stand_in(compile_target(target)), \
                 torch.device("meta"), _device_mode(recorder, "meta"), torch.no_grad():
             run_script(script_path)
     except _TooManyLaunches:
