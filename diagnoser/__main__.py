@@ -1,4 +1,4 @@
-"""`python -m diagnoser` runs the `ladder` command line (useful where the package is not installed)."""
-from diagnoser.cli import main
+"""`python -m ladder.diagnoser` runs the `ladder` command line (useful where the package is not installed)."""
+from ladder.diagnoser.cli import main
 
-main()
+main(prog_name="ladder")

@@ -10,9 +10,9 @@ and the facts that contradict it, so a report can say what was ruled out and why
 
 Two places fold findings and both use these functions, so a merged finding never loses evidence:
 triage, merging what its rules and the rung-2/3 evidence say about one line, and the policy
-(`diagnoser.ladder`), folding each rung's findings and vetoes into the climb's state (`fold`).
+(`ladder.diagnoser.ladder`), folding each rung's findings and vetoes into the climb's state (`fold`).
 Which fact confirms and which vetoes each catalog pattern is the catalog's data (`detect`
-entries of level `ir`, and `veto`); the veto rules themselves are `diagnoser.triage.vetoes`.
+entries of level `ir`, and `veto`); the veto rules themselves are `ladder.diagnoser.triage.vetoes`.
 """
 from __future__ import annotations
 

@@ -22,9 +22,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-from diagnoser import ladder
+from ladder.diagnoser import ladder
 
-from diagnoser.subject import Subject, target_for
+from ladder.diagnoser.subject import Subject, target_for
 
 NCU_RETRIES = 3
 NCU_CHUNK = 6  # jobs per ncu process
@@ -49,7 +49,7 @@ def _pool(workers: int | None) -> ProcessPoolExecutor:
 def _climb(job: tuple) -> dict:
     """One kernel's climb in a worker: (subject, state, selected, exhaustive, measured or error)."""
     subject_dict, state, selected, exhaustive, measured = job
-    from diagnoser import rungs as adapters
+    from ladder.diagnoser import rungs as adapters
 
     subject = Subject(**subject_dict)
     steps = dict(ladder.RUNGS)
@@ -71,8 +71,8 @@ def _climb(job: tuple) -> dict:
 def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: float | None,
             progress: Callable[[str], None], isolate: bool = False) -> list[dict]:
     """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
-    from diagnoser.profile import nvidia
-    from runner.precompile import device_target, precompile
+    from ladder.diagnoser.profile import nvidia
+    from ladder.runner.precompile import device_target, precompile
 
     records: dict[int, dict] = {}
     measured: list[dict | None] = [None] * len(items)
@@ -127,8 +127,8 @@ def deciding_case(record: dict, ceilings: dict) -> int | None:
     names the class to explain; `ladder diagnose` of a single kernel still profiles every case.
     None when every case already runs at the roofline (nothing for counters to explain).
     """
-    from diagnoser.gap import AT_ROOFLINE
-    from diagnoser.profile import nvidia
+    from ladder.diagnoser.gap import AT_ROOFLINE
+    from ladder.diagnoser.profile import nvidia
 
     none = {"available": False, "why": "", "cases": {}, "errors": {}}
     try:
@@ -148,7 +148,7 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
     reason. Inside a chunk, if the profiled process dies, the job it was in is dropped (recorded
     as an error) and the jobs after it are profiled again, up to `NCU_RETRIES` runs.
     """
-    from diagnoser.profile import ncu
+    from ladder.diagnoser.profile import ncu
 
     merged = {"available": False, "why": "", "cases": {}, "errors": {}}
     deadline = time.monotonic() + timeout
@@ -199,12 +199,12 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
     """The diagnosis state of every item, in order (see the module docstring for the schedule).
 
     `target` is every kernel's compile target (`sm90`, `ascend`); without one each kernel gets the
-    one its backend and code call for (`diagnoser.subject.target_for`).
+    one its backend and code call for (`ladder.diagnoser.subject.target_for`).
     `deadline` (time.monotonic()) bounds the ncu run, leaving `FINISH_S` for the rest of the climbs.
     `isolate` times each kernel in its own runner worker (survives crashes; a few seconds more per
     kernel); by default the timing runs in this process, as `ladder suite` does for its own kernels.
     """
-    from runner.backends import detect
+    from ladder.runner.backends import detect
 
     selected = set(selected or {1, 2, 3, 4})
     name, device = detect(backend)
@@ -304,8 +304,8 @@ def chain(name: str, state: dict) -> str:
     The chain follows rung 4's first answer: the facts it was about, the lower-rung finding on the
     same line (else the most confident one that can cause the worst case's class), and the code.
     """
-    from diagnoser import gap
-    from diagnoser.evidence import fact_of
+    from ladder.diagnoser import gap
+    from ladder.diagnoser.evidence import fact_of
 
     lines = [f"{name} (reached rung {state['reached']}): {state['gap']['why']}"]
     cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]

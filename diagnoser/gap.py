@@ -20,12 +20,12 @@ The ladder climbs only while they do not. "Explain" is defined per measured case
 Without a measurement (no device, or rung 2 failed) the gap is unknown, hence not explained: the
 ladder then climbs every rung it can. So is a measurement on the host clock (a script's launches
 replayed under the interpreter, `clock: host`): it says what the interpreter took, not a device.
-A script's cases are its launch sites (`diagnoser.profile.script`), weighed like a pair's cases. The cause table below maps each catalog id (and, for
+A script's cases are its launch sites (`ladder.diagnoser.profile.script`), weighed like a pair's cases. The cause table below maps each catalog id (and, for
 findings that carry no catalog id, the kind of the IR fact they cite) to the classes it explains.
 """
 from __future__ import annotations
 
-from diagnoser.evidence import fact_of
+from ladder.diagnoser.evidence import fact_of
 
 AT_ROOFLINE = 0.8
 CONFIDENT = 0.7

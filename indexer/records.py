@@ -2,13 +2,13 @@
 
 The stored record is `{"id", "text", "metadata"}`; chunks.jsonl holds them in the order of the
 rows of the keyword index. Its `embed_hash` is the hash of what the dense model reads of it
-(`indexer.text.dense_text`), so a rebuild re-embeds a chunk only when that text changed.
+(`ladder.indexer.text.dense_text`), so a rebuild re-embeds a chunk only when that text changed.
 """
 from __future__ import annotations
 
 import hashlib
 
-from indexer.text import dense_text
+from ladder.indexer.text import dense_text
 
 # Metadata every record carries; keys with an empty value are left out of the record.
 # `summary` is the one-line summary of the pass in `pass`, for the dense text.

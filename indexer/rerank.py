@@ -31,7 +31,7 @@ import re
 
 import numpy as np
 
-from indexer.text import keyword_text, keyword_tokens
+from ladder.indexer.text import keyword_text, keyword_tokens
 
 WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.1, "phrases": 0.1, "named": 0.3, "backend": 0.1,
            "fused": 0.25}

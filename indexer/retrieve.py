@@ -35,11 +35,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from indexer import embedding, rerank
-from indexer.errors import IndexCorrupt
-from indexer.records import result
-from indexer.store import Build, Store
-from indexer.text import dense_query, keyword_query
+from ladder.indexer import embedding, rerank
+from ladder.indexer.errors import IndexCorrupt
+from ladder.indexer.records import result
+from ladder.indexer.store import Build, Store
+from ladder.indexer.text import dense_query, keyword_query
 
 # Candidates each retriever contributes, whatever k is.
 POOL = 150

@@ -18,8 +18,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from indexer.chunking import LANGUAGES
-from indexer.errors import SourceError
+from ladder.indexer.chunking import LANGUAGES
+from ladder.indexer.errors import SourceError
 
 # Files bigger than this are generated tables or vendored blobs, not code a person reads.
 MAX_FILE_BYTES = 512 * 1024

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.errors import SourceError
-from indexer.sources import open_tree
-from indexer.store import COMPILER_LAYOUT, Store
+from ladder.indexer.errors import SourceError
+from ladder.indexer.sources import open_tree
+from ladder.indexer.store import COMPILER_LAYOUT, Store
 
 
 def status(index_dir: str | None = None) -> dict:

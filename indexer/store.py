@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing
+from ladder.indexer.errors import BuildLocked, IndexCorrupt, IndexMissing
 
 # Bump when what a build holds changes meaning (2: BM25 over keyword_tokens, rows as in chunks.jsonl;
 # 3: vectors.npy instead of a chromadb collection, artifact hashes in the manifest).

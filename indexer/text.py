@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from indexer.gloss import cjk_tokens, english, has_cjk
+from ladder.indexer.gloss import cjk_tokens, english, has_cjk
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Bump when what BM25 reads of a chunk changes (tokens, weights, glosses): every build then

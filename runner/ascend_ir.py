@@ -7,7 +7,7 @@ npubin (bishengir-compile, part of the CANN toolkit). Without CANN the last stag
 first two were written to the kernel cache; we collect them from there. With CANN the compile
 succeeds and the stages come from the compiled kernel.
 
-Parent side (`capture`): standard library only. Child side (`python -m runner.ascend_ir`): runs
+Parent side (`capture`): standard library only. Child side (`python -m ladder.runner.ascend_ir`): runs
 the forward on CPU tensors with Triton-Ascend's JIT intercepted exactly like the `aot` backend
 (its own binder and attribute descriptor give the specialization), device queries (core counts)
 answered for the chip (`device_stand_in`), and writes CapturedKernel JSON.
@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from runner.capture import CapturedKernel, LaunchInterceptor, jsonable, source_position
+from ladder.runner.capture import CapturedKernel, LaunchInterceptor, jsonable, source_position
 
 ENV_VAR = "LADDER_ASCEND_PYTHON"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -72,7 +72,7 @@ def capture(solution_path: str | Path, problem_path: str | Path | None = None, c
         raise AscendUnavailable(missing_environment())
     with tempfile.TemporaryDirectory(prefix="ladder-ascend-") as scratch:
         out = Path(scratch) / "kernels.json"
-        command = [python, "-m", "runner.ascend_ir", "--solution", str(Path(solution_path).resolve()),
+        command = [python, "-m", "ladder.runner.ascend_ir", "--solution", str(Path(solution_path).resolve()),
                    "--target", chip_of(target), "--out", str(out)]
         if problem_path is not None:
             command += ["--problem", str(Path(problem_path).resolve())]
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script_args", nargs="*")
     options = parser.parse_args(argv)
 
-    from runner.capture import cpu_stand_in, device_stand_in, run_target, torch_npu_stand_in
+    from ladder.runner.capture import cpu_stand_in, device_stand_in, run_target, torch_npu_stand_in
 
     with AscendCapture(options.target) as session, torch_npu_stand_in(), device_stand_in(f"npu:{options.target}"), \
             cpu_stand_in():

@@ -2,7 +2,7 @@
 
 ``bench_pair`` is what ``ladder bench`` prints and what ``ladder suite`` / ``ladder diagnose`` call::
 
-    from runner.bench import bench_pair
+    from ladder.runner.bench import bench_pair
     record = bench_pair("solution.py", "problem.py", backend=None)   # None: cuda > npu > interpret
     record["ok"]                      # every case correct and nothing rejected
     record["rejected"]                # None or {"stage": static|load|runtime|crash|timeout, "reason"}
@@ -15,7 +15,7 @@
 With ``baseline="initial.py"`` the baseline is evaluated and timed in the same worker, interleaved
 with the candidate on the same inputs; its record is under ``record["baseline"]`` and each case gets
 ``speedup_vs_baseline``. ``bench(problem, {"name": path, ...})`` is the general form (any number of
-solutions) and returns the whole evaluation (``runner.evaluate``) with ``solutions`` by name.
+solutions) and returns the whole evaluation (``ladder.runner.evaluate``) with ``solutions`` by name.
 
 Errors the caller must fix (problem file broken, backend not available) raise ``BenchError``; every
 failure of candidate code is data in the record (never an exception), including timeouts and crashes
@@ -28,9 +28,9 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Callable
 
-from runner import seeds
-from runner.options import Options
-from runner.isolation import WorkerOutcome, run_worker
+from ladder.runner import seeds
+from ladder.runner.options import Options
+from ladder.runner.isolation import WorkerOutcome, run_worker
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -51,7 +51,7 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
           isolate: bool = True, **options: Any) -> dict[str, Any]:
     """Evaluate every solution against the problem in one worker process (interleaved timing).
 
-    ``options`` are ``runner.options.Options`` fields: seeds, seed, time, torch_compile,
+    ``options`` are ``ladder.runner.options.Options`` fields: seeds, seed, time, torch_compile,
     static_checks, cases, reps, min_reps, max_reps, budget_s.
 
     ``isolate=False`` evaluates in this process instead, for trusted code only (the suite's own
@@ -71,7 +71,7 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
         "options": asdict(settings),
     }
     if not isolate and not interpreter_needs_fresh_process(backend):
-        from runner import worker
+        from ladder.runner import worker
 
         result = worker.run(request, progress or (lambda event: None))
         _raise_on_error(result)
@@ -109,7 +109,7 @@ def interpreter_needs_fresh_process(backend: str | None) -> bool:
     (``tl.zeros``, ``tl.sigmoid``, ...) is decorated when ``triton.language`` is imported: once that
     happened without it, interpreted kernels calling those functions fail in this process.
     """
-    from runner.backends import select_backend
+    from ladder.runner.backends import select_backend
 
     if select_backend(backend).name != "interpret":
         return False

@@ -7,9 +7,9 @@
 ``check``    for each fresh seed: every contestant runs one forward on inputs made from it and
              writes its outputs to a file named here; the judge makes the same inputs, runs the
              reference in float64 (or its own precision, see ``Reference``) and in its own
-             precision, and ``runner.compare`` and the guards' reports decide.
+             precision, and ``ladder.runner.compare`` and the guards' reports decide.
 ``time``     the eager reference, the optional ``torch.compile`` of it, and every candidate
-             correct on the case, interleaved on the same fresh inputs (``runner.timing``), with
+             correct on the case, interleaved on the same fresh inputs (``ladder.runner.timing``), with
              the host-side bound and the roofline floor checked.
 """
 from __future__ import annotations
@@ -21,15 +21,15 @@ from typing import Any, Callable
 
 import torch
 
-from runner import contestants, roofline, seeds, timing
-from runner.channel import ContestantLost
-from runner.compare import Verdict, compare, flatten_outputs
-from runner.errors import one_line
-from runner.evaluation import Candidate, CaseOutcome, DeviceLost, Evaluation, new_contestant
-from runner.exchange import input_digest, load_outputs, same_inputs
-from runner.inputs import make_init_inputs, make_inputs, seed_everything, tensor_bytes
-from runner.problem import ProblemError, case_label
-from runner.reference import Reference
+from ladder.runner import contestants, roofline, seeds, timing
+from ladder.runner.channel import ContestantLost
+from ladder.runner.compare import Verdict, compare, flatten_outputs
+from ladder.runner.errors import one_line
+from ladder.runner.evaluation import Candidate, CaseOutcome, DeviceLost, Evaluation, new_contestant
+from ladder.runner.exchange import input_digest, load_outputs, same_inputs
+from ladder.runner.inputs import make_init_inputs, make_inputs, seed_everything, tensor_bytes
+from ladder.runner.problem import ProblemError, case_label
+from ladder.runner.reference import Reference
 
 
 @dataclass

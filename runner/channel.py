@@ -1,6 +1,6 @@
 """How the judge talks to a contestant: one JSON request, one JSON reply, over private pipes or in process.
 
-Requests and replies are small (tensors travel as files, see ``runner.exchange``). ``PipeChannel``
+Requests and replies are small (tensors travel as files, see ``ladder.runner.exchange``). ``PipeChannel``
 speaks to a contestant process over two pipes that are its only inherited file descriptors, so
 candidate code printing to stdout cannot corrupt the protocol; every reply has a deadline, and a
 contestant that dies or stops answering becomes ``ContestantLost`` with a one-line reason.

@@ -5,7 +5,7 @@ exactly the reference's shape, dtype and device type (the reference run in the p
 precision decides those).
 
 **Never-written elements.** Memory the candidate allocates during a checked forward is filled with
-the poison pattern (``runner.guards``); floating outputs still holding it are reported as
+the poison pattern (``ladder.runner.guards``); floating outputs still holding it are reported as
 "never written" rather than as a numeric mismatch.
 
 **NaN/Inf never pass**, wherever they are. A reference that itself produces NaN/Inf fails the case
@@ -14,7 +14,7 @@ too: the inputs make the problem ill-posed, and a comparison there proves nothin
 **Integers and booleans** must match exactly.
 
 **Floating outputs** are compared with a reference computed in float64 where the model allows it
-(``runner.reference`` falls back to the problem's own precision otherwise). The error of each element
+(``ladder.runner.reference`` falls back to the problem's own precision otherwise). The error of each element
 is normalised by the reference's magnitude at that element *plus its root-mean-square over the whole
 output*::
 
@@ -58,7 +58,7 @@ from typing import Any
 
 import torch
 
-from runner.guards import unwritten_count
+from ladder.runner.guards import unwritten_count
 
 RTOL = {
     torch.float64: 1e-7,

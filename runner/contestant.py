@@ -1,9 +1,9 @@
-"""The process that runs candidate code for the judge: ``python -m runner.contestant RECEIVE_FD SEND_FD``.
+"""The process that runs candidate code for the judge: ``python -m ladder.runner.contestant RECEIVE_FD SEND_FD``.
 
 It never decides anything. It loads one solution (or the problem's reference, for timing), builds
 it per case, runs the forwards the judge asks for on inputs made from seeds the judge draws, and
 reports what it saw: the outputs (as files the judge names), the launches, the guards' findings,
-the event times. The judge (``runner.evaluate``) compares, times and writes the verdict.
+the event times. The judge (``ladder.runner.evaluate``) compares, times and writes the verdict.
 
 Requests, in the order the judge sends them (``OPS``):
 
@@ -37,20 +37,20 @@ from typing import Any, Callable
 
 import torch
 
-from runner import guards
-from runner.backends import select_backend
-from runner.channel import serve
-from runner.compare import flatten_outputs
-from runner.errors import one_line
-from runner.exchange import input_digest, save_outputs
-from runner.guards import LaunchTracer, plain_outputs, poison, spans_overlap, storage_span
-from runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
-from runner.precompile import compile_kernels
-from runner.problem import ProblemError, load_problem, load_solution
-from runner.reference import tf32
-from runner.sandbox import become_undumpable
-from runner.sentinel import Sentinel, compiled_objects, stacks_intact
-from runner.timing import guard_violation, output_violation
+from ladder.runner import guards
+from ladder.runner.backends import select_backend
+from ladder.runner.channel import serve
+from ladder.runner.compare import flatten_outputs
+from ladder.runner.errors import one_line
+from ladder.runner.exchange import input_digest, save_outputs
+from ladder.runner.guards import LaunchTracer, plain_outputs, poison, spans_overlap, storage_span
+from ladder.runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
+from ladder.runner.precompile import compile_kernels
+from ladder.runner.problem import ProblemError, load_problem, load_solution
+from ladder.runner.reference import tf32
+from ladder.runner.sandbox import become_undumpable
+from ladder.runner.sentinel import Sentinel, compiled_objects, stacks_intact
+from ladder.runner.timing import guard_violation, output_violation
 
 # Every harness module this process needs is imported above, before any candidate code: once the
 # sentinel is armed, candidate code can no longer import (or reach through sys.modules) the harness.
@@ -147,7 +147,7 @@ class Contestant:
 
     def precompile(self, command: dict[str, Any]) -> dict[str, Any]:
         """Compile every kernel the solution launches on any case, ahead of time and with no device
-        (``runner.precompile``): the judge asks every contestant at once, so they compile in parallel,
+        (``ladder.runner.precompile``): the judge asks every contestant at once, so they compile in parallel,
         and the first checked call (autotuning included) finds them in Triton's cache."""
         kernels = compile_kernels(Path(command["solution"]), Path(command["problem"]), command["target"])
         return {"kernels": len(kernels)}

@@ -1,8 +1,8 @@
 """Starting, watching and ending the contestants of one evaluation.
 
-A contestant runs one solution, or the problem's reference for timing (``runner.contestant``).
+A contestant runs one solution, or the problem's reference for timing (``ladder.runner.contestant``).
 ``start`` gives it a process of its own: a fresh working directory, its log, two private pipes for
-the protocol, the limits of ``runner.sandbox`` watched from here, and the environment its backend
+the protocol, the limits of ``ladder.runner.sandbox`` watched from here, and the environment its backend
 needs before Triton is imported. ``local`` answers the same requests in this process (trusted code
 only: the suite's own solutions, the reference). Either way the judge holds a ``Handle``.
 """
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import sandbox
-from runner.channel import LocalChannel, PipeChannel
-from runner.errors import last_error_line
+from ladder.runner import sandbox
+from ladder.runner.channel import LocalChannel, PipeChannel
+from ladder.runner.errors import last_error_line
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 LOG_TAIL = 200
@@ -81,7 +81,7 @@ def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token
     env.update({"PYTHONUNBUFFERED": "1", "LADDER_BACKEND": getattr(backend, "spec", backend.name), "LADDER_CONTESTANT": name,
                 sandbox.EVALUATION_ENV: token})
     with open(log, "w") as output:
-        process = sandbox.spawn([sys.executable, "-m", "runner.contestant", str(to_child_read), str(from_child_write)],
+        process = sandbox.spawn([sys.executable, "-m", "ladder.runner.contestant", str(to_child_read), str(from_child_write)],
                                 env=env, cwd=folder, pass_fds=(to_child_read, from_child_write),
                                 stdout=output, stderr=output)
     os.close(to_child_read)
@@ -93,7 +93,7 @@ def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token
 
 
 def local(name: str, backend: Any, tracer: Any) -> Handle:
-    from runner.contestant import Contestant
+    from ladder.runner.contestant import Contestant
 
     return Handle(name, LocalChannel(Contestant(name, sandboxed=False, backend=backend, tracer=tracer).handle))
 

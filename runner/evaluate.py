@@ -1,7 +1,7 @@
 """The judge: a problem, one or more solutions and a backend in, a JSON-able verdict out.
 
-This runs in the judge's process (``runner.worker``), which never imports or runs candidate code.
-Each solution runs in a contestant process of its own (``runner.contestant``); the judge draws the
+This runs in the judge's process (``ladder.runner.worker``), which never imports or runs candidate code.
+Each solution runs in a contestant process of its own (``ladder.runner.contestant``); the judge draws the
 seeds, computes the reference, compares what the contestants return, times them interleaved with
 the reference (which runs in a contestant process of its own too, with no candidate code) and
 writes the verdict. A candidate can crash, hang, tamper with its own process or lie in its
@@ -11,12 +11,12 @@ The pipeline is an ordered table of named stages over one ``Evaluation`` (``STAG
 case an ordered table of its own (``CASE_STAGES``):
 
 ``static``       parse each solution, and the modules beside it that it imports, and run the
-                 static rules (``runner.static_check``); an error rejects the solution before any
+                 static rules (``ladder.runner.static_check``); an error rejects the solution before any
                  of its code runs.
 ``load``         import the problem here (the reference is trusted code).
 ``contestants``  start one contestant per solution (all at once); it imports the solution under
                  the guards.
-per case (``runner.case``):
+per case (``ladder.runner.case``):
 ``prepare``      the case's init inputs from a drawn seed, the reference ``Model`` here and every
                  ``ModelNew`` in its contestant from the same seed; when the parameter names and
                  shapes agree, each candidate gets the reference's parameters, so initialisation
@@ -24,11 +24,11 @@ per case (``runner.case``):
 ``check``        for each fresh seed: every contestant runs one forward on inputs made from it
                  (guarded, fresh allocations poisoned) and writes its outputs to a file named
                  here; the judge makes the same inputs, runs the reference in float64 (or its own
-                 precision, see ``Reference``) and in its own precision, and ``runner.compare``
+                 precision, see ``Reference``) and in its own precision, and ``ladder.runner.compare``
                  and the guards' reports decide. Each outputs file is removed as soon as it is
                  read, so no other contestant finds it.
 ``time``         the eager reference, the optional ``torch.compile`` of it, and every candidate
-                 correct on the case, interleaved on the same fresh inputs (``runner.timing``),
+                 correct on the case, interleaved on the same fresh inputs (``ladder.runner.timing``),
                  with the host-side bound and the roofline floor checked.
 
 A guard violation (torch compute in forward, no Triton launch, outputs not written by a kernel,
@@ -49,18 +49,18 @@ from typing import Any
 
 import torch
 
-from runner import roofline, sandbox, seeds
-from runner.case import CASE_STAGES, CaseRun
-from runner.evaluation import Candidate, DeviceLost, Emit, Evaluation, new_contestant
-from runner.options import Options
-from runner.problem import (
+from ladder.runner import roofline, sandbox, seeds
+from ladder.runner.case import CASE_STAGES, CaseRun
+from ladder.runner.evaluation import Candidate, DeviceLost, Emit, Evaluation, new_contestant
+from ladder.runner.options import Options
+from ladder.runner.problem import (
     QUICK_MAX_ELEMENTS,
     ProblemError,
     case_label,
     input_elements,
     load_problem,
 )
-from runner.static_check import ERROR, check_solution
+from ladder.runner.static_check import ERROR, check_solution
 
 RUNNER = Path(__file__).resolve().parent
 
@@ -161,7 +161,7 @@ def warn_of_large_cases(evaluation: Evaluation) -> None:
 
 def start_contestants(evaluation: Evaluation) -> None:
     if not evaluation.sandboxed:
-        from runner.guards import LaunchTracer
+        from ladder.runner.guards import LaunchTracer
 
         evaluation.tracer = LaunchTracer(evaluation.backend.launch_hook_fires, evaluation.backend.current_stream)
         evaluation.tracer.install()

@@ -1,7 +1,7 @@
 """What one judgement is made of: its context (``Evaluation``), each solution's record (``Candidate``)
 and each case's outcome (``CaseOutcome``), and how the judge asks its contestants.
 
-Every stage of ``runner.evaluate`` and ``runner.case`` reads and extends one ``Evaluation``;
+Every stage of ``ladder.runner.evaluate`` and ``ladder.runner.case`` reads and extends one ``Evaluation``;
 requests go to contestants only through ``Evaluation.request``/``request_all``, which turn a lost,
 crashed or tampering contestant into its candidate's rejection.
 """
@@ -14,11 +14,11 @@ from typing import Any, Callable
 
 import torch
 
-from runner import contestants, sandbox
-from runner.channel import ContestantLost
-from runner.compare import Verdict
-from runner.options import Options
-from runner.problem import Problem, case_label
+from ladder.runner import contestants, sandbox
+from ladder.runner.channel import ContestantLost
+from ladder.runner.compare import Verdict
+from ladder.runner.options import Options
+from ladder.runner.problem import Problem, case_label
 
 Emit = Callable[[dict], None]
 

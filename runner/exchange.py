@@ -19,7 +19,7 @@ from typing import Any
 import numpy
 import torch
 
-from runner.compare import flatten_outputs
+from ladder.runner.compare import flatten_outputs
 
 DTYPES = {str(dtype).removeprefix("torch."): dtype for dtype in (
     torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2,

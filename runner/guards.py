@@ -10,7 +10,7 @@ Instruments installed in the process that runs candidate code, before any candid
   (``JITFunction.run``, ``InterpretedFunction.run``); ``Autotuner.run``/``Heuristics.run`` are wrapped
   only to mark "inside Triton" so their own torch calls (benchmarking configs) are not blamed on
   the candidate. Launches made while an autotuner benchmarks its configs are marked ``tuning``
-  (``runner.capture.tuning``): the guards see every launch, but only the others are the forward's
+  (``ladder.runner.capture.tuning``): the guards see every launch, but only the others are the forward's
   own (``Window.forward_launches``), so an autotuned forward counts one launch per kernel, not the
   hundreds its first call makes while the autotuner times each config. The Python callbacks
   Triton runs on the candidate's behalf (heuristics, autotune pre/post hooks, config pre-hooks,
@@ -43,7 +43,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from runner.capture.tuning import AutotuneWatch
+from ladder.runner.capture.tuning import AutotuneWatch
 
 POISON_BYTE = 0xFF
 
@@ -180,7 +180,7 @@ class LaunchTracer:
     def __init__(self, hook_fires: bool, current_stream: Callable[[], int | None] = lambda: None):
         self.hook_fires = hook_fires
         self.current_stream = current_stream
-        # Set where candidate code runs (``runner.sentinel``): whether the torch call being recorded
+        # Set where candidate code runs (``ladder.runner.sentinel``): whether the torch call being recorded
         # was made by candidate code itself.
         self.called_by_candidate: Callable[[], bool] | None = None
         self.window: Window | None = None
@@ -409,7 +409,7 @@ class TorchOpRecorder(TorchFunctionMode):
     benchmarking, the interpreter's host copies) are not the candidate's and are ignored, unless
     candidate code Triton called back made them itself (``LaunchTracer.triton_is_acting``).
     Operators registered through ``torch.library.triton_op`` (names in ``triton_ops``) are allowed:
-    every kernel registered for them runs under recorders of its own (``runner.sentinel`` wraps
+    every kernel registered for them runs under recorders of its own (``ladder.runner.sentinel`` wraps
     them), and launches Triton kernels.
     """
 
@@ -508,7 +508,7 @@ class BypassRecorder(TorchDispatchMode):
 def _run_without_the_compiler(mode: type) -> None:
     """torch wraps a dispatch mode's handler so that ``torch.compile`` never traces into it, and that
     wrapper imports torch's compiler (seconds per process) on the first call. Nothing compiles while
-    a recorder runs (candidates may not, see ``runner.sentinel``): the handler is marked as already
+    a recorder runs (candidates may not, see ``ladder.runner.sentinel``): the handler is marked as already
     wrapped, so it runs as it is. A torch without that wrapper is left alone."""
     handler = getattr(mode.__torch_dispatch__, "__wrapped__", None)
     if handler is not None:

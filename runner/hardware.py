@@ -2,10 +2,10 @@
 
 One file per device, each naming the compile targets it serves (`cuda:90` -> H200) and holding
 the limits everything else reads: per-SM resources for theoretical occupancy, core counts for grid
-rules, and the roofline ceilings assumed until the device's own are measured (`runner.roofline`).
+rules, and the roofline ceilings assumed until the device's own are measured (`ladder.runner.roofline`).
 
 The tables are flat `key: value  # comment` lines whose values are Python literals; they are read
-without PyYAML because the Triton-Ascend environment (`runner.ascend_ir`'s child) need not have it.
+without PyYAML because the Triton-Ascend environment (`ladder.runner.ascend_ir`'s child) need not have it.
 """
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from runner.problem import Problem
+from ladder.runner.problem import Problem
 
 
 def seed_everything(seed: int) -> None:

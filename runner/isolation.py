@@ -1,8 +1,8 @@
 """Run the judge in a subprocess with a wall-clock timeout; the caller survives whatever happens.
 
-``run_worker(request, timeout)`` starts ``python -m runner.worker`` (the judge) with this
+``run_worker(request, timeout)`` starts ``python -m ladder.runner.worker`` (the judge) with this
 interpreter, the repository on ``PYTHONPATH``, a fresh working directory and an evaluation marker
-in its environment (``runner.sandbox``); it sends the request on the judge's standard input, relays
+in its environment (``ladder.runner.sandbox``); it sends the request on the judge's standard input, relays
 its progress events and reads the verdict from a pipe of their own. At the timeout, after a normal
 exit, and when the caller is interrupted (Ctrl-C or SIGTERM), every process of the evaluation is
 killed: the judge's tree and anything that carries the marker, a candidate's ``setsid`` escapee
@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner import sandbox
-from runner.errors import last_error_line
-from runner.worker import EVENT_PREFIX
+from ladder.runner import sandbox
+from ladder.runner.errors import last_error_line
+from ladder.runner.worker import EVENT_PREFIX
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 TAIL_LINES = 60
@@ -92,7 +92,7 @@ def run_worker(request: dict[str, Any], timeout: float,
     process = None
     try:
         with _terminate_as_interrupt():
-            process = sandbox.spawn([sys.executable, "-m", "runner.worker", str(result_write)],
+            process = sandbox.spawn([sys.executable, "-m", "ladder.runner.worker", str(result_write)],
                                     env=worker_environment({**(env or {}), sandbox.EVALUATION_ENV: token}),
                                     cwd=folder, pass_fds=(result_write,), stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)

@@ -4,7 +4,7 @@ Used before timed runs on a GPU machine (``ladder suite``, batched diagnosis, th
 loop's candidates): the runner's aot backend reproduces the JIT's specialization of each launch, so
 the kernels land in Triton's on-disk cache under the key the JIT computes on the device, and the
 timed run finds them there instead of compiling one at a time between timings on one core.
-``python -m runner.precompile TARGET SOLUTION PROBLEM [...]`` is the per-process worker.
+``python -m ladder.runner.precompile TARGET SOLUTION PROBLEM [...]`` is the per-process worker.
 """
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def precompile(pairs: list[tuple[Path, Path]], target: str, jobs: int,
     """
     started = time.monotonic()
     groups = [pairs[index::jobs] for index in range(min(jobs, len(pairs)))]
-    processes = [subprocess.Popen([sys.executable, "-m", "runner.precompile", target,
+    processes = [subprocess.Popen([sys.executable, "-m", "ladder.runner.precompile", target,
                                    *(str(path) for pair in group for path in pair)],
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
                  for group in groups]
@@ -57,8 +57,8 @@ def compile_kernels(solution: Path, problem: Path, target: str) -> list[Any]:
     Compile only: the capture's description of each kernel for rung 3 (SASS through nvdisasm, a
     second ptxas run for the spill report) is left out; it costs more than the compile itself.
     """
-    from runner.backends import aot
-    from runner.capture import CapturedKernel
+    from ladder.runner.backends import aot
+    from ladder.runner.capture import CapturedKernel
 
     def bare_record(kernel: Any, jit_fn: Any, *, config: dict | None = None, **_: Any) -> CapturedKernel:
         meta = kernel.metadata
@@ -75,7 +75,7 @@ def compile_kernels(solution: Path, problem: Path, target: str) -> list[Any]:
 
 
 def _compile_main(argv: list[str]) -> int:
-    """``python -m runner.precompile TARGET SOLUTION PROBLEM [SOLUTION PROBLEM ...]`` (``precompile``)."""
+    """``python -m ladder.runner.precompile TARGET SOLUTION PROBLEM [SOLUTION PROBLEM ...]`` (``precompile``)."""
     target, paths = argv[0], argv[1:]
     for solution, problem in zip(paths[::2], paths[1::2]):
         try:

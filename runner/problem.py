@@ -17,7 +17,7 @@ Optional extensions, all read from the same module:
   called with the case's constants already applied; the dict is passed for convenience. Without
   ``bytes`` the runner counts each input read once and each output written once.
 - ``ALLOW_TF32``: ``True``/``False`` overrides whether fp32 outputs get tf32 tolerances (see
-  ``runner.compare``); unset means "allowed when the reference contains a contraction".
+  ``ladder.runner.compare``); unset means "allowed when the reference contains a contraction".
 
 A **solution file** defines ``class ModelNew(nn.Module)`` with the same constructor as ``Model``,
 whose ``forward`` launches Triton kernels.
@@ -47,7 +47,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from runner.errors import one_line
+from ladder.runner.errors import one_line
 
 # Under Triton's interpreter every program of a kernel runs as NumPy on the CPU: a case with more
 # input elements than this takes minutes there, not seconds (``ladder bench`` warns before one).

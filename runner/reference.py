@@ -7,10 +7,10 @@ from typing import Any, Iterator
 
 import torch
 
-from runner.compare import flatten_outputs
-from runner.errors import one_line
-from runner.guards import CONTRACTIONS, ReferenceOpRecorder
-from runner.inputs import as_float64, changed, clone
+from ladder.runner.compare import flatten_outputs
+from ladder.runner.errors import one_line
+from ladder.runner.guards import CONTRACTIONS, ReferenceOpRecorder
+from ladder.runner.inputs import as_float64, changed, clone
 
 
 class Reference:

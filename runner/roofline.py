@@ -9,7 +9,7 @@ Until a device's own ceilings are measured they default to its ``kb/hardware`` t
 (``ceiling_bandwidth``, ``ceiling_flops``; the H200's are measuring.md's figures).
 ``measure_ceilings()`` measures copy bandwidth and large matmuls on the device and
 ``save_ceilings()`` writes ``$XDG_CACHE_HOME/ladder/ceilings-<device>.json`` (``~/.cache`` by
-default), which ``load_ceilings()`` then prefers. ``python -m runner.roofline`` measures and saves
+default), which ``load_ceilings()`` then prefers. ``python -m ladder.runner.roofline`` measures and saves
 on the current GPU.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from runner import hardware
+from ladder.runner import hardware
 
 DTYPE_KEYS = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
               "torch.float64": "fp64", "bfloat16": "bf16", "float16": "fp16", "float32": "fp32",

@@ -1,6 +1,6 @@
 """Tampering by candidate code, caught in the process it runs in.
 
-The contestant process (``runner.contestant``) arms a ``Sentinel`` before the solution is imported.
+The contestant process (``ladder.runner.contestant``) arms a ``Sentinel`` before the solution is imported.
 What it does, each a named protection in ``PROTECTIONS``:
 
 - ``timing``: the timing primitives (device events, synchronize, the host clock) are bound now and
@@ -51,7 +51,7 @@ import types
 from pathlib import Path
 from typing import Any, Callable
 
-HARNESS_PACKAGES = ("runner", "diagnoser", "indexer")
+HARNESS_PACKAGES = ("ladder", "runner", "diagnoser", "indexer")  # installed names and checkout names
 RUNNER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _SELF = __file__
 _getframe = sys._getframe  # bound before any candidate code runs
@@ -283,7 +283,7 @@ class Sentinel:
 
 
 def stacks_intact(function_level: Any, dispatch_level: Any) -> str | None:
-    """Whether the recorders' modes are still where ``runner.guards.recording`` put them."""
+    """Whether the recorders' modes are still where ``ladder.runner.guards.recording`` put them."""
     import torch
     from torch.utils._python_dispatch import _get_current_dispatch_mode
 

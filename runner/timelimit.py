@@ -9,7 +9,7 @@ pickle; the value comes back as JSON, so nothing the child runs can hand the cal
 
 At the limit, on Ctrl-C or SIGTERM in the caller, and after the function returns, every process of
 the call is killed: its tree and anything carrying its marker, as the judge's processes are
-(``runner.sandbox``); a child past the host memory limit is killed too. Its output, both streams,
+(``ladder.runner.sandbox``); a child past the host memory limit is killed too. Its output, both streams,
 is relayed line by line to the caller's standard error, never to its standard output.
 
 Exceptions come back by kind: one of the classes the caller names in ``expected`` is raised again
@@ -32,8 +32,8 @@ import traceback
 from collections.abc import Callable
 from typing import Any
 
-from runner import sandbox
-from runner.isolation import crash_reason, wait_unreaped, worker_environment
+from ladder.runner import sandbox
+from ladder.runner.isolation import crash_reason, wait_unreaped, worker_environment
 
 TAIL_LINES = 40
 
@@ -73,7 +73,7 @@ def call(function: Callable[..., Any], args: tuple = (), *, timeout: float | Non
     readers: list[threading.Thread] = []
     process = watch = None
     try:
-        process = sandbox.spawn([sys.executable, "-m", "runner.timelimit", str(answer_write)],
+        process = sandbox.spawn([sys.executable, "-m", "ladder.runner.timelimit", str(answer_write)],
                                 env=worker_environment({sandbox.EVALUATION_ENV: token}), cwd=os.getcwd(),
                                 pass_fds=(answer_write,), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT)
@@ -158,7 +158,7 @@ def main(argv: list[str]) -> None:
 
 
 def _raised(error: BaseException, expected: tuple[type[BaseException], ...]) -> dict[str, Any]:
-    from runner.errors import one_line
+    from ladder.runner.errors import one_line
 
     for index, kind in enumerate(expected):
         if isinstance(error, kind):

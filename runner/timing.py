@@ -1,7 +1,7 @@
 """Interleaved device timing of several contestants, each in its own process, on the same fresh inputs.
 
-The judge (``runner.evaluate``) drives it; every contestant is a process that runs one solution
-(or the reference) and answers requests (``runner.contestant``). One repetition, for each
+The judge (``ladder.runner.evaluate``) drives it; every contestant is a process that runs one solution
+(or the reference) and answers requests (``ladder.runner.contestant``). One repetition, for each
 contestant in a shuffled order:
 
 1. ``arm``: the contestant makes the repetition's inputs from a seed the judge just derived
@@ -44,9 +44,9 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from runner.channel import ContestantLost
-from runner.compare import Verdict, flatten_outputs
-from runner.guards import Window, unwritten_count
+from ladder.runner.channel import ContestantLost
+from ladder.runner.compare import Verdict, flatten_outputs
+from ladder.runner.guards import Window, unwritten_count
 
 HOST_FACTOR = 2.0
 HOST_SLACK_MS = 0.5

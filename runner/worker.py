@@ -1,10 +1,10 @@
-"""The judge's process: ``python -m runner.worker RESULT_FD``, the request on standard input.
+"""The judge's process: ``python -m ladder.runner.worker RESULT_FD``, the request on standard input.
 
-The caller (``runner.isolation``) starts it with the same Python, ``PYTHONPATH`` pointing at the
+The caller (``ladder.runner.isolation``) starts it with the same Python, ``PYTHONPATH`` pointing at the
 repository (it works where ladder is not installed), a wall-clock timeout and an evaluation marker
 in its environment. The request names the problem, the solutions, the backend (``auto`` picks one
 here, before Triton is imported, so that ``TRITON_INTERPRET`` takes effect) and the options. The
-verdict (``runner.evaluate``) or ``{"error": {"stage", "reason"}}`` goes back on the pipe
+verdict (``ladder.runner.evaluate``) or ``{"error": {"stage", "reason"}}`` goes back on the pipe
 ``RESULT_FD``, which no contestant inherits; this process is made undumpable first, so other
 processes of the same user cannot open its pipes through /proc.
 
@@ -23,7 +23,7 @@ import sys
 import time
 import traceback
 
-from runner import sandbox
+from ladder.runner import sandbox
 
 EVENT_PREFIX = "\x1eladder-event "
 
@@ -57,7 +57,7 @@ def main(argv: list[str]) -> None:
 
 
 def run(request: dict, emit) -> dict:
-    from runner.backends import BackendError, select_backend
+    from ladder.runner.backends import BackendError, select_backend
 
     name = request.get("backend") or "auto"
     try:
@@ -68,10 +68,10 @@ def run(request: dict, emit) -> dict:
     backend.setup()
     emit({"event": "backend", "backend": backend.name})
 
-    from runner.errors import one_line
-    from runner.evaluate import evaluate
-    from runner.options import Options
-    from runner.problem import ProblemError
+    from ladder.runner.errors import one_line
+    from ladder.runner.evaluate import evaluate
+    from ladder.runner.options import Options
+    from ladder.runner.problem import ProblemError
 
     try:
         return evaluate(request["problem"], request["solutions"], backend,

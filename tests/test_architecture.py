@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("runner", "indexer", "diagnoser")
+FOLDERS = (*PACKAGES, "kernels", "kb")  # installed as ladder.runner, ..., ladder.kb
 
 # Module-name prefixes by floor; the longest matching prefix decides.
 FLOORS: dict[str, int] = {
@@ -64,14 +65,14 @@ def import_graph() -> dict[str, set[str]]:
         is_package = path.name == "__init__.py"
         for node in _runtime_nodes(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
+                targets = [_unprefixed(alias.name) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
-                module = node.module or ""
+                module = _unprefixed(node.module or "")
                 if node.level:
                     base = name.split(".") if is_package else name.split(".")[:-1]
                     base = base[:len(base) - (node.level - 1)]
                     module = ".".join(base + ([module] if module else []))
-                submodules = [f"{module}.{alias.name}" for alias in node.names if f"{module}.{alias.name}" in known]
+                submodules = [_joined(module, alias.name) for alias in node.names if _joined(module, alias.name) in known]
                 targets = submodules if len(submodules) == len(node.names) else [module, *submodules]
             else:
                 continue
@@ -80,6 +81,15 @@ def import_graph() -> dict[str, set[str]]:
                 if resolved and resolved != name and not name.startswith(resolved + "."):
                     graph[name].add(resolved)
     return graph
+
+
+def _unprefixed(name: str) -> str:
+    """A module's name inside the project: `ladder.runner.bench` is the folder module `runner.bench`."""
+    return "" if name == "ladder" else name.removeprefix("ladder.")
+
+
+def _joined(module: str, name: str) -> str:
+    return f"{module}.{name}" if module else name
 
 
 def _runtime_nodes(tree: ast.AST):
@@ -172,6 +182,22 @@ def test_no_module_is_over_the_size_a_reader_takes_in_at_once():
 
 def test_every_module_has_a_floor():
     assert all(floor_of(module) in FLOOR_NAMES for module in modules())
+
+
+def test_every_import_of_the_project_goes_through_the_ladder_package():
+    """Installed, the folders exist only as ladder.runner, ladder.diagnoser, ...; an import by the bare
+    folder name works in a checkout alone (and would load a second copy of the module there)."""
+    bare = []
+    for path in sorted(ROOT.glob("[!.]*/**/*.py")):
+        try:
+            tree = ast.parse(path.read_text())
+        except SyntaxError:  # fixtures of kernels that do not compile
+            continue
+        for node in ast.walk(tree):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module] if isinstance(node, ast.ImportFrom) and not node.level and node.module else [])
+            bare += [f"{path.relative_to(ROOT)}:{node.lineno} {n}" for n in names if n.split(".")[0] in FOLDERS]
+    assert bare == []
 
 
 def test_the_checks_see_a_cycle_and_an_upward_import():

@@ -5,7 +5,7 @@
 1. copies the tree and the catalog (kb/) to a scratch folder (the originals are never written)
    and indexes them through the real command line: full build (--rebuild), rebuild with nothing changed,
    rebuild after one changed file; then times whole `ladder query` processes (process start included);
-2. asks every question of each question set through `indexer.search` in this process (first
+2. asks every question of each question set through `ladder.indexer.search` in this process (first
    query = cold: loads the model and the index; the rest = warm) and scores recall@5 at file
    level, over the whole index and restricted to the tree. The sets are bench/index/questions.yaml
    (the development set), questions-heldout.yaml (written before the retrieval changes that were
@@ -55,7 +55,7 @@ def run_build(index_dir: Path, sources: list[str], *extra: str) -> tuple[float, 
     CPU seconds are reported too because the machine may be shared: wall time then depends on
     what else runs, CPU time much less.
     """
-    command = [sys.executable, "-m", "diagnoser", "index", "build",
+    command = [sys.executable, "-m", "ladder.diagnoser", "index", "build",
                *[arg for source in sources for arg in ("--source", source)],
                "--index-dir", str(index_dir), "--json", *extra]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -80,7 +80,7 @@ CLI_QUESTIONS = ["why are my loads not vectorized", "ttg.convert_layout inside m
 def time_cli(index_dir: Path) -> dict:
     """Wall seconds of whole `ladder query` processes (interpreter start, imports, opening the index,
     the query, printing), each question once after one unmeasured run that warms the file cache."""
-    command = [sys.executable, "-m", "diagnoser", "query", "--index-dir", str(index_dir), "--k", "5"]
+    command = [sys.executable, "-m", "ladder.diagnoser", "query", "--index-dir", str(index_dir), "--k", "5"]
     subprocess.run(command + ["warm up"], cwd=REPO, capture_output=True, check=True)
     seconds = []
     for question in CLI_QUESTIONS:
@@ -106,7 +106,7 @@ def reciprocal_rank(expected: list, files: list[str]) -> float:
 
 def ask(questions: list[dict], tree: str, index_dir: Path, k: int) -> dict:
     """Each question asked as a user would (k results) and with DEEP results, to score ranks and stability."""
-    import indexer
+    from ladder import indexer
 
     load_before = os.getloadavg()[0]
     started = time.monotonic()

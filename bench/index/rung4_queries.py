@@ -77,11 +77,11 @@ CASES = [
 
 
 def run(index_dir: str, parts: tuple[str, ...]) -> dict:
-    import indexer
-    from diagnoser.compiler import BACKEND_OF_TARGET, CHUNKS_PER_QUESTION, CITED_PER_QUESTION, answers
-    from indexer.rerank import MIN_RELEVANCE
+    from ladder import indexer
+    from ladder.diagnoser.compiler import BACKEND_OF_TARGET, CHUNKS_PER_QUESTION, CITED_PER_QUESTION, answers
+    from ladder.indexer.rerank import MIN_RELEVANCE
 
-    questions = importlib.import_module("diagnoser.compiler.questions")
+    questions = importlib.import_module("ladder.diagnoser.compiler.questions")
     questions.QUERY_PARTS = parts
     rows = []
     for target, the_fact, expected in CASES:
@@ -104,7 +104,7 @@ def main() -> None:
     parser.add_argument("--index-dir", required=True)
     parser.add_argument("--out", type=Path, default=REPO / "bench" / "results" / "index-rung4-queries.json")
     args = parser.parse_args()
-    questions = importlib.import_module("diagnoser.compiler.questions")
+    questions = importlib.import_module("ladder.diagnoser.compiler.questions")
     every = questions.QUERY_PARTS
     variants = [("topic", *extra) for n in range(len(every)) for extra in itertools.combinations(every[1:], n)]
     results = [run(args.index_dir, variant) for variant in variants]

@@ -4,7 +4,7 @@
 
 Asks every tuning question once (the pool and the features of its chunks do not depend on the
 weights), then scores every weighting of a grid by file-level recall@5 and MRR@10, the way
-`indexer.search` ranks files. Tuning questions are the `split: tune` half of
+`ladder.indexer.search` ranks files. Tuning questions are the `split: tune` half of
 questions-symptoms.yaml and the older development sets (questions.yaml, questions-heldout.yaml);
 the held-out half is never read. Prints the best weightings and the current one.
 """
@@ -42,7 +42,7 @@ def tuning_questions() -> list[dict]:
 
 
 def asked(question: dict, opened, tree: str) -> dict:
-    from indexer import rerank, retrieve
+    from ladder.indexer import rerank, retrieve
 
     query = retrieve.Query(question["q"], opened, None, 0.0)
     retrieve.pool(query)
@@ -53,8 +53,8 @@ def asked(question: dict, opened, tree: str) -> dict:
 
 
 def ranked_files(case: dict, weights: dict, opened) -> list[str]:
-    """The first 10 files as `indexer.search` would answer with these weights."""
-    from indexer import rerank, retrieve
+    """The first 10 files as `ladder.indexer.search` would answer with these weights."""
+    from ladder.indexer import rerank, retrieve
 
     query = retrieve.Query("", opened, None, 0.0, rows=case["rows"])
     query.chunk_scores = dict(zip(case["rows"], rerank.combine(case["values"], weights).tolist()))
@@ -78,8 +78,8 @@ def main() -> None:
     parser.add_argument("--index-dir", required=True)
     parser.add_argument("--tree", default="triton-ascend")
     args = parser.parse_args()
-    from indexer import rerank, retrieve
-    from indexer.store import Store
+    from ladder.indexer import rerank, retrieve
+    from ladder.indexer.store import Store
 
     store = Store(args.index_dir)
     opened = retrieve._open(str(store.root), store.current_id())
@@ -103,8 +103,8 @@ def main() -> None:
 
 def threshold(index_dir: str) -> None:
     """How many right answers MIN_RELEVANCE drops, and how many off-topic questions it still answers."""
-    import indexer
-    from indexer import rerank
+    from ladder import indexer
+    from ladder.indexer import rerank
 
     right = []
     for question in tuning_questions():

@@ -67,10 +67,10 @@ def local_words(kernel) -> int:
 
 
 def compare_one(name: str, out: Path) -> tuple[list[dict], dict]:
-    from diagnoser.ir import extract_facts
-    from runner.backends.aot import capture as aot_capture
-    from runner.capture import capture as jit_capture
-    from runner.capture import save
+    from ladder.diagnoser.ir import extract_facts
+    from ladder.runner.backends.aot import capture as aot_capture
+    from ladder.runner.capture import capture as jit_capture
+    from ladder.runner.capture import save
 
     solution = REPO / "kernels" / name / "solution.py"
     problem = REPO / "kernels" / name / "problem.py"

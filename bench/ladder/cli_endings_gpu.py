@@ -43,7 +43,7 @@ PARTS = {
 
 def diagnose(args: list[str]) -> dict:
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "diagnoser", "diagnose", *args, "--backend", "cuda"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "ladder.diagnoser", "diagnose", *args, "--backend", "cuda"], cwd=REPO,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True, text=True, timeout=580,
                           check=False)
     try:

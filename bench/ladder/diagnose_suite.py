@@ -6,7 +6,7 @@ On the GPU machine (rungs 1-3: no knowledge index there, so rung 4 records why i
 
   1. times one full `ladder diagnose` of a suite kernel on its own (cold caches), for the budget
      (`--no-solo` skips it);
-  2. diagnoses all suite kernels with `diagnoser.batch.diagnose_many` (runner timing, measured
+  2. diagnoses all suite kernels with `ladder.diagnoser.batch.diagnose_many` (runner timing, measured
      ceilings, Nsight Compute over each kernel's deciding case in chunks, rung 3 through the JIT);
   3. writes $OUT/diagnose-suite-states.json (every climb, resumable), $OUT/diagnose-suite.json
      (one row per kernel, rung counts, timings) and $OUT/diagnose-suite.md (the table), and prints
@@ -35,15 +35,15 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from diagnoser import batch, ladder  # noqa: E402
-from diagnoser.subject import Subject  # noqa: E402
+from ladder.diagnoser import batch, ladder  # noqa: E402
+from ladder.diagnoser.subject import Subject  # noqa: E402
 
 BUDGET_S = 540.0  # the whole GPU run must end within 9 minutes
 SOLO_KERNEL = "level1/23_softmax"
 
 
 def suite_items(only: list[str] | None = None) -> list[batch.Item]:
-    from diagnoser.suite.operators import discover
+    from ladder.diagnoser.suite.operators import discover
 
     return [batch.Item(op.key, str(op.solution), str(op.problem)) for op in discover(only=tuple(only or ()))]
 
@@ -51,7 +51,7 @@ def suite_items(only: list[str] | None = None) -> list[batch.Item]:
 def ceilings() -> dict:
     """Measure and cache the device's ceilings first, so that no diagnose below pays for it."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "runner.roofline", "cuda"], cwd=REPO, capture_output=True, text=True,
+    done = subprocess.run([sys.executable, "-m", "ladder.runner.roofline", "cuda"], cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     return {"seconds": round(time.monotonic() - started, 1), "ok": done.returncode == 0,
             "output": (done.stdout if done.returncode == 0 else done.stderr).strip().splitlines()[-12:]}
@@ -61,7 +61,7 @@ def solo(out: Path, rungs: str) -> dict:
     """One `ladder diagnose` of one suite kernel in a fresh process: wall time and per-rung seconds."""
     folder = REPO / "kernels" / SOLO_KERNEL
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "diagnoser", "diagnose", str(folder / "solution.py"),
+    done = subprocess.run([sys.executable, "-m", "ladder.diagnoser", "diagnose", str(folder / "solution.py"),
                            "--rungs", rungs, "--exhaustive", "--json"], cwd=REPO, capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=300)
     wall = time.monotonic() - started
@@ -113,7 +113,7 @@ def resume(path: Path, results: Path) -> None:
     solo_state = path.with_name("diagnose-solo.json")
     if solo_state.is_file():
         started = time.monotonic()
-        finished = subprocess.run([sys.executable, "-m", "diagnoser", "diagnose", "--from", str(solo_state), "--json"],
+        finished = subprocess.run([sys.executable, "-m", "ladder.diagnoser", "diagnose", "--from", str(solo_state), "--json"],
                                   cwd=REPO, capture_output=True, text=True, timeout=300)
         wall = round(time.monotonic() - started, 1)
         if finished.returncode == 0:

@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-from runner.backends.interpret import InterpretBackend
+from ladder.runner.backends.interpret import InterpretBackend
 
 
 def load(path: str, name: str):

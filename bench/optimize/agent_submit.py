@@ -21,7 +21,7 @@ STAGED = ROOT / "bench" / "optimize" / "agent"
 
 
 def ladder(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "diagnoser", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+    return subprocess.run([sys.executable, "-m", "ladder.diagnoser", *args], cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 def has_round(run: Path, number: int) -> bool:

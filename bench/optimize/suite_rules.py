@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from diagnoser.optimize import suite as optimized  # noqa: E402
-from diagnoser.optimize.gate import GateSettings  # noqa: E402
-from diagnoser.optimize.journal import Journal  # noqa: E402
-from diagnoser.optimize.loop import Settings  # noqa: E402
-from diagnoser.suite.operators import discover  # noqa: E402
+from ladder.diagnoser.optimize import suite as optimized  # noqa: E402
+from ladder.diagnoser.optimize.gate import GateSettings  # noqa: E402
+from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
+from ladder.diagnoser.optimize.loop import Settings  # noqa: E402
+from ladder.diagnoser.suite.operators import discover  # noqa: E402
 
 
 def main(argv: list[str]) -> int:

@@ -25,7 +25,7 @@ SET = REPO / "bench" / "sets" / "real"
 # Runs one script as __main__ after the backend's setup, recording each kernel the interpreter launches.
 BOOTSTRAP = """
 import json, runpy, sys
-from runner.backends.interpret import backend
+from ladder.runner.backends.interpret import backend
 backend.setup()
 from triton.runtime.interpreter import InterpretedFunction
 launched = []

@@ -16,7 +16,7 @@ On a CPU (compile-only rungs 1 and 3, each script at its small size):
 
     python bench/real/diagnose_all.py --out /tmp/real --backend aot --small
 
-Each climb is `python -m diagnoser diagnose SCRIPT --rungs 1-3 --exhaustive --json --backend B` in its
+Each climb is `python -m ladder.diagnoser diagnose SCRIPT --rungs 1-3 --exhaustive --json --backend B` in its
 own process group (a script that hangs is killed with its children). After every script,
 OUT/summary.json and OUT/summary.md give the rates the set is judged by: diagnoses completed (a
 parsable report, no failed rung, a kernel captured), rung 2 measured, the gap to the roofline
@@ -38,7 +38,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from diagnoser import batch
+from ladder.diagnoser import batch
 
 SET = REPO / "bench" / "sets" / "real"
 RUNG_LIMIT_S = 60.0  # rungs 1-3 of one script, together
@@ -78,7 +78,7 @@ def parse_report(stdout: str) -> tuple[dict | None, str]:
 
 def run_climb(script: Path, args: argparse.Namespace, gpu: str | None, seconds: float) -> dict:
     """One `ladder diagnose` in its own process group, killed with its children after `seconds`."""
-    command = [sys.executable, "-m", "diagnoser", "diagnose", str(script), "--rungs", args.rungs,
+    command = [sys.executable, "-m", "ladder.diagnoser", "diagnose", str(script), "--rungs", args.rungs,
                "--json", "--backend", args.backend, *([] if args.policy else ["--exhaustive"]),
                *(["--no-ncu"] if args.no_ncu else [])]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
@@ -231,7 +231,7 @@ def measure_ceilings(out: Path) -> dict:
     device name, shared by all GPUs of the host); a failure is recorded, the climbs then use the
     device table's defaults."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "runner.roofline", "cuda"], cwd=REPO, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "ladder.runner.roofline", "cuda"], cwd=REPO, capture_output=True,
                           text=True, check=False, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(REPO)})
     result = {"seconds": round(time.monotonic() - started, 1), "ok": done.returncode == 0,

@@ -10,7 +10,7 @@ that must be among its errors (``rule``, the one that names the trick), with the
 ``runtime: true`` marks the files a runtime guard must also catch on its own, with the rules off
 (``runtime_reason``, ``runtime_expect`` where that verdict reads differently).
 ``gpu: true`` files run only on a device backend, ``timed: true`` ones only where the backend
-times (the cheat shows in timed calls), ``options`` are ``runner.bench.bench`` options the file
+times (the cheat shows in timed calls), ``options`` are ``ladder.runner.bench.bench`` options the file
 needs (a short call timeout for a hang, a memory limit for a memory bomb), ``after`` names a file
 that must run before it in the same evaluation.
 
@@ -130,7 +130,7 @@ def batches(chosen: list[Label], labels: dict[str, Label], size: int = BATCH) ->
 def run_batch(batch: list[Label], problems: dict[str, Path], *, backend: str, static: bool,
               folder: Path = SET, **overrides: Any) -> dict[str, Outcome]:
     """One evaluation of a batch; each file's verdict as an ``Outcome``."""
-    from runner.bench import bench
+    from ladder.runner.bench import bench
 
     options = {**OPTIONS, **batch[0].options, **overrides, "static_checks": static}
     result = bench(problems[batch[0].problem], {label.file: folder / label.file for label in batch},
@@ -163,7 +163,7 @@ def main() -> int:
     parser.add_argument("--modes", choices=["both", "static", "runtime"], default="both")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from runner.backends import select_backend
+    from ladder.runner.backends import select_backend
 
     backend = select_backend(args.backend)
     labels, problems = load_labels()

@@ -64,8 +64,8 @@ def main() -> int:
 
 def harness():
     """The runner's own timing loop on the cuda backend, as ``ladder bench`` uses it."""
-    from runner.backends import select_backend
-    from runner.guards import LaunchTracer
+    from ladder.runner.backends import select_backend
+    from ladder.runner.guards import LaunchTracer
 
     backend = select_backend("cuda")
     tracer = LaunchTracer(hook_fires=True, current_stream=backend.current_stream)
@@ -77,8 +77,8 @@ def time_workloads(names: list[str], reps: int | None = None, repeat: int = 1) -
     """Harness summaries (ms) per workload, each timed ``repeat`` times in a row."""
     import torch
 
-    from runner.compare import Verdict
-    from runner.timing import Contestant, Settings, measure
+    from ladder.runner.compare import Verdict
+    from ladder.runner.timing import Contestant, Settings, measure
     from bench.runner.kernels import workloads
 
     backend, tracer = harness()
@@ -105,7 +105,7 @@ def time_workloads(names: list[str], reps: int | None = None, repeat: int = 1) -
 
 
 def part_ceilings(results: dict) -> dict:
-    from runner.roofline import measure_ceilings, save_ceilings
+    from ladder.runner.roofline import measure_ceilings, save_ceilings
 
     measured = measure_ceilings("cuda")
     measured["cache_file"] = str(save_ceilings(measured))
@@ -166,11 +166,11 @@ def part_ncu(results: dict) -> dict:
 
 
 def part_bench(results: dict) -> dict:
-    from runner.bench import bench_pair
-    from diagnoser.cli.bench import render
+    from ladder.runner.bench import bench_pair
+    from ladder.diagnoser.cli.bench import render
 
     records = {}
-    cli = subprocess.run([sys.executable, "-m", "diagnoser", "bench", str(ADD / "solution.py"), "--problem",
+    cli = subprocess.run([sys.executable, "-m", "ladder.diagnoser", "bench", str(ADD / "solution.py"), "--problem",
                           str(ADD / "problem.py"), "--backend", "cuda", "--json", "--torch-compile"],
                          capture_output=True, text=True, timeout=600, cwd=REPOSITORY,
                          env=dict(os.environ, PYTHONPATH=str(REPOSITORY)))
@@ -219,7 +219,7 @@ EXPECTED_RUNTIME = {
 
 
 def part_guards(results: dict) -> dict:
-    from runner.bench import bench, bench_pair
+    from ladder.runner.bench import bench, bench_pair
 
     result = bench(ADD / "problem.py", {name: ADD / f"{name}.py" for name in EXPECTED_RUNTIME},
                    backend="cuda", static_checks=False, seeds=2, timeout=600)

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import json, sys
 sys.path.insert(0, {root!r})
-from runner.bench import bench_pair
+from ladder.runner.bench import bench_pair
 record = bench_pair({solution!r}, {problem!r}, backend={backend!r})
 print(json.dumps({{"ok": record["ok"], "medians": [c["time_ms"]["median"] if c.get("time_ms") else None
                                                   for c in record["cases"]], "elapsed_s": record.get("elapsed_s")}}))

@@ -30,8 +30,8 @@ from pathlib import Path
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY))
 
-from diagnoser.triage.context import TriageContext
-from diagnoser.triage.detectors.source.tile_fit import (
+from ladder.diagnoser.triage.context import TriageContext
+from ladder.diagnoser.triage.detectors.source.tile_fit import (
     BETTER,
     MISFIT,
     Gemm,
@@ -40,8 +40,8 @@ from diagnoser.triage.detectors.source.tile_fit import (
     fit,
     usable,
 )
-from diagnoser.triage.source import parse_module
-from runner import hardware
+from ladder.diagnoser.triage.source import parse_module
+from ladder.runner import hardware
 
 OUT = Path(os.environ.get("OUT") or REPOSITORY / "out")
 KERNEL = REPOSITORY / "tests" / "diagnoser" / "triage" / "fixtures" / "tile_misfit" / "solution.py"

@@ -33,7 +33,7 @@ def load_labels(folder: Path = LABELED) -> dict[str, set[str]]:
 
 
 def evaluate(folder: Path = LABELED, with_ir: bool = False, facts_cache: Path | None = None) -> dict:
-    from diagnoser.triage import run_triage
+    from ladder.diagnoser.triage import run_triage
 
     labels = load_labels(folder)
     per_kernel = {}
@@ -69,7 +69,7 @@ def _scores(c: dict[str, int]) -> dict[str, float | None]:
 def _cached_facts(solution: Path, problem: Path, cache: Path | None) -> list:
     if cache is None:
         return _facts(solution, problem)
-    from diagnoser.evidence import Fact
+    from ladder.diagnoser.evidence import Fact
 
     entry = Path(cache) / f"{solution.parent.name}-{_facts_key(solution, problem)}.json"
     if entry.is_file():
@@ -94,7 +94,7 @@ def _facts_key(solution: Path, problem: Path) -> str:
 def _facts(solution: Path, problem: Path) -> list:
     """Rung-3 facts through the aot backend (no device), or none when capture fails."""
     try:
-        from diagnoser.ir import facts_for
+        from ladder.diagnoser.ir import facts_for
 
         target = "ascend" if "torch_npu" in solution.read_text() else "sm90"
         return facts_for(str(solution), str(problem), target=target)

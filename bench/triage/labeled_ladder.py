@@ -5,7 +5,7 @@ cost precision (a kernel wrongly classed launch-bound stops the climb before run
     PYTHONPATH=. python3 bench/triage/labeled_ladder.py [--sets labeled,heldout,blind2,blind3]
         [--backend auto|cuda|aot] [--out DIR] [--deadline SECONDS] [--chunk N] [--no-ncu]
 
-Each kernel climbs exactly as under `ladder diagnose --rungs 1-3` (through `diagnoser.batch`, the
+Each kernel climbs exactly as under `ladder diagnose --rungs 1-3` (through `ladder.diagnoser.batch`, the
 scheduling of `ladder suite --diagnose`), and is scored like `labeled.py`: once per kernel and
 catalog id, on the ids of the climb's final findings. On the CPU (`aot`: no device) rung 2 is
 skipped and rungs 1 and 3 always run; on the H200 (`cuda`) rung 2 times every case and may stop the
@@ -48,7 +48,7 @@ def progress_path(out: Path, name: str, backend: str) -> Path:
 
 def climb_set(name: str, backend: str, out: Path, deadline: float, chunk: int, use_ncu: bool) -> dict:
     """Climb every kernel of one set not climbed yet, saving after each chunk; the set's record."""
-    from diagnoser import batch
+    from ladder.diagnoser import batch
 
     folder = ROOT / "bench" / "sets" / "triage" / name
     labels = load_labels(folder)

@@ -34,7 +34,7 @@ def ir_backend(choice: str) -> str | None:
 
 
 def facts(solution: Path, problem: Path, backend: str) -> tuple[list, str | None]:
-    from diagnoser.ir import facts_for
+    from ladder.diagnoser.ir import facts_for
 
     try:
         return facts_for(str(solution), str(problem), backend=backend), None
@@ -43,7 +43,7 @@ def facts(solution: Path, problem: Path, backend: str) -> tuple[list, str | None
 
 
 def run(only: str | None, backend: str | None) -> dict:
-    from diagnoser.triage import run_triage
+    from ladder.diagnoser.triage import run_triage
 
     solutions = sorted(ROOT.glob("kernels/level*/*/solution.py"))
     if only:

@@ -12,22 +12,22 @@ import importlib
 
 import click
 
-from diagnoser.cli import logs
-from diagnoser.cli.command import VERBOSITY, RootGroup
+from ladder.diagnoser.cli import logs
+from ladder.diagnoser.cli.command import VERBOSITY, RootGroup
 
 # name -> "module:attribute" of a click command or group.
 SUBCOMMANDS = {
-    "bench": "diagnoser.cli.bench:bench",
-    "suite": "diagnoser.cli.suite:suite",
-    "index": "diagnoser.cli.index:index",
-    "query": "diagnoser.cli.index:query",
-    "ir": "diagnoser.cli.ir:ir",
-    "explain": "diagnoser.cli.kb:explain",
-    "kb": "diagnoser.cli.kb:kb",
-    "diagnose": "diagnoser.cli.diagnose:diagnose",
-    "optimize": "diagnoser.cli.optimize:optimize",
-    "mcp": "diagnoser.mcp.cli:mcp",
-    "setup": "diagnoser.cli.setup:setup",
+    "bench": "ladder.diagnoser.cli.bench:bench",
+    "suite": "ladder.diagnoser.cli.suite:suite",
+    "index": "ladder.diagnoser.cli.index:index",
+    "query": "ladder.diagnoser.cli.index:query",
+    "ir": "ladder.diagnoser.cli.ir:ir",
+    "explain": "ladder.diagnoser.cli.kb:explain",
+    "kb": "ladder.diagnoser.cli.kb:kb",
+    "diagnose": "ladder.diagnoser.cli.diagnose:diagnose",
+    "optimize": "ladder.diagnoser.cli.optimize:optimize",
+    "mcp": "ladder.diagnoser.mcp.cli:mcp",
+    "setup": "ladder.diagnoser.cli.setup:setup",
 }
 
 

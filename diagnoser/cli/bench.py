@@ -1,6 +1,6 @@
 """``ladder bench``: correctness and timing of one solution against its problem, per case.
 
-Exit status (``diagnoser.cli.errors``): 0 when every case is correct and nothing was rejected, 1
+Exit status (``ladder.diagnoser.cli.errors``): 0 when every case is correct and nothing was rejected, 1
 otherwise, 2 on a usage error, 3 when the evaluation cannot run (a problem file that does not
 load, a backend not available here), 4 when the runner itself failed.
 """
@@ -14,10 +14,10 @@ from typing import Any
 
 import click
 
-from diagnoser.cli.command import LadderCommand
-from diagnoser.cli.errors import INTERNAL, NEGATIVE, CannotRun
-from diagnoser.cli.streams import echo
-from runner.bench import DEFAULT_TIMEOUT_S, BenchError, bench_pair
+from ladder.diagnoser.cli.command import LadderCommand
+from ladder.diagnoser.cli.errors import INTERNAL, NEGATIVE, CannotRun
+from ladder.diagnoser.cli.streams import echo
+from ladder.runner.bench import DEFAULT_TIMEOUT_S, BenchError, bench_pair
 
 log = logging.getLogger("ladder")
 
@@ -25,7 +25,7 @@ log = logging.getLogger("ladder")
 def _list_checks(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
-    from runner.static_check import describe_rules
+    from ladder.runner.static_check import describe_rules
 
     echo(describe_rules())
     ctx.exit(0)
@@ -94,7 +94,7 @@ def _progress(event: dict) -> None:
 def _selected_backend(backend: str | None) -> str:
     """The backend the evaluation will run on (the one asked for, or the best here); one that is
     not available here ends the command before any worker starts."""
-    from runner.backends import BackendError, select_backend
+    from ladder.runner.backends import BackendError, select_backend
 
     try:
         return select_backend(backend).name

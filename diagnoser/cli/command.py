@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from diagnoser.cli import errors, logs, streams
+from ladder.diagnoser.cli import errors, logs, streams
 
 VERBOSITY = "ladder.verbosity"  # set by the root group in the context's meta (shared by every subcommand)
 JSON = "ladder.json"

@@ -10,7 +10,7 @@ on the GPU machine (no index there) resumes here with --from: recorded rungs are
 are decided again by the same policy.
 
 Every rung runs in a process of its own under a time limit (`--rung-timeout`), so a compile that
-hangs is stopped and recorded as that rung's failure. Exit status (``diagnoser.cli.errors``): 0
+hangs is stopped and recorded as that rung's failure. Exit status (``ladder.diagnoser.cli.errors``): 0
 when every rung that ran worked; 3, after the report, when the subject launched no Triton kernel
 or a rung failed or ran out of time (the report's `error` says which), and before it when the
 backend asked for is not available here; 130 on Ctrl-C, after the report of the rungs done so far.
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import click
 
-from diagnoser import ladder
-from diagnoser.cli.command import LadderCommand
-from diagnoser.cli.errors import INTERRUPTED, TERMINATED, USAGE, CannotRun, LadderError
-from diagnoser.cli.streams import echo
-from diagnoser.subject import Subject, checked_target, target_for
+from ladder.diagnoser import ladder
+from ladder.diagnoser.cli.command import LadderCommand
+from ladder.diagnoser.cli.errors import INTERRUPTED, TERMINATED, USAGE, CannotRun, LadderError
+from ladder.diagnoser.cli.streams import echo
+from ladder.diagnoser.subject import Subject, checked_target, target_for
 
 log = logging.getLogger("ladder")
 
@@ -62,7 +62,7 @@ def parse_rungs(text: str) -> set[int]:
 
 
 def subject_for(solution: str, problem: str | None, backend: str, target: str | None) -> Subject:
-    from runner.capture import is_script, resolve_problem
+    from ladder.runner.capture import is_script, resolve_problem
 
     path = Path(solution)
     if not path.is_file():
@@ -83,7 +83,7 @@ def subject_for(solution: str, problem: str | None, backend: str, target: str | 
 def detect_backend(requested: str) -> tuple[str, str | None]:
     """(backend, device) for the climb; a device backend asked for by name that is not available
     here is an error, not a climb that quietly skips profiling."""
-    from runner.backends import detect, load_backend
+    from ladder.runner.backends import detect, load_backend
 
     name, device = detect(requested)
     if requested in ("cuda", "npu") and device is None:
@@ -120,7 +120,7 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
     if state.get("schema") != ladder.SCHEMA:
         raise DiagnoseError(f"{report_path} is not a `ladder diagnose --json` report (schema {state.get('schema')!r})")
     recorded = state["subject"]
-    from runner.backends import detect
+    from ladder.runner.backends import detect
 
     name, device = detect_backend(backend) if backend != "auto" else detect(recorded["backend"])
     here = Subject(**{**recorded, "backend": recorded["backend"] if device is None else name, "device": device})
@@ -148,7 +148,7 @@ def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
 def diagnose(solution, problem, rungs_text, as_json, html_out, backend, target, exhaustive, no_ncu, index_dir,
              from_report, timeouts):
     """Diagnose a Triton kernel: climb the ladder only as far as the evidence requires."""
-    from diagnoser import report
+    from ladder.diagnoser import report
 
     selected = parse_rungs(rungs_text)
     limits = parse_timeouts(timeouts)

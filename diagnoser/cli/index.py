@@ -14,12 +14,12 @@ import time
 
 import click
 
-from diagnoser.cli import logs
-from diagnoser.cli.command import LadderCommand, LadderGroup
-from diagnoser.cli.errors import USAGE, CannotRun
-from diagnoser.cli.streams import echo
-from indexer.errors import IndexerError
-from indexer.store import COMPILER_LAYOUT
+from ladder.diagnoser.cli import logs
+from ladder.diagnoser.cli.command import LadderCommand, LadderGroup
+from ladder.diagnoser.cli.errors import USAGE, CannotRun
+from ladder.diagnoser.cli.streams import echo
+from ladder.indexer.errors import IndexerError
+from ladder.indexer.store import COMPILER_LAYOUT
 
 NO_COMPILER_SOURCE = ("no compiler C++ indexed: add a Triton checkout with "
                       "`ladder index build --source triton=PATH/TO/triton` (or triton-ascend)")
@@ -66,7 +66,7 @@ class _Progress:
 @contextlib.contextmanager
 def _progress_bar(label: str, total: int):
     if total == 0 or not logs.progress_shown():
-        from indexer.build import no_progress
+        from ladder.indexer.build import no_progress
 
         with no_progress(label, total) as silent:
             yield silent
@@ -98,8 +98,8 @@ def index() -> None:
 def build(sources: tuple[str, ...], rebuild: bool, embed_spec: str | None, as_json: bool,
           index_dir: str | None) -> None:
     """Index source trees incrementally (by content hash); the old index stays usable until done."""
-    from indexer.build import build as run_build
-    from indexer.sources import default_sources
+    from ladder.indexer.build import build as run_build
+    from ladder.indexer.sources import default_sources
 
     with _user_errors():
         if sources:
@@ -138,7 +138,7 @@ def _tree_line(name: str, tree: dict) -> str:
 @_INDEX_DIR
 def status(as_json: bool, index_dir: str | None) -> None:
     """What is indexed, from which trees and versions, when, and how many chunks."""
-    from indexer.status import status as read_status
+    from ladder.indexer.status import status as read_status
 
     with _user_errors():
         info = read_status(index_dir)
@@ -171,8 +171,8 @@ def status(as_json: bool, index_dir: str | None) -> None:
 def query(question: str, k: int, as_json: bool, backend: str | None, tree: str | None,
           language: str | None, min_score: float | None, index_dir: str | None) -> None:
     """The compiler source, pass descriptions and catalog entries that answer QUESTION."""
-    from indexer.rerank import MIN_RELEVANCE
-    from indexer.retrieve import search
+    from ladder.indexer.rerank import MIN_RELEVANCE
+    from ladder.indexer.retrieve import search
 
     where = {key: value for key, value in (("backend", backend), ("tree", tree), ("language", language)) if value}
     with _user_errors():

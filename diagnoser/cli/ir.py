@@ -1,6 +1,6 @@
 """`ladder ir`: the kernels a solution launches, their IR at any stage, and the facts read from it.
 
-Exit status 3 (``diagnoser.cli.errors``) when the capture fails or nothing launched a Triton kernel.
+Exit status 3 (``ladder.diagnoser.cli.errors``) when the capture fails or nothing launched a Triton kernel.
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import click
 
-from diagnoser.cli.command import LadderCommand
-from diagnoser.cli.errors import CannotRun
-from diagnoser.cli.streams import echo
-from diagnoser.evidence import Fact
-from runner.capture import STAGE_ORDER, CapturedKernel
+from ladder.diagnoser.cli.command import LadderCommand
+from ladder.diagnoser.cli.errors import CannotRun
+from ladder.diagnoser.cli.streams import echo
+from ladder.diagnoser.evidence import Fact
+from ladder.runner.capture import STAGE_ORDER, CapturedKernel
 
 log = logging.getLogger("ladder")
 
@@ -42,8 +42,8 @@ def ir(solution: str, problem: str | None, case: int | None, stage: str | None, 
     SOLUTION is a KernelBench-style solution (class ModelNew) or any Python script that launches
     Triton kernels.
     """
-    from diagnoser.ir import capture, extract_facts
-    from runner.capture import save as save_kernels
+    from ladder.diagnoser.ir import capture, extract_facts
+    from ladder.runner.capture import save as save_kernels
 
     log.info(f"capturing kernels ({backend}, {target}) ...")
     try:
@@ -75,7 +75,7 @@ def ir(solution: str, problem: str | None, case: int | None, stage: str | None, 
 
 
 def _one_line(error: BaseException) -> str:
-    from runner.problem import one_line
+    from ladder.runner.problem import one_line
 
     return one_line(error)
 

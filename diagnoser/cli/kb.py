@@ -1,6 +1,6 @@
 """Commands of the triage rung: `ladder explain ID` and `ladder kb list|check|learn`.
 
-Exit status (``diagnoser.cli.errors``): an unknown pattern id is a usage error (2); a catalog that
+Exit status (``ladder.diagnoser.cli.errors``): an unknown pattern id is a usage error (2); a catalog that
 does not load, 3, except for `kb check`, whose negative verdict (entries or references invalid) is
 1; so is a journal round `kb learn` cannot learn from.
 """
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import click
 
-from diagnoser.cli import logs
-from diagnoser.cli.command import LadderCommand, LadderGroup
-from diagnoser.cli.errors import NEGATIVE, USAGE, CannotRun, Refused
-from diagnoser.cli.streams import echo
-from diagnoser.triage.catalog import CatalogError, Pattern, load_catalog, render
+from ladder.diagnoser.cli import logs
+from ladder.diagnoser.cli.command import LadderCommand, LadderGroup
+from ladder.diagnoser.cli.errors import NEGATIVE, USAGE, CannotRun, Refused
+from ladder.diagnoser.cli.streams import echo
+from ladder.diagnoser.triage.catalog import CatalogError, Pattern, load_catalog, render
 
 
 def _catalog() -> dict[str, Pattern]:
@@ -38,7 +38,7 @@ def explain(pattern_id: str, k: int, index_dir: str | None, suite_summary: Path 
             as_json: bool) -> None:
     """Why pattern PATTERN_ID is slow: the catalog entry, the compiler code behind it, and where it
     fired in the suite."""
-    from diagnoser.triage import explain as ex
+    from ladder.diagnoser.triage import explain as ex
 
     try:
         pattern = ex.find_pattern(pattern_id)
@@ -109,7 +109,7 @@ def list_patterns(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def check(tree: Path | None, as_json: bool) -> None:
     """Validate every entry (schema, detectors, fixes) and, with --source, its compiler references."""
-    from diagnoser.triage.catalog import check_compiler_refs
+    from ladder.diagnoser.triage.catalog import check_compiler_refs
 
     try:
         catalog, problems = load_catalog(), []
@@ -142,7 +142,7 @@ def learn(journal: Path, round_: int | None, pattern_id: str | None, out: Path |
     Given a folder of runs (``ladder suite --optimize --out``), every accepted round of every journal
     in it: a draft for each fix no catalog entry covers yet, and a line for each that one does.
     """
-    from diagnoser.triage.learn import (
+    from ladder.diagnoser.triage.learn import (
         LearnError,
         draft_from_journal,
         learn_from_runs,

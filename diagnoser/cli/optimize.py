@@ -9,7 +9,7 @@
 With ``--proposer agent`` the run stops at each round's brief (``RUN/brief.md``) until an agent
 answers it with ``submit``, which gates and records the candidate and prints the next brief.
 
-Exit status (``diagnoser.cli.errors``): 0 when the run finished or waits for an agent (whatever it
+Exit status (``ladder.diagnoser.cli.errors``): 0 when the run finished or waits for an agent (whatever it
 found), 1 when a submission was refused, 2 on a usage error, 3 when the run stopped on an error it
 could not go past (a lost device, a broken journal: the journal is kept, ``--resume`` continues),
 130 when interrupted (the journal is intact).
@@ -22,19 +22,19 @@ from pathlib import Path
 
 import click
 
-from diagnoser.cli.command import LadderGroup
-from diagnoser.cli.errors import CannotRun, Refused
-from diagnoser.cli.streams import echo
-from diagnoser.optimize import ascend
-from diagnoser.optimize.brief import EVIDENCE_LEVELS
-from diagnoser.subject import checked_target, target_for
-from runner.ascend_ir import ascend_python, missing_environment
+from ladder.diagnoser.cli.command import LadderGroup
+from ladder.diagnoser.cli.errors import CannotRun, Refused
+from ladder.diagnoser.cli.streams import echo
+from ladder.diagnoser.optimize import ascend
+from ladder.diagnoser.optimize.brief import EVIDENCE_LEVELS
+from ladder.diagnoser.subject import checked_target, target_for
+from ladder.runner.ascend_ir import ascend_python, missing_environment
 
 log = logging.getLogger("ladder")
 
 
 class BackendName(click.Choice):
-    """A backend ladder ships, or ``package.module:attribute`` naming one's own (``runner.backends``)."""
+    """A backend ladder ships, or ``package.module:attribute`` naming one's own (``ladder.runner.backends``)."""
 
     def convert(self, value, param, ctx):
         return value if isinstance(value, str) and ":" in value else super().convert(value, param, ctx)
@@ -49,7 +49,7 @@ def _target(value: str | None) -> str | None:
 
 def _recorded_target(out: Path) -> str | None:
     """The target a run in `out` was started with (a resume keeps it), if there is one."""
-    from diagnoser.optimize.journal import Journal, JournalError
+    from ladder.diagnoser.optimize.journal import Journal, JournalError
 
     journal = Journal(out)
     try:
@@ -105,11 +105,11 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
                 out: Path | None, resume: bool, budget_s: float | None, patience: int, backend: str | None,
                 target: str | None, seeds: int, quick: bool, model: str | None, wait: bool, as_json: bool) -> None:
     """Optimize SOLUTION against its problem; every round is journaled in --out."""
-    from diagnoser.optimize.gate import GateSettings
-    from diagnoser.optimize.journal import JournalError
-    from diagnoser.optimize.loop import OptimizeError, Settings
-    from diagnoser.optimize.loop import optimize as run_loop
-    from diagnoser.optimize.proposers import ProposerError, load_proposer
+    from ladder.diagnoser.optimize.gate import GateSettings
+    from ladder.diagnoser.optimize.journal import JournalError
+    from ladder.diagnoser.optimize.loop import OptimizeError, Settings
+    from ladder.diagnoser.optimize.loop import optimize as run_loop
+    from ladder.diagnoser.optimize.proposers import ProposerError, load_proposer
 
     problem = problem or solution.with_name("problem.py")
     if not problem.is_file():
@@ -141,7 +141,7 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     except (OptimizeError, JournalError) as error:
         raise CannotRun(str(error), kind=type(error).__name__) from None
     if proposer == "agent" and not wait and not as_json:
-        from diagnoser.optimize import agent
+        from ladder.diagnoser.optimize import agent
 
         now = agent.status(out)
         if now["state"] == "waiting":
@@ -156,9 +156,9 @@ def _progress(line: str) -> None:
 
 
 def wait_for_agent(out: Path) -> dict:
-    from diagnoser.optimize import agent
-    from diagnoser.optimize.journal import Journal
-    from diagnoser.optimize.loop import summary
+    from ladder.diagnoser.optimize import agent
+    from ladder.diagnoser.optimize.journal import Journal
+    from ladder.diagnoser.optimize.loop import summary
 
     _progress(f"waiting for an agent to answer {out}/brief.md (ladder optimize submit ...)")
     finished = agent.wait_until_finished(out, lambda record: _progress(round_line(record)))
@@ -174,10 +174,10 @@ def wait_for_agent(out: Path) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="Print the verdict, the run's status and the next brief as JSON.")
 def submit_command(run: Path, candidate: Path, round_number: int | None, summary: str, as_json: bool) -> None:
     """Gate and record CANDIDATE for the round an agent run waits on; print the verdict and the next brief."""
-    from diagnoser.optimize import agent
-    from diagnoser.optimize.journal import Journal, JournalError
-    from diagnoser.optimize.loop import OptimizeError
-    from diagnoser.optimize.loop import summary as run_summary
+    from ladder.diagnoser.optimize import agent
+    from ladder.diagnoser.optimize.journal import Journal, JournalError
+    from ladder.diagnoser.optimize.loop import OptimizeError
+    from ladder.diagnoser.optimize.loop import summary as run_summary
 
     try:
         submitted = agent.submit(run.resolve(), candidate.read_text(), summary, round_number, progress=_progress)
@@ -204,8 +204,8 @@ def submit_command(run: Path, candidate: Path, round_number: int | None, summary
 @click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
 def status_command(run: Path, as_json: bool) -> None:
     """Where a run stands: waiting for an agent, paused, finished; its best and its last round."""
-    from diagnoser.optimize import agent
-    from diagnoser.optimize.journal import JournalError
+    from ladder.diagnoser.optimize import agent
+    from ladder.diagnoser.optimize.journal import JournalError
 
     try:
         now = agent.status(run)
@@ -238,8 +238,8 @@ def round_line(record: dict) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def report_command(run: Path, html_out: Path | None, as_json: bool) -> None:
     """The report of a run, rendered from its journal alone (Markdown; --html, --json)."""
-    from diagnoser.optimize import report
-    from diagnoser.optimize.journal import Journal, JournalError
+    from ladder.diagnoser.optimize import report
+    from ladder.diagnoser.optimize.journal import Journal, JournalError
 
     try:
         document = report.build(Journal(run))

@@ -4,7 +4,7 @@
 
 Triton-Ascend installs as the package ``triton``, so it cannot share ladder's environment (which
 has upstream triton): it gets a virtual environment of its own, ``.venv-ascend`` at the repository
-root by default (where ``runner.ascend_ir`` looks), made with the standard library's ``venv`` and
+root by default (where ``ladder.runner.ascend_ir`` looks), made with the standard library's ``venv`` and
 filled by its own pip with ``PACKAGES``. An environment that already passes the checks is left as
 it is, so running the command again downloads nothing; ``--check`` only checks and never installs.
 
@@ -73,7 +73,7 @@ class Check:
 
 def environment_folder(path: str | None) -> Path:
     """Where the environment is: `--path`, else the one LADDER_ASCEND_PYTHON belongs to, else the default."""
-    from runner.ascend_ir import DEFAULT_ENV, ENV_VAR
+    from ladder.runner.ascend_ir import DEFAULT_ENV, ENV_VAR
 
     if path:
         return Path(path).resolve()
@@ -108,7 +108,7 @@ def _compiles(python: Path, probe: dict, run: Run) -> Check:
     """A small kernel through Triton-Ascend's ttir and ttadapter stages, as rung 3 runs it."""
     import tempfile
 
-    from runner.ascend_ir import capture
+    from ladder.runner.ascend_ir import capture
 
     with tempfile.TemporaryDirectory(prefix="ladder-setup-") as folder:
         script = Path(folder) / "double.py"
@@ -191,7 +191,7 @@ def setup() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the checks as JSON.")
 def ascend(path: str | None, check_only: bool, as_json: bool) -> None:
     """The Triton-Ascend environment that rung 3 compiles Ascend IR in (no NPU needed)."""
-    from runner.ascend_ir import DEFAULT_ENV, ENV_VAR
+    from ladder.runner.ascend_ir import DEFAULT_ENV, ENV_VAR
 
     folder = environment_folder(path)
     say = (lambda line: click.echo(f"ladder setup ascend: {line}", err=True))

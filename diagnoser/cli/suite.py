@@ -1,7 +1,7 @@
 """``ladder suite``: bench (or diagnose) every operator of the kernel suite, with a summary table.
 
-The operators, rows and loop are ``diagnoser.suite``; ``--diagnose`` climbs every operator's
-ladder in one batched run (``diagnoser.batch``).
+The operators, rows and loop are ``ladder.diagnoser.suite``; ``--diagnose`` climbs every operator's
+ladder in one batched run (``ladder.diagnoser.batch``).
 """
 from __future__ import annotations
 
@@ -14,15 +14,15 @@ from typing import Any
 
 import click
 
-from diagnoser import batch
-from diagnoser.cli import logs
-from diagnoser.cli.command import LadderCommand
-from diagnoser.cli.diagnose import target_option
-from diagnoser.cli.errors import NEGATIVE
-from diagnoser.cli.streams import echo
-from diagnoser.suite import render
-from diagnoser.suite.operators import Operator, SuiteError, discover
-from diagnoser.suite.run import (
+from ladder.diagnoser import batch
+from ladder.diagnoser.cli import logs
+from ladder.diagnoser.cli.command import LadderCommand
+from ladder.diagnoser.cli.diagnose import target_option
+from ladder.diagnoser.cli.errors import NEGATIVE
+from ladder.diagnoser.cli.streams import echo
+from ladder.diagnoser.suite import render
+from ladder.diagnoser.suite.operators import Operator, SuiteError, discover
+from ladder.diagnoser.suite.run import (
     DEFAULT_BUDGET_S,
     DEFAULT_MAX_REPS,
     DEFAULT_MIN_REPS,
@@ -76,9 +76,9 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
                    budget_s: float | None, quick: bool, seeds: int, as_json: bool, output: Path | None,
                    ray_address: str | None = None) -> int:
     """`ladder suite --optimize`: the loop on every operator, the summary table (exit status)."""
-    from diagnoser.optimize import suite as optimized
-    from diagnoser.optimize.gate import GateSettings
-    from diagnoser.optimize.loop import Settings
+    from ladder.diagnoser.optimize import suite as optimized
+    from ladder.diagnoser.optimize.gate import GateSettings
+    from ladder.diagnoser.optimize.loop import Settings
 
     settings = Settings(rounds=rounds, budget_s=budget_s, gate=GateSettings(backend=backend, seeds=seeds, quick=quick))
 
@@ -91,7 +91,7 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
                                            f"after {row['rounds']} rounds ({row['elapsed_s']} s)"))
 
     if ray_address:
-        from diagnoser.optimize import scale
+        from ladder.diagnoser.optimize import scale
 
         document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address, echo=progress)
     else:

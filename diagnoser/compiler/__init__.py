@@ -1,7 +1,7 @@
 """Rung 4: compiler-source escalation.
 
 The facts and findings the lower rungs left unexplained become questions (`questions`); each is
-sent to the knowledge index (`indexer.search`), the chunks that really concern the fact are kept
+sent to the knowledge index (`ladder.indexer.search`), the chunks that really concern the fact are kept
 (`answers.keep`: the right pass, the right op names), and each kept chunk becomes a citation with
 a one- or two-sentence statement of what the code says about this kernel's case. With an LLM
 endpoint configured (`llm`), a short summary is added; without one, the citations stand alone.
@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from diagnoser.compiler import answers
-from diagnoser.compiler.llm import Summariser
-from diagnoser.compiler.questions import Question, questions
+from ladder.diagnoser.compiler import answers
+from ladder.diagnoser.compiler.llm import Summariser
+from ladder.diagnoser.compiler.questions import Question, questions
 
 Search = Callable[..., list[dict]]
 CHUNKS_PER_QUESTION = 12   # asked of the index: the filter drops most

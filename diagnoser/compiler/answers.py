@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from diagnoser.compiler.questions import Question
+from ladder.diagnoser.compiler.questions import Question
 
 def matches(chunk: dict, question: Question) -> list[str]:
     """Why a chunk answers the question (empty: it does not)."""

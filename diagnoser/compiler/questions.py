@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from diagnoser.evidence import fact_of
+from ladder.diagnoser.evidence import fact_of
 
 
 # Method names every pass or pattern has: they say nothing about which code is meant.

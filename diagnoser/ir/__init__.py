@@ -6,30 +6,30 @@
 
 Capture runs through the `aot` backend (compile-only, any target, no device) or the JIT on a GPU
 (`backend="cuda"`); Ascend targets run Triton-Ascend in its own interpreter (runner.ascend_ir).
-Extractors are plain functions, one per fact kind, listed in `diagnoser.ir.nvidia.EXTRACTORS` and
-`diagnoser.ir.ascend.EXTRACTORS`.
+Extractors are plain functions, one per fact kind, listed in `ladder.diagnoser.ir.nvidia.EXTRACTORS` and
+`ladder.diagnoser.ir.ascend.EXTRACTORS`.
 """
 from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
 
-from diagnoser.evidence import Fact
-from runner.capture import CapturedKernel
+from ladder.diagnoser.evidence import Fact
+from ladder.runner.capture import CapturedKernel
 
 
 def extractors_for(kernel: CapturedKernel) -> dict:
     if kernel.target.startswith("npu"):
-        from diagnoser.ir.ascend import EXTRACTORS
+        from ladder.diagnoser.ir.ascend import EXTRACTORS
     else:
-        from diagnoser.ir.nvidia import EXTRACTORS
+        from ladder.diagnoser.ir.nvidia import EXTRACTORS
     return EXTRACTORS
 
 
 def extract_facts(kernels: list[CapturedKernel], kinds: list[str] | None = None) -> list[Fact]:
     """Facts about every kernel, kernel by kernel, in the extractors' order (optionally only `kinds`)."""
-    from runner import hardware
-    from diagnoser.ir.view import Context, KernelView
+    from ladder.runner import hardware
+    from ladder.diagnoser.ir.view import Context, KernelView
 
     launches_per_case = Counter(launch["case"] for kernel in kernels for launch in kernel.launches)
     facts: list[Fact] = []
@@ -47,11 +47,11 @@ def capture(solution: str | Path, problem: str | Path | None = None, *, case: in
             target: str = "sm90", backend: str = "aot") -> list[CapturedKernel]:
     """Every kernel the solution's forward (or a script) launches: `aot` for `target`, or `cuda` (JIT)."""
     if backend == "aot":
-        from runner.backends.aot import capture as aot_capture
+        from ladder.runner.backends.aot import capture as aot_capture
 
         return aot_capture(solution, problem, case, target=target)
     if backend == "cuda":
-        from runner.capture import capture as jit_capture
+        from ladder.runner.capture import capture as jit_capture
 
         return jit_capture(solution, problem, case)
     raise ValueError(f"unknown capture backend {backend!r}: use aot or cuda")

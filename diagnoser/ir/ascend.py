@@ -14,9 +14,9 @@ import re
 from collections import defaultdict
 from typing import Callable
 
-from diagnoser.evidence import Fact
-from diagnoser.ir.mlir import Module, Op, element_bits, tensor_types
-from diagnoser.ir.view import Context, KernelView
+from ladder.diagnoser.evidence import Fact
+from ladder.diagnoser.ir.mlir import Module, Op, element_bits, tensor_types
+from ladder.diagnoser.ir.view import Context, KernelView
 
 CORE_MODES = {"aiv": "vector", "aic": "cube", "mix": "cube+vector"}
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from diagnoser.ir.locations import Frame, MlirLocations, trailing_loc, user_frame
+from ladder.diagnoser.ir.locations import Frame, MlirLocations, trailing_loc, user_frame
 
 LOOP_OPS = ("scf.for", "scf.while", "scf.parallel")
 

@@ -3,7 +3,7 @@
 Each reads the stage that decides the question (TTGIR for what the compiler chose, PTX for what it
 emitted, SASS/cubin for what the hardware runs) and ties the answer to the user's source line
 through the op's location. `EXTRACTORS` lists them in the order a report reads them; the value of
-each fact is documented in `diagnoser.evidence.FACT_KINDS`.
+each fact is documented in `ladder.diagnoser.evidence.FACT_KINDS`.
 """
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ import re
 from collections import Counter, defaultdict
 from typing import Any, Callable
 
-from diagnoser.evidence import Fact
-from runner import hardware
-from diagnoser.ir.mlir import Module, Op, element_bits, tensor_types
-from diagnoser.ir.ptx import async_copy_bits, global_access_bits
-from diagnoser.ir.view import Context, KernelView
+from ladder.diagnoser.evidence import Fact
+from ladder.runner import hardware
+from ladder.diagnoser.ir.mlir import Module, Op, element_bits, tensor_types
+from ladder.diagnoser.ir.ptx import async_copy_bits, global_access_bits
+from ladder.diagnoser.ir.view import Context, KernelView
 
 INPUT_PRECISION = {"0": "tf32", "1": "tf32x3", "2": "ieee"}
 GLOBAL_OPS = {

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from diagnoser.ir.locations import Frame, user_frame
+from ladder.diagnoser.ir.locations import Frame, user_frame
 
 _FILE = re.compile(r'^\.file\s+(\d+)\s+"([^"]*)"(?:\s*,\s*\d+\s*,\s*\d+)?(?:\s+"([^"]*)")?')
 _LOC = re.compile(r"^\.loc\s+(\d+)\s+(\d+)\s+(\d+)")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from diagnoser.ir.locations import Frame
+from ladder.diagnoser.ir.locations import Frame
 
 _FILE = re.compile(r'//## File "([^"]+)", line (\d+)')
 _INSTRUCTION = re.compile(r"/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")

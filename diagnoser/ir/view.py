@@ -5,10 +5,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from diagnoser.evidence import FACT_KINDS, Fact
-from diagnoser.ir import mlir, ptx, sass
-from diagnoser.ir.locations import Frame
-from runner.capture import CapturedKernel
+from ladder.diagnoser.evidence import FACT_KINDS, Fact
+from ladder.diagnoser.ir import mlir, ptx, sass
+from ladder.diagnoser.ir.locations import Frame
+from ladder.runner.capture import CapturedKernel
 
 EXCERPT_CHARS = 400
 

@@ -12,6 +12,6 @@ import click
                    "submit and status tools and the run resources serve when a call names none.")
 def mcp(run: Path | None) -> None:
     """Serve ladder's tools to an MCP client over stdio (the client starts this command)."""
-    from diagnoser.mcp.server import build
+    from ladder.diagnoser.mcp.server import build
 
     build(run.resolve() if run else None).run("stdio")

@@ -1,12 +1,12 @@
 """The MCP server: each tool is a thin call into the function the command line calls.
 
 =================  ==========================================================================
-``diagnose``       the ladder on a solution (``diagnoser.ladder.climb``), its JSON report
-``ir_facts``       the facts read from the IR of every kernel a solution launches (``diagnoser.ir``)
-``index_query``    the compiler chunks that answer a question (``indexer.search``)
-``catalog``        the pattern catalog, or one entry (``diagnoser.triage.catalog``)
-``bench``          correctness and timing of a solution (``runner.bench.bench_pair``)
-``brief``          the brief an agent run waits on (``diagnoser.optimize.agent``)
+``diagnose``       the ladder on a solution (``ladder.diagnoser.ladder.climb``), its JSON report
+``ir_facts``       the facts read from the IR of every kernel a solution launches (``ladder.diagnoser.ir``)
+``index_query``    the compiler chunks that answer a question (``ladder.indexer.search``)
+``catalog``        the pattern catalog, or one entry (``ladder.diagnoser.triage.catalog``)
+``bench``          correctness and timing of a solution (``ladder.runner.bench.bench_pair``)
+``brief``          the brief an agent run waits on (``ladder.diagnoser.optimize.agent``)
 ``submit``         gate and record one candidate for that run, the verdict and the next brief
 ``status``         where the run stands; ``journal`` its recorded rounds
 =================  ==========================================================================
@@ -44,8 +44,8 @@ def build(default_run: Path | None = None) -> Any:
     def diagnose(solution: str, problem: str | None = None, rungs: str = "1-4", backend: str = "auto") -> dict[str, Any]:
         """Climb the ladder for a solution (rungs 1-4, only as far as the evidence requires): findings with their
         source lines, profile, IR facts, cited compiler code. backend: auto, cuda, npu or aot (compile only)."""
-        from diagnoser import ladder, report
-        from diagnoser.cli.diagnose import parse_rungs, subject_for
+        from ladder.diagnoser import ladder, report
+        from ladder.diagnoser.cli.diagnose import parse_rungs, subject_for
 
         subject = subject_for(solution, problem, backend, None)
         state = ladder.new_state(subject)
@@ -58,8 +58,8 @@ def build(default_run: Path | None = None) -> Any:
     def ir_facts(solution: str, problem: str | None = None, target: str = "sm90") -> list[dict[str, Any]]:
         """The facts read from the IR (TTIR, TTGIR, LLVM IR, PTX, SASS) of every kernel the solution launches,
         each tied to its source line: access widths, layouts, pipelining, spills, occupancy..."""
-        from diagnoser import ladder
-        from runner import timelimit
+        from ladder.diagnoser import ladder
+        from ladder.runner import timelimit
 
         # In a child process under the IR rung's time limit, like the rung: a hung compile is stopped.
         return timelimit.call(fact_dicts, (solution, problem, target), timeout=ladder.RUNG_TIMEOUTS_S["ir"])
@@ -67,14 +67,14 @@ def build(default_run: Path | None = None) -> Any:
     @tool
     def index_query(question: str, k: int = 5, backend: str | None = None) -> list[dict[str, Any]]:
         """The compiler source, pass descriptions and catalog entries that answer a question, cited path:start-end."""
-        import indexer
+        from ladder import indexer
 
         return indexer.search(question, k=k, where={"backend": backend} if backend else None)
 
     @tool
     def catalog(pattern_id: str | None = None) -> dict[str, Any]:
         """Every catalog pattern (id, backend, title, whether a mechanical fix exists), or one entry in full."""
-        from diagnoser.triage.catalog import load_catalog, render
+        from ladder.diagnoser.triage.catalog import load_catalog, render
 
         entries = load_catalog()
         if pattern_id is None:
@@ -91,8 +91,8 @@ def build(default_run: Path | None = None) -> Any:
               baseline: str | None = None) -> dict[str, Any]:
         """Correctness on fresh inputs of every case and, on a device, timing against PyTorch (and a baseline
         solution, interleaved). The same judge as `ladder bench` and the optimization gate."""
-        from diagnoser.optimize.gate import without_secrets
-        from runner.bench import bench_pair
+        from ladder.diagnoser.optimize.gate import without_secrets
+        from ladder.runner.bench import bench_pair
 
         with without_secrets():
             return bench_pair(solution, problem or str(Path(solution).with_name("problem.py")), baseline=baseline,
@@ -102,7 +102,7 @@ def build(default_run: Path | None = None) -> Any:
     def brief(run: str | None = None) -> str:
         """The brief the optimization run waits on (Markdown): the problem, the best kernel, the evidence, the
         earlier rounds, the file to edit."""
-        from diagnoser.optimize.agent import current_brief
+        from ladder.diagnoser.optimize.agent import current_brief
 
         return current_brief(run_of(run))
 
@@ -111,7 +111,7 @@ def build(default_run: Path | None = None) -> Any:
                run: str | None = None) -> dict[str, Any]:
         """Gate one candidate for the round the run waits on (a file path in candidate, or its text in source) and
         record it: the verdict, the run's status and the next brief. A round already recorded is not recorded again."""
-        from diagnoser.optimize.agent import submit as submit_candidate
+        from ladder.diagnoser.optimize.agent import submit as submit_candidate
 
         if (candidate is None) == (source is None):
             raise ValueError("pass exactly one of candidate (a file) or source (its text)")
@@ -121,14 +121,14 @@ def build(default_run: Path | None = None) -> Any:
     @tool
     def status(run: str | None = None) -> dict[str, Any]:
         """Where the optimization run stands: waiting for a candidate, paused or finished; its best; its last round."""
-        from diagnoser.optimize.agent import status as run_status
+        from ladder.diagnoser.optimize.agent import status as run_status
 
         return run_status(run_of(run))
 
     @tool
     def journal(run: str | None = None) -> list[dict[str, Any]]:
         """The run's recorded rounds: each candidate, its summary and the gate's verdict."""
-        from diagnoser.optimize.loop import load_run
+        from ladder.diagnoser.optimize.loop import load_run
 
         return [{"round": r["round"], "accepted": r.get("accepted"),
                  "candidates": [{"id": p["id"], "summary": p["summary"], "outcome": p.get("outcome")}
@@ -137,22 +137,22 @@ def build(default_run: Path | None = None) -> Any:
     @server.resource("ladder://run/journal", mime_type="application/x-ndjson")
     def journal_resource() -> str:
         """The run's journal, one JSON object per line."""
-        from diagnoser.optimize.loop import load_run
+        from ladder.diagnoser.optimize.loop import load_run
 
         return load_run(run_of(None)).path.read_text()
 
     @server.resource("ladder://run/report", mime_type="text/markdown")
     def report_resource() -> str:
         """The run's report, rendered from its journal."""
-        from diagnoser.optimize import report
-        from diagnoser.optimize.loop import load_run
+        from ladder.diagnoser.optimize import report
+        from ladder.diagnoser.optimize.loop import load_run
 
         return report.markdown(report.build(load_run(run_of(None))))
 
     @server.resource("ladder://run/brief", mime_type="text/markdown")
     def brief_resource() -> str:
         """The brief the run waits on."""
-        from diagnoser.optimize.agent import current_brief
+        from ladder.diagnoser.optimize.agent import current_brief
 
         return current_brief(run_of(None))
 
@@ -175,6 +175,6 @@ def reported(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 def fact_dicts(solution: str, problem: str | None, target: str) -> list[dict[str, Any]]:
     """The `ir_facts` tool's work; at module level so that it can run in a child process."""
-    from diagnoser.ir import facts_for
+    from ladder.diagnoser.ir import facts_for
 
     return [fact.to_dict() for fact in facts_for(solution, problem, target=target)]

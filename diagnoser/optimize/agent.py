@@ -12,7 +12,7 @@ journal as every other proposer, for exactly one candidate:
 - the run's own files are checked against the journal's hashes before anything is gated, since the
   agent can write there: only the candidate it submits is read from it.
 
-``status`` and ``brief`` only read. The MCP server (``diagnoser.mcp``) calls the same functions.
+``status`` and ``brief`` only read. The MCP server (``ladder.diagnoser.mcp``) calls the same functions.
 """
 from __future__ import annotations
 
@@ -23,11 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from diagnoser.optimize.gate import GateSettings
-from diagnoser.optimize.journal import Journal, JournalError
-from diagnoser.optimize.loop import Diagnose, Gate, Settings, load_run, optimize
-from diagnoser.optimize.proposers.agent import BRIEF_MD, AgentProposer, Candidate
-from diagnoser.optimize.proposers.rules import source_hash
+from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.journal import Journal, JournalError
+from ladder.diagnoser.optimize.loop import Diagnose, Gate, Settings, load_run, optimize
+from ladder.diagnoser.optimize.proposers.agent import BRIEF_MD, AgentProposer, Candidate
+from ladder.diagnoser.optimize.proposers.rules import source_hash
 
 LOCK = ".submit.lock"
 

@@ -10,7 +10,7 @@ when the proposer has nothing new (or after ``--patience`` rounds), and its jour
 of candidates worth timing on an NPU.
 
 With ``--backend npu`` the loop is the usual one: the judge times candidates with torch_npu
-events (``runner.backends.npu``), the gate accepts what is correct and faster, and each round's
+events (``ladder.runner.backends.npu``), the gate accepts what is correct and faster, and each round's
 diagnosis reads rung 2 from the gate's timing of the best against the Ascend part's ceilings
 (``diagnose_best``). That path is written to torch_npu's and msprof's documented APIs and is
 untested on hardware.
@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from diagnoser.optimize.gate import (BEST, INITIAL, CandidateVerdict, GateResult, GateSettings, case_rows,
+from ladder.diagnoser.optimize.gate import (BEST, INITIAL, CandidateVerdict, GateResult, GateSettings, case_rows,
                                      without_secrets)
 
 if TYPE_CHECKING:
-    from diagnoser.optimize.loop import Run
+    from ladder.diagnoser.optimize.loop import Run
 
 COMPILE_ONLY = "Triton-Ascend compile-only (no NPU: correctness under the interpreter, nothing timed)"
 NOT_TIMED = "not accepted: nothing can be timed without an NPU (run with --backend npu to time it)"
@@ -49,7 +49,7 @@ def compile_only_gate(problem: Path, best: Path, initial: Path, candidates: dict
                       progress: Callable[[dict], None] | None = None, target: str = "ascend") -> GateResult:
     """The round's candidates, checked without timing: correct under the interpreter, compiled for
     Ascend, their IR against the best's (``torch_compile`` is ignored: there is nothing to time)."""
-    from runner.bench import bench as runner_bench
+    from ladder.runner.bench import bench as runner_bench
 
     solutions: dict[str, Path] = {BEST: best}
     if initial.read_bytes() != best.read_bytes():
@@ -68,8 +68,8 @@ def compile_only_gate(problem: Path, best: Path, initial: Path, candidates: dict
 def ir_patterns(solution: Path, problem: Path, target: str) -> dict[str, Any]:
     """{"patterns": the npu.* ids the solution's ttadapter IR shows (rung 3), "error": why it did
     not compile, or None}."""
-    from diagnoser.ir import capture, extract_facts
-    from diagnoser.triage import triage
+    from ladder.diagnoser.ir import capture, extract_facts
+    from ladder.diagnoser.triage import triage
 
     try:
         kernels = capture(solution, problem, target=target)
@@ -106,8 +106,8 @@ def _verdict(name: str, report: dict[str, Any], shown: dict[str, Any], best: dic
 def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: "Run") -> dict[str, Any]:
     """The ladder on the best for the run's Ascend target: on an NPU, rung 2 from the gate's timing of
     the best (no second device run); without one, rungs 1, 3 and 4 on the compiled IR."""
-    from diagnoser import ladder, rungs
-    from diagnoser.subject import Subject
+    from ladder.diagnoser import ladder, rungs
+    from ladder.diagnoser.subject import Subject
 
     timed = last_gate is not None and last_gate.timed and last_gate.record.get("backend") == "npu"
     subject = Subject(str(best), str(problem), backend="npu" if timed else "aot", target=run.settings.target,
@@ -126,7 +126,7 @@ def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: 
 
 
 def _profile_from_gate(result: GateResult) -> dict[str, Any]:
-    from diagnoser.profile import ascend
-    from runner.bench import flat_record
+    from ladder.diagnoser.profile import ascend
+    from ladder.runner.bench import flat_record
 
     return ascend.assemble(flat_record(result.record, BEST), {}, "msprof not used in the loop")

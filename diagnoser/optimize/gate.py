@@ -1,6 +1,6 @@
 """The gate: which candidates of a round are correct and really faster than the best so far.
 
-One judge run (``runner.bench.bench``, every solution in a sandboxed process of its own) holds the
+One judge run (``ladder.runner.bench.bench``, every solution in a sandboxed process of its own) holds the
 best so far twice, the initial version (once the best is no longer it) and every candidate of the
 round, all timed interleaved on the same fresh inputs. A candidate is accepted only when:
 
@@ -94,7 +94,7 @@ def run_gate(problem: Path, best: Path, initial: Path, candidates: dict[str, Pat
              progress: Callable[[dict], None] | None = None) -> GateResult:
     """Judge the candidates against the best (and the initial version) in one interleaved run;
     ``torch_compile`` also times the reference compiled (the baseline's figures for reports)."""
-    from runner.bench import bench as runner_bench
+    from ladder.runner.bench import bench as runner_bench
 
     solutions: dict[str, Path] = {BEST: best, BEST_AGAIN: best}
     if initial.read_bytes() != best.read_bytes():

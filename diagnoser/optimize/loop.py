@@ -7,9 +7,9 @@ Then each round runs ``ROUND_STAGES`` in order over one ``Round``:
               the best's timing from the last gate instead of timing it again); a diagnosis is
               cached by what it diagnosed, so an unchanged best is not diagnosed twice.
 ``brief``     what the proposer is shown, cut to ``--evidence``, with the history of earlier rounds.
-``propose``   the proposer's candidates (``diagnoser.optimize.proposers``), saved before gating.
+``propose``   the proposer's candidates (``ladder.diagnoser.optimize.proposers``), saved before gating.
 ``gate``      one judge run: the candidates interleaved with the best, twice, and the initial
-              version (``diagnoser.optimize.gate``); the fastest accepted one becomes the best.
+              version (``ladder.diagnoser.optimize.gate``); the fastest accepted one becomes the best.
 ``record``    one journal line for the round, appended once everything above is done.
 
 The loop stops when every case is within ``roofline_stop`` of its roofline floor, after
@@ -29,12 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from diagnoser.optimize import ascend
-from diagnoser.optimize.brief import Brief, brief_for
-from diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
-from diagnoser.optimize.journal import Journal, JournalError, content_key
-from diagnoser.optimize.proposers import Paused, Proposal, Proposer
-from diagnoser.optimize.proposers.rules import source_hash
+from ladder.diagnoser.optimize import ascend
+from ladder.diagnoser.optimize.brief import Brief, brief_for
+from ladder.diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
+from ladder.diagnoser.optimize.journal import Journal, JournalError, content_key
+from ladder.diagnoser.optimize.proposers import Paused, Proposal, Proposer
+from ladder.diagnoser.optimize.proposers.rules import source_hash
 
 
 DEADLINE = "this call's deadline has passed (--resume continues)"
@@ -104,7 +104,7 @@ def optimize(solution: str | Path, problem: str | Path, out: str | Path, propose
              *, resume: bool = False, gate: Gate | None = None, diagnose: Diagnose | None = None,
              progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Run (or resume) the loop; the journal's last state, as ``summary`` reads it. The gate and the
-    diagnosis default to the target's: an Ascend target has its own (``diagnoser.optimize.ascend``)."""
+    diagnosis default to the target's: an Ascend target has its own (``ladder.diagnoser.optimize.ascend``)."""
     gate = gate or ascend.gate_for(settings.target, settings.gate.backend) or run_gate
     diagnose = diagnose or ascend.diagnose_for(settings.target) or diagnose_best
     journal = Journal(out)
@@ -230,7 +230,7 @@ def gate_stage(state: Round) -> None:
     run = state.run
     if not state.files:
         return
-    from runner.bench import BenchError
+    from ladder.runner.bench import BenchError
 
     try:
         state.result = run.gate(run.problem, run.best_path, run.initial, state.files, run.settings.gate)
@@ -362,8 +362,8 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
 
 def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: Run) -> dict[str, Any]:
     """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run)."""
-    from diagnoser import ladder, rungs
-    from diagnoser.subject import Subject
+    from ladder.diagnoser import ladder, rungs
+    from ladder.diagnoser.subject import Subject
 
     device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
     subject = Subject(str(best), str(problem), backend="cuda" if device else "aot", target="sm90", device=device)
@@ -381,8 +381,8 @@ def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: 
 
 
 def _profile_from_gate(result: GateResult) -> dict[str, Any]:
-    from diagnoser.profile import nvidia
-    from runner.bench import flat_record
+    from ladder.diagnoser.profile import nvidia
+    from ladder.runner.bench import flat_record
 
     record = flat_record(result.record, "best")
     ceilings = nvidia.ceilings_for(record["device"], result.record.get("ceilings"))

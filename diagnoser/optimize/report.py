@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.journal import Journal
 
 
 def build(journal: Journal) -> dict[str, Any]:
@@ -62,7 +62,7 @@ def model_use(proposals: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _geomean_vs_compile(cases: list[dict[str, Any]]) -> float | None:
-    from diagnoser.optimize.gate import geomean
+    from ladder.diagnoser.optimize.gate import geomean
 
     return geomean([c["torch_compile_ms"] / c["best_ms"] for c in cases if c.get("torch_compile_ms") and c.get("best_ms")])
 
@@ -119,7 +119,7 @@ def _n(value: Any, template: str = "{:.4g}") -> str:
 
 def html(document: dict[str, Any]) -> str:
     """The run as one page (the shared report templates' `optimize.html.j2`, plots inlined)."""
-    from diagnoser.report import templating
+    from ladder.diagnoser.report import templating
 
     plots = [templating.markup(svg) for svg in (trajectory_plot(document), roofline_plot(document),
                                                 times_plot(document)) if svg]
@@ -127,13 +127,13 @@ def html(document: dict[str, Any]) -> str:
 
 
 def _figure() -> tuple[Any, Any]:
-    from diagnoser.report.plots import new_figure
+    from ladder.diagnoser.report.plots import new_figure
 
     return new_figure((5.4, 3.4))
 
 
 def _svg(figure: Any, name: str) -> str:
-    from diagnoser.report.plots import to_svg
+    from ladder.diagnoser.report.plots import to_svg
 
     figure.tight_layout()
     return to_svg(figure, name)
@@ -188,7 +188,7 @@ def roofline_plot(document: dict[str, Any]) -> str | None:
 
 
 def times_plot(document: dict[str, Any]) -> str | None:
-    from diagnoser.report.plots import seconds_axis
+    from ladder.diagnoser.report.plots import seconds_axis
 
     series = [("initial", "initial_ms"), ("best", "best_ms"), ("eager", "eager_ms"), ("torch.compile", "torch_compile_ms")]
     cases = document["cases"]

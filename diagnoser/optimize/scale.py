@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from diagnoser.optimize.gate import GateResult, GateSettings
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import OptimizeError, Settings, optimize
-from diagnoser.optimize.proposers import load_proposer
-from diagnoser.optimize.suite import operator_row, summarize
+from ladder.diagnoser.optimize.gate import GateResult, GateSettings
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from ladder.diagnoser.optimize.proposers import load_proposer
+from ladder.diagnoser.optimize.suite import operator_row, summarize
 
 RETRIES = 2
-DEFAULT_GATE = "diagnoser.optimize.gate:run_gate"
+DEFAULT_GATE = "ladder.diagnoser.optimize.gate:run_gate"
 
 
 def connect(address: str) -> dict[str, Any]:

@@ -13,18 +13,18 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from diagnoser.optimize import report
-from diagnoser.optimize.gate import geomean, run_gate
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import OptimizeError, Settings, optimize
-from diagnoser.optimize.proposers import load_proposer
+from ladder.diagnoser.optimize import report
+from ladder.diagnoser.optimize.gate import geomean, run_gate
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from ladder.diagnoser.optimize.proposers import load_proposer
 
 
 def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out: Path, *,
                    progress: Callable[[str], None] = lambda line: None,
                    on_operator: Callable[[dict[str, Any]], None] = lambda row: None,
                    gate: Callable[..., Any] = run_gate) -> dict[str, Any]:
-    """Optimize every operator (``diagnoser.suite.operators.Operator``); the suite's document."""
+    """Optimize every operator (``ladder.diagnoser.suite.operators.Operator``); the suite's document."""
     rows = []
     stopped = None
     for op in operators:

@@ -12,16 +12,16 @@ from __future__ import annotations
 
 def profile(solution: str, problem: str | None, backend: str, *, script: bool = False, use_ncu: bool = True) -> dict:
     if script and backend in ("cuda", "interpret"):
-        from diagnoser.profile import script as script_mode
+        from ladder.diagnoser.profile import script as script_mode
 
         return script_mode.profile(solution, backend, use_ncu=use_ncu)
     if backend == "cuda":
-        from diagnoser.profile import nvidia
+        from ladder.diagnoser.profile import nvidia
 
         return nvidia.profile(solution, problem, use_ncu=use_ncu)
     if backend == "npu":
-        from diagnoser.profile import ascend
-        from diagnoser.subject import RungUnavailable
+        from ladder.diagnoser.profile import ascend
+        from ladder.diagnoser.subject import RungUnavailable
 
         if script:
             raise RungUnavailable("profiling a script is implemented for cuda and the interpreter only")

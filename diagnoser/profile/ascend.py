@@ -12,10 +12,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from diagnoser.profile import msprof, roofline
-from diagnoser.profile.ncu import REPO, read_log
-from diagnoser.profile.nvidia import bench
-from runner import roofline as runner_roofline
+from ladder.diagnoser.profile import msprof, roofline
+from ladder.diagnoser.profile.ncu import REPO, read_log
+from ladder.diagnoser.profile.nvidia import bench
+from ladder.runner import roofline as runner_roofline
 
 TIMEOUT_S = 300.0
 
@@ -23,7 +23,7 @@ TIMEOUT_S = 300.0
 def ceilings(device: str) -> dict:
     """The runner's ceilings record for the NPU: measured if cached, else the table of the part the
     device names (`Ascend910B3`), else the default Ascend part's."""
-    from runner import hardware
+    from ladder.runner import hardware
 
     part = f"npu:{device}"
     return runner_roofline.load_ceilings(device, target=part if hardware.for_target(part) else "npu")
@@ -37,7 +37,7 @@ def collect(solution: str, problem: str, kernels: list[str]) -> tuple[dict, str]
     with tempfile.TemporaryDirectory(prefix="ladder-msprof-") as work:
         jobs, log = Path(work, "jobs.json"), Path(work, "launches.jsonl")
         jobs.write_text(json.dumps([{"solution": solution, "problem": problem, "device": "npu"}]))
-        program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs), str(log)]
+        program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs), str(log)]
         kernel = kernels[0] if len(kernels) == 1 else None
         done = subprocess.run(msprof.command(executable, program, str(Path(work, "out")), kernel, launch_count=100),
                               cwd=REPO, capture_output=True, text=True, timeout=TIMEOUT_S)

@@ -1,6 +1,6 @@
 """The program Nsight Compute profiles: one warmed-up forward per case, bracketed for the profiler.
 
-    python3 -m diagnoser.profile.driver JOBS.json LOG.jsonl
+    python3 -m ladder.diagnoser.profile.driver JOBS.json LOG.jsonl
 
 `JOBS.json` is a list of jobs: `{"solution": path, "problem": path, "cases": [0, 2] | null,
 "device": "cuda" | "npu"}` for a solution/problem pair, or `{"script": path, "argv": [...]}` for any
@@ -10,7 +10,7 @@ there): it calls it until no autotuner benchmarks a config any more and two call
 the same kernels, at most `MAX_WARMUP_CALLS` times. Then it runs it once more between
 cudaProfilerStart and cudaProfilerStop, which is all ncu sees (`--profile-from-start off`). The
 case's line says how many warm-up calls that took and how many launches they made.
-A script job (`diagnoser.profile.script_job`) records the script's launch sites while it runs
+A script job (`ladder.diagnoser.profile.script_job`) records the script's launch sites while it runs
 unprofiled, then replays them: timed, or inside the profiler range for chosen sites.
 
 Every Triton launch is logged by name through Triton's launch hook, one JSON line per case in
@@ -26,7 +26,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from runner.capture.tuning import AutotuneWatch
+from ladder.runner.capture.tuning import AutotuneWatch
 
 MAX_WARMUP_CALLS = 5
 
@@ -111,7 +111,7 @@ def profiled(log: LaunchLog, run, device: str = "cuda") -> list[str]:
 def run_pair(job: dict, log: LaunchLog, emit) -> None:
     import torch
 
-    from runner.problem import load_problem, load_solution
+    from ladder.runner.problem import load_problem, load_solution
 
     device = job.get("device", "cuda")
     problem = load_problem(job["problem"])
@@ -136,7 +136,7 @@ def run_pair(job: dict, log: LaunchLog, emit) -> None:
 
 
 def run_script(job: dict, log: LaunchLog, emit) -> None:
-    from diagnoser.profile import script_job
+    from ladder.diagnoser.profile import script_job
 
     script_job.run(job, log, emit, profiled)
 

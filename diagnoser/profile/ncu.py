@@ -249,7 +249,7 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
     with tempfile.TemporaryDirectory(prefix="ladder-ncu-") as work:
         jobs_path, log_path = Path(work, "jobs.json"), Path(work, "launches.jsonl")
         jobs_path.write_text(json.dumps(jobs))
-        program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)]
+        program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)]
         output, returncode = _run(command(executable, program, kernels, launch_count=launch_count), timeout)
         if output is None:  # slow, not broken: the caller may still profile other jobs
             return {**_unavailable(f"ncu did not finish within {timeout:.0f} s"), "timed_out": True}

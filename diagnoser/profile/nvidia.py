@@ -1,9 +1,9 @@
 """Rung 2 on NVIDIA GPUs: per case, time and roofline position from the runner, counters from ncu.
 
-1. The runner benches the solution (`runner.bench`: correctness, then event timing with L2 flushes,
+1. The runner benches the solution (`ladder.runner.bench`: correctness, then event timing with L2 flushes,
    interleaved with the PyTorch reference), which also names the Triton kernels each case launches.
 2. The device's ceilings come from the runner's per-device cache; if there is none yet they are
-   measured now (`python -m runner.roofline`, a copy and large matmuls) and cached.
+   measured now (`python -m ladder.runner.roofline`, a copy and large matmuls) and cached.
 3. Nsight Compute profiles one warmed-up forward per case over the driver, filtered to those
    kernels; without ncu the report says why and the class rests on events alone.
 4. Each case is classified (`roofline.classify`); theoretical occupancy is filled in from rung 3's
@@ -11,17 +11,17 @@
 
 Launches per forward are the steady state's: the runner counts them on the timed calls, made after
 the checked calls and the timing warm-up, and never counts the launches an autotuner makes while it
-times its configs (`runner.capture.tuning`); each case's `steady_state` says how many warm-up calls
+times its configs (`ladder.runner.capture.tuning`); each case's `steady_state` says how many warm-up calls
 came first and what was left out, and a launch-bound class says it in its reason.
-A script has no cases: its launch sites are timed by replay (`diagnoser.profile.script`).
+A script has no cases: its launch sites are timed by replay (`ladder.diagnoser.profile.script`).
 """
 from __future__ import annotations
 
 import subprocess
 import sys
 
-from diagnoser.profile import ncu, roofline
-from runner import roofline as runner_roofline
+from ladder.diagnoser.profile import ncu, roofline
+from ladder.runner import roofline as runner_roofline
 
 # Lighter than `ladder bench`: one fresh seed per case for correctness (the gate's full check is
 # `ladder bench`'s job), and a short timing budget; still at least 20 verified repetitions.
@@ -32,7 +32,7 @@ def ceilings_for(device: str, cached: dict | None) -> dict:
     """The runner's ceilings record for the device, measured now (and cached) if it has none yet."""
     found = cached or runner_roofline.load_ceilings(device)
     if found.get("source") == "defaults":
-        measured = subprocess.run([sys.executable, "-m", "runner.roofline", "cuda"], cwd=ncu.REPO,
+        measured = subprocess.run([sys.executable, "-m", "ladder.runner.roofline", "cuda"], cwd=ncu.REPO,
                                   capture_output=True, text=True, timeout=300)
         if measured.returncode == 0:
             found = runner_roofline.load_ceilings(device)
@@ -47,7 +47,7 @@ def bench(solution: str, problem: str, backend: str = "cuda", isolate: bool = Tr
     `isolate=False` evaluates in this process (no worker start per kernel), as `ladder suite` does
     for the suite's own, trusted solutions.
     """
-    from runner.bench import bench_pair
+    from ladder.runner.bench import bench_pair
 
     return bench_pair(solution, problem, backend=backend, isolate=isolate, **BENCH_OPTIONS)
 

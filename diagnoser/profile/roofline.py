@@ -24,7 +24,7 @@ the kernel's arithmetic intensity falls on, i.e. what would bound it at the roof
 """
 from __future__ import annotations
 
-from runner.roofline import floor_seconds
+from ladder.runner.roofline import floor_seconds
 
 CLASSES = ("memory-bound", "compute-bound", "latency-bound", "launch-bound")
 BUSY = 0.60

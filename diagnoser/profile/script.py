@@ -1,19 +1,19 @@
 """Rung 2 for a script: each launch site timed by replay, placed on the roofline, the heaviest profiled.
 
 A script that launches Triton kernels has no cases and no reference; what it has is launch sites
-(one kernel launched from one line, `runner.capture.sites`). Rung 2 makes each site that carries a
+(one kernel launched from one line, `ladder.runner.capture.sites`). Rung 2 makes each site that carries a
 share of the script's kernel time one case, so that the policy weighs the gap of a script exactly
-as it weighs a KernelBench pair's (`diagnoser.gap`):
+as it weighs a KernelBench pair's (`ladder.diagnoser.gap`):
 
 1. The driver runs the script once in a child process (its output never reaches ours), records
    every launch site with its arguments, then times each site's variants by replaying them with
-   the runner's method (`diagnoser.profile.script_job`, `runner.capture.replay`). The autotuner's
+   the runner's method (`ladder.diagnoser.profile.script_job`, `ladder.runner.capture.replay`). The autotuner's
    benchmarking launches are counted apart and never timed.
 2. Sites become cases in the order of the time they carry (launches x replayed time) until they
    carry `CASE_SHARE` of it (at most `MAX_CASES`); the rest are listed with their time. A case's
    time, floor and class are those of the variant carrying most of the site's time: its median
    replay time, the bytes its tensor arguments span and, for a dot kernel, the flops of the GEMM
-   its operands form, through `roofline.classify` (the floor is `runner.roofline.floor_seconds`).
+   its operands form, through `roofline.classify` (the floor is `ladder.runner.roofline.floor_seconds`).
    A variant that ran faster than that floor spans memory it does not read (a paged cache, a
    gather): its floor is unknown rather than wrong.
 3. Where Nsight Compute is present, it profiles the sites that carry most of the time (at most
@@ -31,8 +31,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from diagnoser.profile import ncu, nvidia, roofline
-from runner import roofline as runner_roofline
+from ladder.diagnoser.profile import ncu, nvidia, roofline
+from ladder.runner import roofline as runner_roofline
 
 DEVICE_TIMING = {"budget_s": 0.05, "min_reps": 10, "max_reps": 100, "total_s": 20.0}
 HOST_TIMING = {"budget_s": 0.02, "min_reps": 3, "max_reps": 10, "total_s": 20.0}
@@ -82,7 +82,7 @@ def run_driver(jobs: list[dict], timeout_s: float, backend: str) -> list[dict]:
     with tempfile.TemporaryDirectory(prefix="ladder-script-") as work:
         jobs_path, log_path = Path(work, "jobs.json"), Path(work, "log.jsonl")
         jobs_path.write_text(json.dumps(jobs))
-        program = [sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)]
+        program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)]
         output, returncode = ncu._run(program, timeout_s, {"TRITON_INTERPRET": "1"} if backend == "interpret" else None)
         entries = ncu.read_log(log_path)
     if output is None:

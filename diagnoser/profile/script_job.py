@@ -4,10 +4,10 @@
      "time": {"budget_s", "min_reps", "max_reps", "total_s"} | null,
      "profile": {"sites": [{"key", "variant"}], "launches": n} | null}
 
-1. The script runs as `__main__` under `runner.capture.sites.SiteRecorder`: every launch is counted
+1. The script runs as `__main__` under `ladder.runner.capture.sites.SiteRecorder`: every launch is counted
    by its site, the autotuner's benchmarking launches apart, and each site's first variants are
    held with their arguments. Nothing is profiled while it runs.
-2. `time`: every held variant is replayed and timed (`runner.capture.replay.time_replay`: events,
+2. `time`: every held variant is replayed and timed (`ladder.runner.capture.replay.time_replay`: events,
    L2 flush, median on a device; the host clock under the interpreter), the sites with the most
    launches first, until `total_s` of timing is spent; what is left says it was not timed.
 3. `profile`: each named site's variant is replayed `launches` times between cudaProfilerStart and
@@ -23,15 +23,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from runner.errors import one_line
+from ladder.runner.errors import one_line
 
 DEFAULT_TIMING = {"budget_s": 0.05, "min_reps": 10, "max_reps": 100, "total_s": 20.0}
 
 
 def run(job: dict, log: Any, emit: Callable[[dict], None], profiled: Callable) -> None:
-    from runner.backends import select_backend
-    from runner.capture import run_script
-    from runner.capture.sites import SiteRecorder
+    from ladder.runner.backends import select_backend
+    from ladder.runner.capture import run_script
+    from ladder.runner.capture.sites import SiteRecorder
 
     backend = select_backend(job.get("backend") or "cuda")
     backend.setup()  # the interpreter's autotuner gets its host benchmarker here; a device binds its clock
@@ -60,7 +60,7 @@ def run(job: dict, log: Any, emit: Callable[[dict], None], profiled: Callable) -
 def _time_sites(sites: list, backend: Any, settings: dict) -> dict[tuple[str, str], dict]:
     """(site key, variant key) -> {"time_ms": summary} | {"not_timed": why}: the sites with the most
     launches first, each site's first variant before any site's second, within `total_s`."""
-    from runner.capture.replay import time_replay
+    from ladder.runner.capture.replay import time_replay
 
     by_launches = sorted(sites, key=lambda site: -site.launches)
     order = []

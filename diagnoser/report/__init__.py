@@ -18,7 +18,7 @@ def render(report: dict, fmt: str = "markdown") -> str:
         return json.dumps(report, indent=2, default=str) + "\n"
     if fmt not in TEMPLATES:
         raise ValueError(f"unknown report format {fmt!r}; choose one of {', '.join(FORMATS)}")
-    from diagnoser.report import document, templating
+    from ladder.diagnoser.report import document, templating
 
     built = document.build(report, with_plots=fmt == "html")
     if fmt == "html":

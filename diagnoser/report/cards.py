@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from diagnoser.evidence import fact_of
-from diagnoser.report.explain import Explanation, explanation
+from ladder.diagnoser.evidence import fact_of
+from ladder.diagnoser.report.explain import Explanation, explanation
 
 MAX_FACTS_PER_SITE = 4
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from diagnoser.report import text
-from diagnoser.report.cards import Card, Site, same_file
+from ladder.diagnoser.report import text
+from ladder.diagnoser.report.cards import Card, Site, same_file
 
 SOURCE_LIMIT = 160
 DETAIL_LIMIT = 200

@@ -8,8 +8,8 @@ IR facts grouped per kernel specialization, and the warnings.
 """
 from __future__ import annotations
 
-from diagnoser.report import chains, plots, text
-from diagnoser.report.cards import cards
+from ladder.diagnoser.report import chains, plots, text
+from ladder.diagnoser.report.cards import cards
 
 VALUE_LIMIT = 140
 NOT_RECORDED = "this report has no record of rung 2"

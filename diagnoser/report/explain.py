@@ -32,7 +32,7 @@ def explanation(pattern: str | None) -> Explanation | None:
     """The catalog's explanation of `pattern`, or None when it has no (valid) entry."""
     if not pattern:
         return None
-    from diagnoser.triage.catalog import PATTERNS_DIR, CatalogError, load_entry
+    from ladder.diagnoser.triage.catalog import PATTERNS_DIR, CatalogError, load_entry
 
     path = PATTERNS_DIR / f"{pattern}.yaml"
     if not path.is_file():

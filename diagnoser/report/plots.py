@@ -16,7 +16,7 @@ import io
 import re
 from typing import Any
 
-from diagnoser.report import text
+from ladder.diagnoser.report import text
 
 SIZE = (5.6, 3.7)
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "h")

@@ -15,7 +15,7 @@ from typing import Any
 def environment():
     import jinja2
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("diagnoser.report", "templates"),
+    env = jinja2.Environment(loader=jinja2.PackageLoader("ladder.diagnoser.report", "templates"),
                              autoescape=lambda name: bool(name and name.endswith(".html.j2")),
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters["cell"] = markdown_cell

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from diagnoser.evidence import fact_of
+from ladder.diagnoser.evidence import fact_of
 
 
 def seconds(value: float | None) -> str:

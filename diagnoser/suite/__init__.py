@@ -12,6 +12,6 @@ device timing) produces one record per case; the suite condenses them into one r
 - ``render``: the terminal table;
 - ``run``: the loop over operators through the ordered ``STAGES`` and the JSON document.
 
-The command (``ladder suite``) is in ``diagnoser.cli.suite``. Runs on the GPU machine with nothing
+The command (``ladder suite``) is in ``ladder.diagnoser.cli.suite``. Runs on the GPU machine with nothing
 beyond torch, triton, click, pyyaml and numpy.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from diagnoser.suite.operators import Operator
+from ladder.diagnoser.suite.operators import Operator
 
 
 def geomean(values: list[float]) -> float | None:

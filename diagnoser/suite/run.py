@@ -2,7 +2,7 @@
 
 The loop runs each operator through ``STAGES``, an ordered mapping of named stages, each taking the
 operator and its row so far and returning the row extended: ``bench`` here; diagnosing and
-optimizing each operator are stages of the floors above (``diagnoser.batch``, ``diagnoser.optimize``).
+optimizing each operator are stages of the floors above (``ladder.diagnoser.batch``, ``ladder.diagnoser.optimize``).
 """
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from diagnoser.suite.operators import Operator, SuiteError, quick_problems
-from diagnoser.suite.rows import failed_row, operator_row, summarize
-from runner.precompile import device_target, precompile
+from ladder.diagnoser.suite.operators import Operator, SuiteError, quick_problems
+from ladder.diagnoser.suite.rows import failed_row, operator_row, summarize
+from ladder.runner.precompile import device_target, precompile
 
 # Suite defaults: lighter than `ladder bench` (37 operators x 5 cases must fit in a few minutes),
 # still several verified repetitions per contestant and case.
@@ -30,7 +30,7 @@ DEFAULT_MAX_REPS = 200
 
 @dataclass
 class BenchSettings:
-    """How each operator is evaluated (``runner.options.Options`` fields, plus where it runs)."""
+    """How each operator is evaluated (``ladder.runner.options.Options`` fields, plus where it runs)."""
 
     backend: str | None = None  # None: cuda > npu > interpret
     isolate: bool = False  # one worker subprocess per operator (survives crashes; slower)
@@ -50,13 +50,13 @@ class BenchSettings:
 
 def evaluate(problem: Path, solution: Path, settings: BenchSettings,
              progress: Callable[[dict], None] = lambda event: None) -> dict[str, Any]:
-    """The runner's flat record (``runner.bench.bench_pair``) of one solution against its problem.
+    """The runner's flat record (``ladder.runner.bench.bench_pair``) of one solution against its problem.
 
     In-process by default: the suite's own solutions are trusted code, and one Python process for
     the whole suite saves a worker start (torch + triton imports, device context) per operator.
     ``isolate`` runs each evaluation in the runner's worker subprocess instead.
     """
-    from runner.bench import bench_pair
+    from ladder.runner.bench import bench_pair
 
     return bench_pair(solution, problem, backend=settings.backend, timeout=settings.timeout_s,
                       progress=progress, isolate=settings.isolate, **settings.options())
@@ -84,7 +84,7 @@ STAGES: dict[str, Stage] = {"bench": bench_stage}
 
 def check_backend(name: str | None) -> None:
     """Fail early, once, when the requested backend cannot run here."""
-    from runner.backends import BackendError, select_backend
+    from ladder.runner.backends import BackendError, select_backend
 
     try:
         select_backend(name)
@@ -102,7 +102,7 @@ def run_suite(operators: list[Operator], settings: BenchSettings, *, quick: bool
     goes on. A device lost in-process stops the suite: the operators left get failed rows, since
     they would share the broken device context.
     """
-    from runner.bench import BenchError
+    from ladder.runner.bench import BenchError
 
     check_backend(settings.backend)
     meta: dict[str, Any] = {"backend": None, "device": None, "ceilings": None, "timed": False,

@@ -8,8 +8,8 @@ every distinct launch of every kernel -> run the detectors (`DETECTORS`, an orde
 named rules) -> drop source predictions the IR contradicts -> merge what several rules and rungs
 say about the same line -> keep what clears `min_confidence`. A source-level finding that rung-3
 facts contradict (ptxas spills nothing, the compiled access is 128-bit) is vetoed by the rule its
-catalog entry names (`diagnoser.triage.vetoes`) and returned among `vetoed` with the reason; one
-they confirm keeps the IR evidence and gains confidence (`diagnoser.agreement`). Mechanical fixes
+catalog entry names (`ladder.diagnoser.triage.vetoes`) and returned among `vetoed` with the reason; one
+they confirm keeps the IR evidence and gains confidence (`ladder.diagnoser.agreement`). Mechanical fixes
 for findings live in `FIXES` (id -> rewrite).
 """
 from __future__ import annotations
@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from diagnoser.agreement import absorb
-from diagnoser.evidence import Fact, Finding
-from diagnoser.subject import written_for_npu
+from ladder.diagnoser.agreement import absorb
+from ladder.diagnoser.evidence import Fact, Finding
+from ladder.diagnoser.subject import written_for_npu
 
 from .context import TriageContext, analyse_traces, static_reports
 from .detectors import DETECTORS, detectors_for
@@ -164,7 +164,7 @@ def resolve_target(target: Optional[str], text: str, problem: Optional[Path]) ->
 def device_table(family: str, target: Optional[str]) -> dict[str, Any]:
     """The hardware table of the part a target names (`ascend:Ascend910B4`), else of the family's
     default part (`nvidia` -> H200, `ascend` -> Ascend 910B3)."""
-    from runner import hardware
+    from ladder.runner import hardware
 
     chosen = hardware.for_target(target) if target and ":" in target else {}
     return chosen or hardware.for_target(family)

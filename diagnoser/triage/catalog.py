@@ -102,7 +102,7 @@ def load_entry(path: Path | str) -> Pattern:
 
 def validate(data: dict[str, Any], where: str = "entry") -> None:
     """Schema and cross-reference checks of one entry (as parsed YAML)."""
-    from diagnoser.evidence import FACT_KINDS
+    from ladder.diagnoser.evidence import FACT_KINDS
 
     from .detectors import DETECTORS
     from .detectors.profile import PROFILE_METRICS
@@ -194,9 +194,9 @@ def validate(data: dict[str, Any], where: str = "entry") -> None:
 def _validate_veto(data: dict[str, Any], status: str, fail: Any) -> None:
     """`veto`: which rung-3 facts contradict a rung-1 finding of this pattern. Required of accepted
     NVIDIA entries (every rung-1 prediction there is checked against what the compiler did):
-    `rule` names a rule of `diagnoser.triage.vetoes.VETOES` and `fact` the fact kind(s) it reads,
+    `rule` names a rule of `ladder.diagnoser.triage.vetoes.VETOES` and `fact` the fact kind(s) it reads,
     or `rule: none` and `signal` says why nothing in the IR can contradict the finding."""
-    from diagnoser.evidence import FACT_KINDS
+    from ladder.diagnoser.evidence import FACT_KINDS
 
     from .vetoes import NO_VETO, VETOES
 

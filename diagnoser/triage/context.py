@@ -15,7 +15,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from diagnoser.evidence import Fact
+from ladder.diagnoser.evidence import Fact
 
 from .interp import Binding, KernelReport, walk_kernel
 from .source import Kernel, LaunchSite, SourceModule, static_value

@@ -44,8 +44,8 @@ def retrieval_query(pattern: Pattern) -> str:
 def retrieve(pattern: Pattern, k: int = 5, index_dir: Optional[str] = None) -> tuple[list[dict], Optional[str]]:
     """(chunks, None), or ([], one-line reason) when there is no usable index."""
     try:
-        import indexer
-        from indexer.errors import IndexerError
+        from ladder import indexer
+        from ladder.indexer.errors import IndexerError
     except ImportError as error:
         return [], f"no knowledge index available ({error}); showing the catalog's own references"
     where = None

@@ -146,7 +146,7 @@ def _evidence(record: dict[str, Any]) -> list[dict[str, Any]]:
 
 def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: Optional[str] = None) -> dict[str, Any]:
     from .detectors.profile import PROFILE_METRICS
-    from diagnoser.evidence import FACT_KINDS
+    from ladder.diagnoser.evidence import FACT_KINDS
 
     rounds = read_journal(Path(journal))
     record = choose_round(rounds, round_)

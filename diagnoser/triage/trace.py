@@ -11,7 +11,7 @@ If the forward cannot run on meta tensors (it reads a value with `.item()`, or c
 Meta kernel such as `torch.bincount`), the case is traced again on the CPU, where random
 floating-point inputs are allocated but not filled (integer inputs such as routing ids are real);
 if that fails too, the trace says why and triage falls back to what the source alone shows.
-Device queries the forward makes are answered for the target (`runner.capture.device_stand_in`).
+Device queries the forward makes are answered for the target (`ladder.runner.capture.device_stand_in`).
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
 
-from runner.hardware import compile_target
+from ladder.runner.hardware import compile_target
 
 MAX_LAUNCHES_PER_CASE = 4096
 
@@ -347,8 +347,8 @@ def trace_cases(solution_path: str, problem_path: Optional[str], target: str = "
     case whose forward needs real values is traced on the CPU instead (`CaseTrace.note` says so).
 
     Device queries (core counts, properties) are answered for `target` (`nvidia` or `ascend`)."""
-    from runner.capture import device_stand_in, torch_npu_stand_in
-    from runner.problem import ProblemError, load_problem, load_solution
+    from ladder.runner.capture import device_stand_in, torch_npu_stand_in
+    from ladder.runner.problem import ProblemError, load_problem, load_solution
 
     try:  # module-level device queries (DEVICE = driver.active.get_active_torch_device()) too
         with torch_npu_stand_in(), device_stand_in(compile_target(target)):
@@ -388,9 +388,9 @@ def trace_script(script_path: str, target: str = "nvidia") -> list[CaseTrace]:
 
     import torch
 
-    from runner.capture import device_stand_in, torch_npu_stand_in
-    from runner.capture.workload import run_script
-    from runner.problem import one_line
+    from ladder.runner.capture import device_stand_in, torch_npu_stand_in
+    from ladder.runner.capture.workload import run_script
+    from ladder.runner.problem import one_line
 
     recorder = Recorder(script_path)
     trace = CaseTrace(0, {})
@@ -419,8 +419,8 @@ def _trace_case(recorder: Recorder, problem: Any, model_new: Any, index: int, ca
     bytes its inputs and parameters take (None when they were never built)."""
     import torch
 
-    from runner.capture import cpu_stand_in, device_stand_in
-    from runner.problem import one_line
+    from ladder.runner.capture import cpu_stand_in, device_stand_in
+    from ladder.runner.problem import one_line
 
     trace = CaseTrace(index, dict(case))
     recorder.current = trace

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from diagnoser.evidence import Fact, Finding
+from ladder.diagnoser.evidence import Fact, Finding
 
 from .context import TriageContext
 from .detectors.common import fact_evidence
@@ -145,7 +145,7 @@ def _numel(shape: list[int]) -> int:
 
 
 def _element_bits(fact: Fact) -> int | None:
-    from diagnoser.ir.mlir import element_bits
+    from ladder.diagnoser.ir.mlir import element_bits
 
     dtype = fact.value.get("dtype")
     return element_bits(dtype) if dtype else None
@@ -260,7 +260,7 @@ VETOES: dict[str, Callable[[TriageContext, Finding], Veto | None]] = {
 def veto_by_ir(ctx: TriageContext, findings: list[Finding], rules: dict[str, str]) -> tuple[list[Finding], list[dict]]:
     """The findings the facts do not contradict, and a vetoed record (`agreement.vetoed_record`)
     for each rung-1 finding they do. `rules`: catalog id -> the name of its veto rule."""
-    from diagnoser.agreement import vetoed_record
+    from ladder.diagnoser.agreement import vetoed_record
 
     if not ctx.facts:
         return findings, []

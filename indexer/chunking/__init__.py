@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.chunking.base import Chunk
+from ladder.indexer.chunking.base import Chunk
 
 LANGUAGES = {
     ".cpp": "cpp", ".cc": "cpp", ".cxx": "cpp", ".h": "cpp", ".hpp": "cpp", ".c": "c",
@@ -21,19 +21,19 @@ _WORD = re.compile(r"[A-Za-z_]\w+")
 
 def chunk(text: str, language: str) -> list[Chunk]:
     if language in ("cpp", "c", "python"):
-        from indexer.chunking.code import chunk_code
+        from ladder.indexer.chunking.code import chunk_code
 
         chunks = chunk_code(text, "python" if language == "python" else "cpp")
     elif language == "tablegen":
-        from indexer.chunking.tablegen import chunk_tablegen
+        from ladder.indexer.chunking.tablegen import chunk_tablegen
 
         chunks = chunk_tablegen(text)
     elif language == "markdown":
-        from indexer.chunking.markdown import chunk_markdown
+        from ladder.indexer.chunking.markdown import chunk_markdown
 
         chunks = chunk_markdown(text)
     elif language == "yaml":
-        from indexer.chunking.catalog import chunk_catalog
+        from ladder.indexer.chunking.catalog import chunk_catalog
 
         chunks = chunk_catalog(text)
     else:

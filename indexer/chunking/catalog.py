@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import yaml
 
-from indexer.chunking.base import Chunk, Unit, line_windows, pack
+from ladder.indexer.chunking.base import Chunk, Unit, line_windows, pack
 
 # Entries are documents: keep one whole unless it is very long.
 ENTRY_MAX_CHARS = 6000

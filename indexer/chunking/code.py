@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from indexer.chunking.base import Chunk, Unit, pack
+from ladder.indexer.chunking.base import Chunk, Unit, pack
 
 # Node types that name a scope: (kind of node) -> field holding the name.
 _DEFINITIONS = {

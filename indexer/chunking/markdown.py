@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from indexer.chunking.base import Chunk, Unit, pack
+from ladder.indexer.chunking.base import Chunk, Unit, pack
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^ {0,3}(```|~~~)")

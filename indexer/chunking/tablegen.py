@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from indexer.chunking.base import Chunk, Unit, pack
+from ladder.indexer.chunking.base import Chunk, Unit, pack
 
 _RECORD_START = re.compile(r"(def|class|multiclass|defm|defvar|defset|let|foreach)\b")
 _HEADER = re.compile(r"\s*(?:def|class|multiclass|defm)\s+(\w+)\s*(?:<[^:{;]*?>)?\s*:?\s*([\w:]+)?\s*(?:<\s*(?:/\*.*?\*/\s*)?\"([^\"]*)\")?")

@@ -10,7 +10,7 @@ same code for every backend.
 ``npu``        Ascend NPUs through torch_npu + Triton-Ascend (torch.npu mirrors torch.cuda);
                written to their documented APIs, untested on hardware.
 ``interpret``  CPU, ``TRITON_INTERPRET=1``: correctness only (no timing).
-``aot``        compile-only for a target with no device (``runner.backends.aot.capture``);
+``aot``        compile-only for a target with no device (``ladder.runner.backends.aot.capture``);
                it captures IR, it does not run kernels, so ``ladder bench`` does not offer it.
 =============  ============================================================================
 
@@ -21,14 +21,14 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from runner.backends.base import Backend
+from ladder.runner.backends.base import Backend
 
 # name -> "module:attribute" of a Backend instance, or "module" for a module-level API (aot).
 BACKENDS = {
-    "cuda": "runner.backends.cuda:backend",
-    "npu": "runner.backends.npu:backend",
-    "interpret": "runner.backends.interpret:backend",
-    "aot": "runner.backends.aot",
+    "cuda": "ladder.runner.backends.cuda:backend",
+    "npu": "ladder.runner.backends.npu:backend",
+    "interpret": "ladder.runner.backends.interpret:backend",
+    "aot": "ladder.runner.backends.aot",
 }
 
 # The backends that run kernels (what `ladder bench --backend` accepts), in auto-selection order.

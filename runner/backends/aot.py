@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, device_stand_in, fresh_compiles,
+from ladder.runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, device_stand_in, fresh_compiles,
                             jsonable, nvidia_record, run_target, source_position)
 
 DEFAULT_TARGET = "sm90"
@@ -159,7 +159,7 @@ def capture(solution_path: str | Path, problem_path: str | Path | None = None, c
     (Triton-Ascend's stages, captured in its own Python environment: see runner.ascend_ir).
     """
     if is_ascend(target):
-        from runner import ascend_ir
+        from ladder.runner import ascend_ir
 
         return ascend_ir.capture(solution_path, problem_path, case_index, target=target, argv=argv)
     parsed = parse_target(target)

@@ -16,7 +16,7 @@ class Backend:
         launch_hook_fires: whether Triton calls ``knobs.runtime.launch_enter_hook`` on this
             backend (the interpreter bypasses the launcher, so launches are counted elsewhere).
         l2_flush_bytes: size of the buffer written between timed repetitions to evict L2.
-        spec: how a contestant process finds this backend (``runner.backends.load_backend``):
+        spec: how a contestant process finds this backend (``ladder.runner.backends.load_backend``):
             the name for ladder's own, ``module:attribute`` for one defined elsewhere.
     """
 

@@ -1,7 +1,7 @@
 """NVIDIA GPUs through torch.cuda; Triton's launcher calls the launch hooks on every launch."""
 from __future__ import annotations
 
-from runner.backends.device import TorchDeviceBackend
+from ladder.runner.backends.device import TorchDeviceBackend
 
 
 class CudaBackend(TorchDeviceBackend):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib.util
 from typing import Iterable
 
-from runner.backends.base import Backend
+from ladder.runner.backends.base import Backend
 
 
 class TorchDeviceBackend(Backend):
@@ -24,7 +24,7 @@ class TorchDeviceBackend(Backend):
 
     def setup(self) -> None:
         """Bind the timing primitives now, before any candidate code runs: what the runner times
-        with cannot be replaced later from candidate code (``runner.sentinel`` reports attempts)."""
+        with cannot be replaced later from candidate code (``ladder.runner.sentinel`` reports attempts)."""
         module = self.torch_module()
         self._clock = (module.Event, module.Event.record, module.Event.elapsed_time, module.synchronize)
 

@@ -2,7 +2,7 @@
 
 Correctness only: the interpreter executes programs one by one in Python, so its times say nothing
 about a GPU. Triton's launcher is bypassed, so the launch hook never fires; the runner counts
-launches by wrapping ``InterpretedFunction.run`` instead (see ``runner.guards``). Triton's autotuner
+launches by wrapping ``InterpretedFunction.run`` instead (see ``ladder.runner.guards``). Triton's autotuner
 asks the (absent) device driver for a benchmarker; here it gets a host-clock one, so autotuned
 kernels run, every config and its hooks included, as they would on a device. Two gaps between the
 interpreter and the compiler that real kernels fall into are closed here: a float argument is an fp32
@@ -12,8 +12,8 @@ scalar (``eps.to(tl.float32)`` works, as compiled), a dtype passed to a device f
 """
 from __future__ import annotations
 
-from runner.backends import host_libdevice
-from runner.backends.base import Backend
+from ladder.runner.backends import host_libdevice
+from ladder.runner.backends.base import Backend
 
 
 class InterpretBackend(Backend):

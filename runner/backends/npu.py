@@ -10,7 +10,7 @@ the runner compares launch streams against. The Ascend L2 (192 MB on 910B) is ev
 """
 from __future__ import annotations
 
-from runner.backends.device import TorchDeviceBackend, importable
+from ladder.runner.backends.device import TorchDeviceBackend, importable
 
 
 class NpuBackend(TorchDeviceBackend):

@@ -7,7 +7,7 @@ plain JSON-serialisable record so that rung 3 can read kernels captured on anoth
 
 Two ways to fill it:
 - on a GPU, from the JIT itself, through `triton.knobs.runtime` hooks (`JitCapture`, `capture`);
-- on a CPU, through the compile-only `aot` backend (`runner.backends.aot`), which reproduces the
+- on a CPU, through the compile-only `aot` backend (`ladder.runner.backends.aot`), which reproduces the
   JIT's specialization from the actual arguments.
 Both drive the same workload runner (`run_target`): a problem/solution pair case by case, or a
 script. Imports nothing beyond torch, triton and the standard library.
@@ -24,12 +24,12 @@ script. Imports nothing beyond torch, triton and the standard library.
 """
 from __future__ import annotations
 
-from runner.capture.interceptor import LaunchInterceptor
-from runner.capture.jit import JitCapture, capture, fresh_compiles
-from runner.capture.nvidia import nvidia_record
-from runner.capture.record import STAGE_ORDER, CapturedKernel, jsonable, load, save, source_position
-from runner.capture.standins import REAL_FILL_ELEMENTS, cpu_stand_in, device_stand_in, torch_npu_stand_in
-from runner.capture.workload import is_script, resolve_problem, run_script, run_target
+from ladder.runner.capture.interceptor import LaunchInterceptor
+from ladder.runner.capture.jit import JitCapture, capture, fresh_compiles
+from ladder.runner.capture.nvidia import nvidia_record
+from ladder.runner.capture.record import STAGE_ORDER, CapturedKernel, jsonable, load, save, source_position
+from ladder.runner.capture.standins import REAL_FILL_ELEMENTS, cpu_stand_in, device_stand_in, torch_npu_stand_in
+from ladder.runner.capture.workload import is_script, resolve_problem, run_script, run_target
 
 __all__ = [
     "STAGE_ORDER", "CapturedKernel", "JitCapture", "LaunchInterceptor", "REAL_FILL_ELEMENTS", "capture",

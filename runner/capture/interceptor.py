@@ -1,14 +1,14 @@
 """`LaunchInterceptor`: the base of the compile-only captures, which compile launches instead of running them.
 
-`runner.backends.aot` (NVIDIA targets) and `runner.ascend_ir` (Triton-Ascend) subclass it to
+`ladder.runner.backends.aot` (NVIDIA targets) and `ladder.runner.ascend_ir` (Triton-Ascend) subclass it to
 compile each launch for a target this machine may not have.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from runner.capture.labels import merge_and_label
-from runner.capture.record import CapturedKernel
+from ladder.runner.capture.labels import merge_and_label
+from ladder.runner.capture.record import CapturedKernel
 
 
 class LaunchInterceptor:

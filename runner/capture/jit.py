@@ -10,11 +10,11 @@ import gc
 from pathlib import Path
 from typing import Any, Iterator
 
-from runner.capture.labels import merge_and_label
-from runner.capture.nvidia import nvidia_record
-from runner.capture.record import CapturedKernel
-from runner.capture.tuning import AutotuneWatch
-from runner.capture.workload import run_target
+from ladder.runner.capture.labels import merge_and_label
+from ladder.runner.capture.nvidia import nvidia_record
+from ladder.runner.capture.record import CapturedKernel
+from ladder.runner.capture.tuning import AutotuneWatch
+from ladder.runner.capture.workload import run_target
 
 
 class JitCapture:

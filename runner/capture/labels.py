@@ -6,7 +6,7 @@ the facts about each apart.
 """
 from __future__ import annotations
 
-from runner.capture.record import CapturedKernel
+from ladder.runner.capture.record import CapturedKernel
 
 
 def merge_and_label(records: list[CapturedKernel]) -> list[CapturedKernel]:

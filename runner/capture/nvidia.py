@@ -1,14 +1,14 @@
 """A compiled NVIDIA kernel as a `CapturedKernel`: its stages, SASS and resource usage.
 
-Both NVIDIA captures end with a triton `CompiledKernel`, the JIT's on a GPU (`runner.capture.jit`)
-and the compile-only aot backend's (`runner.backends.aot`), and describe it the same way: SASS and
-resources come from its cubin and a ptxas report (`runner.cubin`).
+Both NVIDIA captures end with a triton `CompiledKernel`, the JIT's on a GPU (`ladder.runner.capture.jit`)
+and the compile-only aot backend's (`ladder.runner.backends.aot`), and describe it the same way: SASS and
+resources come from its cubin and a ptxas report (`ladder.runner.cubin`).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from runner.capture.record import STAGE_ORDER, CapturedKernel, argument_name, jsonable, source_position
+from ladder.runner.capture.record import STAGE_ORDER, CapturedKernel, argument_name, jsonable, source_position
 
 # Compile metadata worth keeping (the rest is options echoed back).
 METADATA_KEYS = ("name", "hash", "num_warps", "num_stages", "num_ctas", "shared", "maxnreg", "tmem_size",
@@ -18,7 +18,7 @@ METADATA_KEYS = ("name", "hash", "num_warps", "num_stages", "num_ctas", "shared"
 def nvidia_record(compiled: Any, jit_fn: Any, *, backend: str, signature: dict, constexprs: dict,
                   attrs: dict, config: dict | None = None) -> CapturedKernel:
     """Build a CapturedKernel from a triton CompiledKernel (NVIDIA): stages, SASS, resources."""
-    from runner import cubin as cubin_tools
+    from ladder.runner import cubin as cubin_tools
 
     meta = compiled.metadata._asdict()
     arg_names = list(jit_fn.arg_names)
@@ -47,7 +47,7 @@ def nvidia_resources(compiled: Any) -> dict[str, Any]:
     """Registers, spills, local and shared bytes of a compiled kernel, from its cubin and PTX."""
     from triton.backends.nvidia.compiler import sm_arch_from_capability
 
-    from runner import cubin as cubin_tools
+    from ladder.runner import cubin as cubin_tools
 
     meta = compiled.metadata
     usage = cubin_tools.resource_usage(compiled.asm["cubin"]).get(compiled.name, {})

@@ -1,8 +1,8 @@
 """Time one captured launch by replaying it, the way the runner times a forward.
 
-A launch site's variant (`runner.capture.sites`) holds its first launch's own arguments; replaying it
+A launch site's variant (`ladder.runner.capture.sites`) holds its first launch's own arguments; replaying it
 after the script ended launches the same compiled kernel on the same tensors, grid and options. On a
-device each repetition is timed as the judge times a call (`runner.timing`): the L2 is flushed (a
+device each repetition is timed as the judge times a call (`ladder.runner.timing`): the L2 is flushed (a
 buffer larger than it is written), idle device work long enough to cover the replay's host-side
 cost is queued ahead, device events bracket the launch alone, and the summary is the median with
 its spread over the repetitions. Warm-up replays come first (the kernel is compiled and autotuned
@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from runner.timing import summarize
+from ladder.runner.timing import summarize
 
 WARMUP_REPLAYS = 2
 _perf_counter = time.perf_counter

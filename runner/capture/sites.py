@@ -7,13 +7,13 @@ sees is what is launched: the autotuner's and the heuristics' choices are alread
 keyword arguments. Per site it counts the launches and keeps, for each distinct *variant* (the
 shapes, dtypes and strides of the tensor arguments, the integer and constexpr values, the grid), the
 first launch's arguments themselves, so that the launch can be replayed after the script ended
-(`runner.capture.replay`). At most `MAX_VARIANTS` variants are held per site (each holds its
+(`ladder.runner.capture.replay`). At most `MAX_VARIANTS` variants are held per site (each holds its
 tensors alive); launches of further variants are only counted.
 
 Launches an autotuner makes while it times its configs are not the script's work: they are counted
-apart (`tuning_launches`) and never kept (`runner.capture.tuning`).
+apart (`tuning_launches`) and never kept (`ladder.runner.capture.tuning`).
 
-What a variant says about the work, for the roofline (`runner.roofline.floor_seconds` turns it into a
+What a variant says about the work, for the roofline (`ladder.runner.roofline.floor_seconds` turns it into a
 floor): `bytes`, the memory its tensor arguments span (each distinct region once, however many
 arguments alias it: every input read once, every output written once), and for a kernel whose
 source calls `tl.dot`, `flops` from the GEMM its operands' shapes form ((m, k) x (k, n) -> (m, n),
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.capture.record import source_position
-from runner.capture.tuning import AutotuneWatch
+from ladder.runner.capture.record import source_position
+from ladder.runner.capture.tuning import AutotuneWatch
 
 MAX_VARIANTS = 4
 MAX_SITES = 64  # sites beyond these (a script generating kernels in a loop) are only counted

@@ -12,7 +12,7 @@ import sys
 import types
 from typing import Any, Iterator
 
-from runner import hardware
+from ladder.runner import hardware
 
 
 @contextlib.contextmanager

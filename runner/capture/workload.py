@@ -40,7 +40,7 @@ def run_workload(solution_path: str | Path, problem_path: str | Path, case_index
     """
     import torch
 
-    from runner.problem import ProblemError, load_problem, load_solution
+    from ladder.runner.problem import ProblemError, load_problem, load_solution
 
     on_case = on_case or (lambda case: None)
     problem = load_problem(problem_path)
@@ -84,7 +84,7 @@ def is_script(solution_path: str | Path) -> bool:
 def run_target(solution_path: str | Path, problem_path: str | Path | None, case_index: int | None, *,
                device: str, on_case: Callable[[int | None], Any], argv: list[str] | None = None) -> None:
     """A solution's forward per case, or a script once (as case None)."""
-    from runner.problem import ProblemError
+    from ladder.runner.problem import ProblemError
 
     if not Path(solution_path).is_file():
         raise ProblemError(f"file not found: {solution_path}")

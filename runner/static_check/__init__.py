@@ -3,7 +3,7 @@
 Every rule answers one question about the source and returns violations with a line number. The
 rules guard against the known ways a candidate can look fast or correct without doing the work in
 Triton (measuring.md). Rules with severity ``error`` reject the solution before it runs; ``warning``
-rules are reported. Runtime guards (``runner.guards``) back up what source analysis cannot see.
+rules are reported. Runtime guards (``ladder.runner.guards``) back up what source analysis cannot see.
 
 The **hot path** is ``ModelNew.forward`` plus every function, ``ModelNew`` method or class (all its
 methods) it calls or merely refers to (transitively) in the same file, and the arguments of every
@@ -18,16 +18,16 @@ same rules, every function and method in it counting as hot path (it exists to b
 solution).
 
 The rules live in ``compute`` (computing outside Triton) and ``escape`` (escaping the judge), over the
-parsed file of ``source``; ``rules`` lists them in order. ``python -m runner.static_check`` lists the rules; ``python -m runner.static_check FILE`` checks one
+parsed file of ``source``; ``rules`` lists them in order. ``python -m ladder.runner.static_check`` lists the rules; ``python -m ladder.runner.static_check FILE`` checks one
 (and the files beside it that it imports).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from runner.static_check.rule import ERROR, WARNING, Rule, Violation
-from runner.static_check.rules import RULES
-from runner.static_check.source import Source, local_imports
+from ladder.runner.static_check.rule import ERROR, WARNING, Rule, Violation
+from ladder.runner.static_check.rules import RULES
+from ladder.runner.static_check.source import Source, local_imports
 
 __all__ = ["ERROR", "RULES", "WARNING", "Rule", "Violation", "check_solution", "check_source", "describe_rules"]
 

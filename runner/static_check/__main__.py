@@ -1,10 +1,10 @@
-"""``python -m runner.static_check`` lists the rules; with files, checks each (and the files beside it
+"""``python -m ladder.runner.static_check`` lists the rules; with files, checks each (and the files beside it
 that it imports) and exits 1 when any has an error."""
 from __future__ import annotations
 
 import sys
 
-from runner.static_check import ERROR, check_solution, describe_rules
+from ladder.runner.static_check import ERROR, check_solution, describe_rules
 
 
 def main(argv: list[str]) -> int:

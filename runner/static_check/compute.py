@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from runner.static_check.escape import STREAM_CALLS
-from runner.static_check.source import Source
+from ladder.runner.static_check.escape import STREAM_CALLS
+from ladder.runner.static_check.source import Source
 
 # torch.* calls allowed in the hot path: allocation, constant fills, metadata.
 ALLOWED_TORCH_CALLS = {

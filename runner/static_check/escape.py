@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from runner.static_check.source import Source, imports_of
+from ladder.runner.static_check.source import Source, imports_of
 
 STREAM_CALLS = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
 
@@ -38,7 +38,7 @@ INTERNAL_ATTRIBUTES = {"__traceback__", "tb_frame", "tb_next", "f_back", "f_loca
                        "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__"}
 
 
-PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "runner", "os", "sys", "gc", "threading",
+PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "ladder", "runner", "os", "sys", "gc", "threading",
                    "subprocess", "signal", "io", "posix", "_thread"}
 
 

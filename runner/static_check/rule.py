@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from runner.static_check.source import Source
+    from ladder.runner.static_check.source import Source
 
 ERROR, WARNING = "error", "warning"
 

@@ -1,8 +1,8 @@
-"""The rules in the order ``python -m runner.static_check`` lists them: errors first, then warnings."""
+"""The rules in the order ``python -m ladder.runner.static_check`` lists them: errors first, then warnings."""
 from __future__ import annotations
 
-from runner.static_check import compute, escape
-from runner.static_check.rule import ERROR, WARNING, Rule
+from ladder.runner.static_check import compute, escape
+from ladder.runner.static_check.rule import ERROR, WARNING, Rule
 
 RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule("torch-compute", ERROR, "torch/aten compute calls, F.* and the @ operator in the hot path",

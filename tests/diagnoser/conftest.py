@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.subject import Subject
+from ladder.diagnoser.subject import Subject
 
 COMPILER = Path(__file__).parent / "data" / "compiler"
 
@@ -23,7 +23,7 @@ def cpu_subject() -> Subject:
 @pytest.fixture(scope="session")
 def fixture_index_dir(tmp_path_factory) -> str:
     """A real index (dense vectors + BM25, the bundled embedding model) over the fixture compiler tree."""
-    from indexer.build import build
+    from ladder.indexer.build import build
 
     where = tmp_path_factory.mktemp("index")
     build(sources=[f"compiler={COMPILER}"], index_dir=str(where))

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from diagnoser import ladder
-from diagnoser.ladder import Rung
+from ladder.diagnoser import ladder
+from ladder.diagnoser.ladder import Rung
 
 DATA = Path(__file__).parent / "data"
 RECORDED = DATA / "recorded"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import copy
 
-from diagnoser import agreement, ladder
-from diagnoser.ladder import Rung
+from ladder.diagnoser import agreement, ladder
+from ladder.diagnoser.ladder import Rung
 
 SOURCE = {"type": "source", "file": "s.py", "line": 30, "text": "acc = tl.zeros((256, 256), tl.float32)",
           "detail": "about 600 registers per thread", "cases": ["M=4096"]}

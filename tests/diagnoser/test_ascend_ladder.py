@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser import ladder
-from diagnoser.subject import Subject
-from runner.ascend_ir import ascend_python
+from ladder.diagnoser import ladder
+from ladder.diagnoser.subject import Subject
+from ladder.runner.ascend_ir import ascend_python
 
 SOFTMAX = Path(__file__).resolve().parents[2] / "kernels" / "level1" / "23_softmax"
 
@@ -34,7 +34,7 @@ def test_the_softmax_reports_the_masked_load_fill_at_its_three_loads(climbed):
 
 
 def test_no_nvidia_pattern_is_applied_to_an_ascend_target(climbed):
-    from diagnoser.triage.catalog import load_catalog
+    from ladder.diagnoser.triage.catalog import load_catalog
 
     catalog = load_catalog()
     assert climbed["findings"]

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from .ladder_recorded import replaying
 
-from diagnoser import batch, ladder
-from diagnoser.cli.suite import diagnose_suite
-from diagnoser.subject import Subject
+from ladder.diagnoser import batch, ladder
+from ladder.diagnoser.cli.suite import diagnose_suite
+from ladder.diagnoser.subject import Subject
 
 KERNELS = Path(__file__).parent / "data" / "kernels"
 SAMPLE = Path(__file__).parent / "data" / "ncu_raw_2025.csv"
@@ -95,7 +95,7 @@ def test_jobs_are_profiled_in_chunks_of_separate_ncu_runs(tmp_path, monkeypatch)
     monkeypatch.setenv("NCU", str(script))
     monkeypatch.setattr(batch, "NCU_CHUNK", 2)
     runs = []
-    from diagnoser.profile import ncu
+    from ladder.diagnoser.profile import ncu
 
     real = ncu.profile_jobs
     monkeypatch.setattr(ncu, "profile_jobs", lambda jobs, *rest: runs.append(len(jobs)) or real(jobs, *rest))

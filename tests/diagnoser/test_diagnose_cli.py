@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.cli.diagnose import diagnose, parse_rungs
+from ladder.diagnoser.cli.diagnose import diagnose, parse_rungs
 
 SCALED_ADD = Path(__file__).parent / "data" / "kernels" / "scaled_add"
 

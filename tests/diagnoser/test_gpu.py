@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser import ladder
-from diagnoser.subject import Subject
-from diagnoser.profile import ncu
+from ladder.diagnoser import ladder
+from ladder.diagnoser.subject import Subject
+from ladder.diagnoser.profile import ncu
 
 SCALED_ADD = Path(__file__).parent / "data" / "kernels" / "scaled_add"
 PAIR = {"solution": str(SCALED_ADD / "solution.py"), "problem": str(SCALED_ADD / "problem.py")}
@@ -28,7 +28,7 @@ def test_ncu_profiles_one_forward_per_case_and_only_the_triton_kernel():
 
 @pytest.mark.gpu
 def test_profile_places_every_case_under_the_measured_roofline():
-    from diagnoser.profile import nvidia
+    from ladder.diagnoser.profile import nvidia
 
     profile = nvidia.profile(PAIR["solution"], PAIR["problem"])
     assert profile["correct"]

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from diagnoser import ladder
-from diagnoser.ladder import Rung
-from diagnoser.subject import NothingLaunched, RungUnavailable
+from ladder.diagnoser import ladder
+from ladder.diagnoser.ladder import Rung
+from ladder.diagnoser.subject import NothingLaunched, RungUnavailable
 
 from .ladder_recorded import recorded, replaying
 
@@ -126,7 +126,7 @@ def test_the_requested_span_is_echoed_as_typed(selected, expected):
 
 
 def test_a_fact_cited_flat_or_nested_counts_the_same_for_the_gap():
-    from diagnoser import gap
+    from ladder.diagnoser import gap
 
     fact = {"kernel": "k", "kind": "spill", "value": {}, "file": None, "line": None, "stage": "sass", "excerpt": ""}
     flat = {"pattern": None, "confidence": 0.9, "evidence": [{"type": "fact", **fact}]}
@@ -156,7 +156,7 @@ def _finding(pattern, confidence=0.9, kernel="k"):
     (_finding("nv.redundant-global-traffic"), _case(0.3, "compute-bound", source="events"), False),
 ])
 def test_what_explains_a_case(finding, case, explained):
-    from diagnoser import gap
+    from ladder.diagnoser import gap
 
     verdict = gap.assess({"cases": [case]}, [finding] if finding else [])
     assert verdict["explained"] is explained

@@ -10,8 +10,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.cli import setup
-from runner.ascend_ir import ENV_VAR, ascend_python
+from ladder.diagnoser.cli import setup
+from ladder.runner.ascend_ir import ENV_VAR, ascend_python
 
 EXISTING = ascend_python()
 needs_env = pytest.mark.skipif(EXISTING is None, reason="needs the Triton-Ascend environment (LADDER_ASCEND_PYTHON "
@@ -77,8 +77,8 @@ def test_a_failed_install_is_one_line(tmp_path):
 
 
 def test_rung_3_without_the_environment_says_how_to_create_it(tmp_path, monkeypatch):
-    from diagnoser import rungs
-    from diagnoser.subject import RungUnavailable, Subject
+    from ladder.diagnoser import rungs
+    from ladder.diagnoser.subject import RungUnavailable, Subject
 
     monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing" / "bin" / "python"))
     kernels = Path(__file__).resolve().parents[2] / "kernels" / "level1" / "23_softmax"

@@ -7,14 +7,14 @@ import threading
 import pytest
 from .conftest import TOY, write_tree
 
-import indexer
-from indexer import build as build_module
-from indexer import rerank, retrieve
-from indexer.build import build
-from indexer.errors import BuildLocked, IndexCorrupt, IndexMissing, SourceError
-from indexer.status import status
-from indexer.store import Store
-from indexer.text import keyword_query
+from ladder import indexer
+from ladder.indexer import build as build_module
+from ladder.indexer import rerank, retrieve
+from ladder.indexer.build import build
+from ladder.indexer.errors import BuildLocked, IndexCorrupt, IndexMissing, SourceError
+from ladder.indexer.status import status
+from ladder.indexer.store import Store
+from ladder.indexer.text import keyword_query
 
 
 def build_toy(tree, index_dir, **kwargs):
@@ -387,7 +387,7 @@ def test_a_doc_written_only_in_chinese_answers_an_english_question(toy_tree, ind
 
 
 def test_default_sources_add_the_triton_checkouts_found_on_the_machine(tmp_path, monkeypatch):
-    from indexer import sources
+    from ladder.indexer import sources
 
     checkout = write_tree(tmp_path / "src" / "triton-ascend", {"include/triton/x.h": "int x;\n", "lib/y.cpp": "int y;\n"})
     write_tree(tmp_path / "src" / "triton-notes", {"notes.md": "# not a checkout\n"})
@@ -400,7 +400,7 @@ def test_default_sources_add_the_triton_checkouts_found_on_the_machine(tmp_path,
 
 
 def test_a_new_keyword_version_re_indexes_keywords_without_re_embedding(toy_tree, index_dir, monkeypatch):
-    from indexer import text
+    from ladder.indexer import text
 
     first = build_toy(toy_tree, index_dir)
     monkeypatch.setattr(text, "KEYWORD_VERSION", text.KEYWORD_VERSION + 1)

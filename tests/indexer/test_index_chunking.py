@@ -5,8 +5,8 @@ import textwrap
 
 from .conftest import CATALOG_YAML, COALESCE_CPP, COMPILER_PY, GUIDE_MD, PASSES_TD
 
-from indexer.chunking import chunk
-from indexer.chunking.base import MAX_CHARS
+from ladder.indexer.chunking import chunk
+from ladder.indexer.chunking.base import MAX_CHARS
 
 
 def assert_line_exact(text: str, chunks) -> None:

@@ -5,8 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from diagnoser.cli import main
-from diagnoser.cli.errors import CANNOT_RUN
+from ladder.diagnoser.cli import main
+from ladder.diagnoser.cli.errors import CANNOT_RUN
 
 from .conftest import TOY
 
@@ -76,7 +76,7 @@ def test_a_build_without_compiler_source_says_how_to_add_one(tmp_path, index_dir
 
 
 def test_build_progress_off_a_terminal_gives_counts_share_and_time_left(capsys):
-    from diagnoser.cli.index import _Progress
+    from ladder.diagnoser.cli.index import _Progress
 
     progress = _Progress("embedding", 4)
     progress.update(2)

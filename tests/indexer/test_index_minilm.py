@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-import indexer
-from indexer.build import build
+from ladder import indexer
+from ladder.indexer.build import build
 
 
 @pytest.mark.slow

@@ -5,9 +5,9 @@ import hashlib
 
 from .conftest import FILES
 
-from indexer.chunking import LANGUAGES
-from indexer.passes import build_registry
-from indexer.sources import SourceFile
+from ladder.indexer.chunking import LANGUAGES
+from ladder.indexer.passes import build_registry
+from ladder.indexer.sources import SourceFile
 
 
 def source_files(files: dict[str, str], tree: str = "toy") -> list[SourceFile]:

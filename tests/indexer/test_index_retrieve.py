@@ -5,9 +5,9 @@ import bm25s
 import numpy as np
 import pytest
 
-from indexer import rerank
-from indexer.retrieve import rank_files
-from indexer.text import keyword_tokens
+from ladder.indexer import rerank
+from ladder.indexer.retrieve import rank_files
+from ladder.indexer.text import keyword_tokens
 
 
 def test_a_file_is_shown_by_its_best_chunk_and_scored_with_its_others():
@@ -92,7 +92,7 @@ def test_chunks_of_the_named_backend_outrank_those_of_another():
 
 
 def test_a_header_is_implemented_by_the_source_file_of_its_name():
-    from indexer.retrieve import implementations
+    from ladder.indexer.retrieve import implementations
 
     paths = ["include/X/Converter.h", "lib/X/Converter.cpp", "lib/Y/Utils.cpp", "lib/Z/Utils.cpp", "lib/W/Utils.cpp",
              "include/Y/Utils.h", "include/Only.h"]

@@ -1,7 +1,7 @@
 """What BM25 and the dense model read of chunks and queries (indexer.text)."""
 from __future__ import annotations
 
-from indexer.text import HEADER_WEIGHT, comments, dense_query, dense_text, keyword_text, keyword_tokens, words
+from ladder.indexer.text import HEADER_WEIGHT, comments, dense_query, dense_text, keyword_text, keyword_tokens, words
 
 
 def test_words_split_camel_snake_and_dotted_names():
@@ -89,7 +89,7 @@ def test_dense_query_leaves_plain_questions_alone():
 
 
 def test_a_question_gets_the_codes_words_for_its_own():
-    from indexer.text import keyword_query
+    from ladder.indexer.text import keyword_query
 
     tokens = keyword_query("how is tl.sort lowered, and are the adds folded?")
     assert {"convert", "combin"} <= set(tokens)

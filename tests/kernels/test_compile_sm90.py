@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from diagnoser.suite.operators import discover, quick_problems
-from runner.precompile import precompile
+from ladder.diagnoser.suite.operators import discover, quick_problems
+from ladder.runner.precompile import precompile
 
 OPERATORS = discover()
 H200 = yaml.safe_load((Path(__file__).parents[2] / "kb" / "hardware" / "h200.yaml").read_text())

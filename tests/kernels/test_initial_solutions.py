@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.suite.operators import discover
+from ladder.diagnoser.suite.operators import discover
 
 REPO = Path(__file__).resolve().parents[2]
 OPERATORS = discover()
@@ -24,7 +24,7 @@ OPERATORS = discover()
 def rows() -> dict[str, dict]:
     env = {**os.environ, "PYTHONPATH": str(REPO), "TRITON_INTERPRET": "1"}
     process = subprocess.run(
-        [sys.executable, "-m", "diagnoser", "suite", "--backend", "interpret", "--quick", "--seeds", "2",
+        [sys.executable, "-m", "ladder.diagnoser", "suite", "--backend", "interpret", "--quick", "--seeds", "2",
          "--seed", "1234", "--json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     assert process.returncode in (0, 1), process.stderr[-2000:]

@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 
-from diagnoser.suite.operators import discover
-from runner.problem import load_problem, load_solution
-from runner.static_check import ERROR, check_solution
+from ladder.diagnoser.suite.operators import discover
+from ladder.runner.problem import load_problem, load_solution
+from ladder.runner.static_check import ERROR, check_solution
 
 OPERATORS = discover()
 LEVEL1 = {1, 2, 3, 4, 7, 9, 17, 19, 23, 24, 26, 36, 40, 42, 47, 51, 89, 95, 97}

@@ -8,12 +8,12 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.cli.suite import suite
-from diagnoser.suite.operators import Operator, SuiteError, discover, quick_problems
-from diagnoser.suite.render import render
-from diagnoser.suite.rows import operator_row, summarize
-from diagnoser.suite.run import write_json
-from runner.problem import load_problem
+from ladder.diagnoser.cli.suite import suite
+from ladder.diagnoser.suite.operators import Operator, SuiteError, discover, quick_problems
+from ladder.diagnoser.suite.render import render
+from ladder.diagnoser.suite.rows import operator_row, summarize
+from ladder.diagnoser.suite.run import write_json
+from ladder.runner.problem import load_problem
 
 pytestmark = pytest.mark.filterwarnings("ignore:Conversion of an array with ndim:DeprecationWarning")
 
@@ -168,7 +168,7 @@ def test_per_case_table_shows_every_case_under_its_operator():
 def test_interpreter_run_needs_a_fresh_process_once_triton_loaded_without_it(monkeypatch):
     import types
 
-    from runner.bench import interpreter_needs_fresh_process
+    from ladder.runner.bench import interpreter_needs_fresh_process
 
     class InterpretedFunction:
         pass

@@ -4,7 +4,7 @@ Triton's interpreter, as on the ``interpret`` backend; the clock is bound at imp
 candidate code runs, as a device backend binds its primitives."""
 import time
 
-from runner.backends.interpret import InterpretBackend
+from ladder.runner.backends.interpret import InterpretBackend
 
 _perf_counter = time.perf_counter
 

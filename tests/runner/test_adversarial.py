@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner import sandbox, seeds
-from runner.bench import bench_pair
+from ladder.runner import sandbox, seeds
+from ladder.runner.bench import bench_pair
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -114,7 +114,7 @@ def test_ctrl_c_during_a_hanging_candidate_leaves_no_process_behind():
     script = textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(ROOT)!r})
-        from runner.bench import bench
+        from ladder.runner.bench import bench
         bench({str(FIXTURES / 'add' / 'problem.py')!r}, {{"hang": {str(FIXTURES / 'add' / 'hang.py')!r}}},
               backend="interpret", seeds=1, cases=[0], call_timeout_s=600)
     """)

@@ -1,7 +1,7 @@
 """Backend table and automatic selection on a machine without a device."""
 import pytest
 
-from runner.backends import BACKENDS, BackendError, load_backend, select_backend
+from ladder.runner.backends import BACKENDS, BackendError, load_backend, select_backend
 
 
 def test_auto_selection_falls_back_to_the_interpreter_without_a_device():
@@ -21,7 +21,7 @@ def test_npu_without_torch_npu_is_unavailable_with_a_reason():
 
 
 def test_aot_is_registered_but_does_not_run_kernels():
-    assert BACKENDS["aot"] == "runner.backends.aot"
+    assert BACKENDS["aot"] == "ladder.runner.backends.aot"
     with pytest.raises(BackendError, match="does not run kernels"):
         select_backend("aot")
 

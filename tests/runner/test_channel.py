@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from runner.channel import ContestantLost, PipeChannel, malformed
+from ladder.runner.channel import ContestantLost, PipeChannel, malformed
 
 
 class Alive:

@@ -1,5 +1,5 @@
 """The bench table: timed columns on a device, errors against tolerances on the interpreter."""
-from diagnoser.cli.bench import render
+from ladder.diagnoser.cli.bench import render
 
 TIMED = {
     "solution": "/x/solution.py", "problem": "/x/problem.py", "backend": "cuda", "device": "NVIDIA H200",

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from runner.compare import TF32_RTOL, compare, normalized_error
-from runner.guards import poison
+from ladder.runner.compare import TF32_RTOL, compare, normalized_error
+from ladder.runner.guards import poison
 
 
 def verdict_for(candidate, reference, *, native=None, allow_tf32=False):

@@ -1,5 +1,5 @@
 """One-line failure reasons."""
-from runner.errors import one_line
+from ladder.runner.errors import one_line
 
 
 def test_first_line_of_a_multiline_message():

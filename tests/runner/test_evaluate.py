@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from .host_clock import HostClockBackend
-from runner.evaluate import evaluate
-from runner.options import Options
+from ladder.runner.evaluate import evaluate
+from ladder.runner.options import Options
 
 ADD = Path(__file__).parent / "fixtures" / "add"
 

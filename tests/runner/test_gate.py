@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.cli.bench import bench as bench_command
-from diagnoser.cli.errors import CANNOT_RUN, NEGATIVE
-from runner.bench import BenchError, bench, bench_pair
+from ladder.diagnoser.cli.bench import bench as bench_command
+from ladder.diagnoser.cli.errors import CANNOT_RUN, NEGATIVE
+from ladder.runner.bench import BenchError, bench, bench_pair
 
 FIXTURES = Path(__file__).parent / "fixtures"
 ADD = FIXTURES / "add"

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from runner.guards import LaunchTracer, TorchOpRecorder, plain_outputs, poison, unwritten_count
-from runner.problem import load_module
+from ladder.runner.guards import LaunchTracer, TorchOpRecorder, plain_outputs, poison, unwritten_count
+from ladder.runner.problem import load_module
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -118,7 +118,7 @@ def device_tracer(current):
 
 
 def test_hook_counts_launches_with_the_stream_current_at_the_call():
-    from runner.timing import guard_violation
+    from ladder.runner.timing import guard_violation
 
     current = {"stream": 0}
     tracer = device_tracer(current)
@@ -137,7 +137,7 @@ def test_hook_counts_launches_with_the_stream_current_at_the_call():
 
 
 def test_benchmark_launches_on_a_capture_stream_inside_triton_are_not_side_streams():
-    from runner.timing import guard_violation
+    from ladder.runner.timing import guard_violation
 
     tracer = device_tracer({"stream": 0})
     try:

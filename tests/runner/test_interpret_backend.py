@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 KERNEL = textwrap.dedent('''
-    from runner.backends.interpret import backend
+    from ladder.runner.backends.interpret import backend
     backend.setup()
     import torch
     import triton

@@ -6,11 +6,11 @@ import pytest
 import torch
 from triton.runtime.autotuner import Autotuner
 
-from runner.bench import bench_pair
-from runner.evaluate import evaluate
-from runner.guards import LaunchTracer
-from runner.options import Options
-from runner.problem import load_module
+from ladder.runner.bench import bench_pair
+from ladder.runner.evaluate import evaluate
+from ladder.runner.guards import LaunchTracer
+from ladder.runner.options import Options
+from ladder.runner.problem import load_module
 
 from .host_clock import HostClockBackend
 

@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from runner.problem import (
+from ladder.runner.problem import (
     ProblemError,
     case_label,
     input_elements,

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from runner.roofline import cache_path, default_ceilings, load_ceilings, peak_flops, position, save_ceilings
+from ladder.runner.roofline import cache_path, default_ceilings, load_ceilings, peak_flops, position, save_ceilings
 
 
 def test_defaults_are_the_h200_figures_when_nothing_was_measured(tmp_path, monkeypatch):
@@ -59,7 +59,7 @@ def test_a_dtype_without_a_ceiling_of_its_own_gets_the_highest_so_the_floor_stay
 
 
 def test_default_ceilings_are_the_device_tables_numbers():
-    from runner import hardware
+    from ladder.runner import hardware
 
     table = hardware.for_target("cuda:90")
     ceilings = default_ceilings("cuda:90")

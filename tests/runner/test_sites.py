@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from runner.backends.interpret import InterpretBackend
-from runner.capture.replay import time_replay
-from runner.capture.sites import SiteRecorder, gemm_flops, spanned_bytes
-from runner.problem import load_module
+from ladder.runner.backends.interpret import InterpretBackend
+from ladder.runner.capture.replay import time_replay
+from ladder.runner.capture.sites import SiteRecorder, gemm_flops, spanned_bytes
+from ladder.runner.problem import load_module
 
 from .host_clock import HostClockBackend
 

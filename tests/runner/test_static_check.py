@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from runner.static_check import ERROR, RULES, check_source, describe_rules
+from ladder.runner.static_check import ERROR, RULES, check_source, describe_rules
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

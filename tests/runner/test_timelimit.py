@@ -1,4 +1,4 @@
-"""`runner.timelimit.call`: a function in a child process, its value back, a hang stopped."""
+"""`ladder.runner.timelimit.call`: a function in a child process, its value back, a hang stopped."""
 from __future__ import annotations
 
 import os
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from runner import timelimit
+from ladder.runner import timelimit
 
 
 def add(a: int, b: int) -> int:

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import torch
 
-from runner.channel import LocalChannel
-from runner.compare import compare
-from runner.contestant import Contestant
-from runner.exchange import load_outputs
-from runner.guards import LaunchTracer
-from runner.inputs import make_inputs
-from runner.problem import load_module, load_problem
-from runner.timing import Measurement, Settings, Timed, host_bound, measure, summarize
+from ladder.runner.channel import LocalChannel
+from ladder.runner.compare import compare
+from ladder.runner.contestant import Contestant
+from ladder.runner.exchange import load_outputs
+from ladder.runner.guards import LaunchTracer
+from ladder.runner.inputs import make_inputs
+from ladder.runner.problem import load_module, load_problem
+from ladder.runner.timing import Measurement, Settings, Timed, host_bound, measure, summarize
 from .host_clock import HostClockBackend
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -10,7 +10,7 @@ import importlib
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
-from diagnoser.optimize.brief import Brief
+from ladder.diagnoser.optimize.brief import Brief
 
 
 @dataclass
@@ -63,9 +63,9 @@ def named_findings(brief: Brief, text: str) -> list[dict[str, Any]]:
 
 # name -> "module:attribute" of a class taking the run's settings.
 PROPOSERS = {
-    "rules": "diagnoser.optimize.proposers.rules:RulesProposer",
-    "llm": "diagnoser.optimize.proposers.llm:LlmProposer",
-    "agent": "diagnoser.optimize.proposers.agent:AgentProposer",
+    "rules": "ladder.diagnoser.optimize.proposers.rules:RulesProposer",
+    "llm": "ladder.diagnoser.optimize.proposers.llm:LlmProposer",
+    "agent": "ladder.diagnoser.optimize.proposers.agent:AgentProposer",
 }
 
 

@@ -8,7 +8,7 @@ the round, it writes what the agent needs into the run directory and pauses the 
 ``brief.json``         the same brief as data, with the round, the files and the submit command;
 ``work/solution.py``   a copy of the best solution so far: the file to edit.
 
-``ladder optimize submit`` (``diagnoser.optimize.agent``) then resumes the run with the agent's
+``ladder optimize submit`` (``ladder.diagnoser.optimize.agent``) then resumes the run with the agent's
 candidate handed to this proposer, which proposes exactly it for exactly that round; the loop gates
 and records it as it would any other proposer's, and the next round's brief is written the same way.
 The files above are ladder's output: nothing in them is read back.
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from diagnoser.optimize.brief import Brief
-from diagnoser.optimize.journal import write_atomically
-from diagnoser.optimize.proposers import Paused, Proposal, named_findings
+from ladder.diagnoser.optimize.brief import Brief
+from ladder.diagnoser.optimize.journal import write_atomically
+from ladder.diagnoser.optimize.proposers import Paused, Proposal, named_findings
 
 BRIEF_MD, BRIEF_JSON, WORK_SOLUTION = "brief.md", "brief.json", "work/solution.py"
 

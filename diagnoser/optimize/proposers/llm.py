@@ -31,11 +31,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from diagnoser.optimize.brief import Brief
-from diagnoser.optimize.proposers import Paused, Proposal, ProposerError, named_findings
-from diagnoser.optimize.proposers.prompt import messages
-from diagnoser.optimize.proposers.reply import NoSolution, solution_from
-from diagnoser.optimize.proposers.rules import source_hash
+from ladder.diagnoser.optimize.brief import Brief
+from ladder.diagnoser.optimize.proposers import Paused, Proposal, ProposerError, named_findings
+from ladder.diagnoser.optimize.proposers.prompt import messages
+from ladder.diagnoser.optimize.proposers.reply import NoSolution, solution_from
+from ladder.diagnoser.optimize.proposers.rules import source_hash
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MAX_RETRIES = 3

@@ -6,7 +6,7 @@ the one ``reply.solution_from`` reads.
 """
 from __future__ import annotations
 
-from diagnoser.optimize.brief import Brief
+from ladder.diagnoser.optimize.brief import Brief
 
 SYSTEM = """You are an expert in GPU kernels and Triton. You rewrite a Triton solution so that it is faster \
 while staying correct. Your rewrite is judged by a harness, not by a person:

@@ -2,7 +2,7 @@
 
 Each round it proposes, for the best kernel so far:
 
-1. every mechanical fix (``diagnoser.triage.fixes``) whose pattern the evidence names, one per
+1. every mechanical fix (``ladder.diagnoser.triage.fixes``) whose pattern the evidence names, one per
    candidate, in the order ``FIX_ORDERS`` gives for the run's backend;
 2. all of them applied one after the other, as one more candidate (fixes compose: free the tiles
    into an autotune space, then group the GEMM grid, then pipeline its K loop...);
@@ -24,9 +24,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from diagnoser.optimize.ascend import is_ascend
-from diagnoser.optimize.brief import Brief
-from diagnoser.optimize.proposers import Proposal
+from ladder.diagnoser.optimize.ascend import is_ascend
+from ladder.diagnoser.optimize.brief import Brief
+from ladder.diagnoser.optimize.proposers import Proposal
 
 # The order fixes are tried and composed in, per backend. NVIDIA: the configuration first (it frees
 # the tile sizes the others then tune around), then the grid order, the loop pipelining, the dot's
@@ -54,7 +54,7 @@ class RulesProposer:
         self.settings = settings
 
     def propose(self, brief: Brief, count: int) -> list[Proposal]:
-        from diagnoser.triage.fixes import FIXES
+        from ladder.diagnoser.triage.fixes import FIXES
 
         tried = {entry["source_hash"] for past in brief.history for entry in past.get("proposals", [])
                  if entry.get("source_hash")}
@@ -97,7 +97,7 @@ def fixed(pattern: str, source: str, solution_path: str, problem_path: str) -> t
     The source is written beside the solution it came from, so that what the fix reads relative to
     it (the problem, sibling modules) resolves as it would for the solution itself.
     """
-    from diagnoser.triage.fixes import NotApplicable, apply_fix
+    from ladder.diagnoser.triage.fixes import NotApplicable, apply_fix
 
     folder = Path(solution_path).resolve().parent
     with tempfile.NamedTemporaryFile("w", suffix=".py", prefix=".ladder-fix-", dir=folder, delete=False) as handle:
@@ -118,7 +118,7 @@ def source_hash(source: str) -> str:
 
 
 def _describe(pattern: str) -> str:
-    from diagnoser.triage.catalog import load_catalog
+    from ladder.diagnoser.triage.catalog import load_catalog
 
     entry = load_catalog().get(pattern)
     return f"{pattern} ({entry.title})" if entry else pattern

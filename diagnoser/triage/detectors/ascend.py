@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .common import Findings, source_evidence

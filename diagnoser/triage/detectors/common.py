@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Optional
 
-from diagnoser.evidence import Fact, Finding
+from ladder.diagnoser.evidence import Fact, Finding
 
 from ..context import TriageContext
 

@@ -1,4 +1,4 @@
-"""IR-level detectors: rung-3 facts (`diagnoser.evidence.FACT_KINDS`) matched to catalog patterns.
+"""IR-level detectors: rung-3 facts (`ladder.diagnoser.evidence.FACT_KINDS`) matched to catalog patterns.
 
 Each reads the facts of one kind and keeps those that show the pattern; the finding cites the
 fact (its IR excerpt and source line). Facts are what the compiler actually did, so these
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from diagnoser.evidence import Fact, Finding
+from ladder.diagnoser.evidence import Fact, Finding
 
 from ..context import TriageContext
 from .common import Findings, fact_evidence
@@ -385,7 +385,7 @@ def detect_ir_tiny_block(ctx: TriageContext) -> list[Finding]:
     access in a loop (a program's work is then the loop's), nor TMA / cp.async copies. Where the
     source walk analysed the kernel with its cases, its verdict stands (it sees strides and
     interleaved lanes the facts do not): the finding then only joins the source finding it confirms."""
-    from diagnoser.ir.mlir import element_bits
+    from ladder.diagnoser.ir.mlir import element_bits
 
     from .source.tiles import (
         IN_FLIGHT_PER_SM,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .autotune import fix_hardcoded_config

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from ..interp.report import KernelReport

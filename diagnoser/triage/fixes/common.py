@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import LaunchAnalysis, TriageContext
 from ..interp.report import KernelReport

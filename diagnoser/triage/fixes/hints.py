@@ -13,7 +13,7 @@ import ast
 from collections import defaultdict
 from typing import Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from .. import axisinfo
 from ..context import TriageContext

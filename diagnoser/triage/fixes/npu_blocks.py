@@ -23,7 +23,7 @@ import copy
 import math
 from typing import Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .common import analyses_of, context_for, fresh_name, target_kernels, tl_name

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .common import analyses_of, context_for, target_kernels, tl_name

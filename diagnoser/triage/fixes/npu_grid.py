@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from .common import context_for, fresh_name, reports_of, target_kernels, tl_name

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from diagnoser.evidence import Finding
-from runner import hardware
+from ladder.diagnoser.evidence import Finding
+from ladder.runner import hardware
 
 from ..context import TriageContext
 from .common import context_for, reports_of, target_kernels

@@ -12,8 +12,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.cli import main, streams
-from diagnoser.cli.errors import CANNOT_RUN, INTERNAL, OK, USAGE
+from ladder.diagnoser.cli import main, streams
+from ladder.diagnoser.cli.errors import CANNOT_RUN, INTERNAL, OK, USAGE
 
 SCRIPT = str(Path(__file__).resolve().parents[1] / "data" / "kernels" / "script" / "run_scale.py")
 
@@ -64,7 +64,7 @@ def test_without_json_an_error_is_one_line_on_stderr_and_nothing_on_stdout():
 
 
 def test_a_bug_in_ladder_is_status_4_and_v_shows_its_traceback(monkeypatch):
-    from diagnoser import ladder as policy
+    from ladder.diagnoser import ladder as policy
 
     def broken(*args, **kwargs):
         raise ZeroDivisionError("division by zero")
@@ -105,7 +105,7 @@ def test_a_program_that_prints_leaves_ir_json_parseable_too():
     import subprocess
 
     here = Path(__file__).resolve()
-    result = subprocess.run([sys.executable, "-m", "diagnoser", "ir", str(here.parent / "data" / "noisy_script.py"),
+    result = subprocess.run([sys.executable, "-m", "ladder.diagnoser", "ir", str(here.parent / "data" / "noisy_script.py"),
                              "--facts", "--json"], cwd=here.parents[3], capture_output=True, text=True, timeout=120,
                             check=False)
     assert result.returncode == OK, result.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.cli.errors import CANNOT_RUN, INTERRUPTED, OK
+from ladder.diagnoser.cli.errors import CANNOT_RUN, INTERRUPTED, OK
 
 DATA = Path(__file__).parent / "data"
 REPOSITORY = Path(__file__).resolve().parents[3]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.compiler import escalate
-from diagnoser.rungs import catalog_compiler_refs
+from ladder.diagnoser.compiler import escalate
+from ladder.diagnoser.rungs import catalog_compiler_refs
 
 TREE = Path(__file__).resolve().parents[1] / "data" / "compiler-ascend"
 ASCEND_CODE = ("third_party/ascend/", "docs/en/")
@@ -23,8 +23,8 @@ FINDING = {"pattern": "npu.masked-load-fill", "rung": 3, "title": "masked load f
 @pytest.fixture(scope="module")
 def ascend_index(tmp_path_factory):
     """A real index (chroma + BM25 + the bundled embedding model) over the Ascend fixture tree."""
-    import indexer
-    from indexer.build import build
+    from ladder import indexer
+    from ladder.indexer.build import build
 
     folder = str(tmp_path_factory.mktemp("ascend-index"))
     build(sources=[f"compiler={TREE}"], index_dir=folder)

@@ -6,8 +6,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 import pytest
 
-from diagnoser.compiler import answers, escalate, questions
-from diagnoser.compiler.llm import Summariser
+from ladder.diagnoser.compiler import answers, escalate, questions
+from ladder.diagnoser.compiler.llm import Summariser
 
 
 def fact(kind, value, line=9, kernel="k", excerpt=""):
@@ -103,7 +103,7 @@ def test_the_statement_cites_the_chunk_and_quotes_its_most_relevant_sentence():
 
 @pytest.fixture
 def fixture_index(fixture_index_dir):
-    import indexer
+    from ladder import indexer
 
     return lambda query, k=5, where=None: indexer.search(query, k=k, where=where, index_dir=fixture_index_dir)
 
@@ -229,7 +229,7 @@ def test_a_chunk_is_cited_once_even_when_several_questions_reach_it():
 
 
 def test_rung_four_findings_are_valid_finding_records():
-    from diagnoser.evidence import Finding
+    from ladder.diagnoser.evidence import Finding
 
     for finding in escalate([SCALAR_LOAD], [], fake_search)["findings"]:
         assert Finding.from_dict(finding).rung == 4

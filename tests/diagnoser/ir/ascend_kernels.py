@@ -1,6 +1,6 @@
 """A script of Triton-Ascend kernels, each with one property its performance guide warns about.
 
-Run under the Triton-Ascend environment by `runner.ascend_ir` (launches compile, never run).
+Run under the Triton-Ascend environment by `ladder.runner.ascend_ir` (launches compile, never run).
 Markers `# @name` end the lines the facts must point at.
 """
 import torch

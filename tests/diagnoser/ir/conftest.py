@@ -10,8 +10,8 @@ import pytest
 def _captured(case: str) -> tuple:
     from . import ir_kernels
 
-    from diagnoser.ir import extract_facts
-    from runner.backends.aot import AotCapture, parse_target
+    from ladder.diagnoser.ir import extract_facts
+    from ladder.runner.backends.aot import AotCapture, parse_target
 
     with AotCapture(parse_target("sm90")) as session:
         ir_kernels.LAUNCHES[case]()

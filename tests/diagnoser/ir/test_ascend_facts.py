@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.ascend_ir import ascend_python
+from ladder.runner.ascend_ir import ascend_python
 
 pytestmark = pytest.mark.skipif(ascend_python() is None, reason="needs the Triton-Ascend environment "
                                 "(LADDER_ASCEND_PYTHON or .venv-ascend)")
@@ -26,8 +26,8 @@ def line_of(marker: str) -> int:
 
 @functools.lru_cache(maxsize=None)
 def captured() -> tuple:
-    from diagnoser.ir import extract_facts
-    from runner.backends.aot import capture
+    from ladder.diagnoser.ir import extract_facts
+    from ladder.runner.backends.aot import capture
 
     kernels = capture(SCRIPT, target="ascend")
     return tuple(kernels), tuple(extract_facts(kernels))
@@ -85,7 +85,7 @@ def test_four_float_rows_get_padded_to_32_bytes():
 
 
 def test_a_solution_that_imports_torch_npu_is_captured_without_it(tmp_path):
-    from runner.backends.aot import capture
+    from ladder.runner.backends.aot import capture
 
     (tmp_path / "problem.py").write_text(
         "import torch\nimport torch.nn as nn\n\n"

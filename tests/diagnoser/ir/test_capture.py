@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from . import ir_kernels
-from runner.backends.aot import AotCapture, capture, parse_target
-from runner.capture import CapturedKernel, cpu_stand_in, fresh_compiles
+from ladder.runner.backends.aot import AotCapture, capture, parse_target
+from ladder.runner.capture import CapturedKernel, cpu_stand_in, fresh_compiles
 
 
 @pytest.fixture
@@ -186,7 +186,7 @@ def test_a_forward_that_sizes_its_grid_from_the_device_is_captured_with_the_targ
 
 
 def test_a_solution_without_a_problem_is_a_clear_error(tmp_path):
-    from runner.problem import ProblemError
+    from ladder.runner.problem import ProblemError
 
     (tmp_path / "solution.py").write_text(SOLUTION)
     with pytest.raises(ProblemError, match="no problem was given"):
@@ -199,7 +199,7 @@ def test_unknown_target_is_a_clear_error():
 
 
 def test_stand_in_keeps_cuda_tensors_on_the_cpu_without_filling_large_ones():
-    from runner.capture import REAL_FILL_ELEMENTS
+    from ladder.runner.capture import REAL_FILL_ELEMENTS
 
     big = (REAL_FILL_ELEMENTS // 1024 + 1, 1024)
     fills = []
@@ -281,7 +281,7 @@ def gpu_stand_in():
 
 
 def test_jit_capture_records_what_the_hooks_report(gpu_stand_in):
-    from runner.capture import JitCapture
+    from ladder.runner.capture import JitCapture
 
     x = torch.empty(4112)
     with JitCapture() as session:
@@ -300,7 +300,7 @@ def test_jit_capture_records_what_the_hooks_report(gpu_stand_in):
 
 
 def test_jit_capture_finds_kernels_compiled_before_it_began(gpu_stand_in):
-    from runner.capture import JitCapture
+    from ladder.runner.capture import JitCapture
 
     x = torch.empty(2048)
     ir_kernels.heuristic_copy_kernel[(4,)](x, x, 2048)  # compiled and cached before the capture
@@ -311,7 +311,7 @@ def test_jit_capture_finds_kernels_compiled_before_it_began(gpu_stand_in):
 
 
 def test_jit_capture_leaves_out_the_autotuner_s_timing_launches(gpu_stand_in):
-    from runner.capture import JitCapture
+    from ladder.runner.capture import JitCapture
 
     with JitCapture() as session:
         ir_kernels.LAUNCHES["autotuned"]()

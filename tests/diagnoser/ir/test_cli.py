@@ -6,8 +6,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.cli import main
-from diagnoser.cli.errors import CANNOT_RUN
+from ladder.diagnoser.cli import main
+from ladder.diagnoser.cli.errors import CANNOT_RUN
 
 SCRIPT = '''
 import torch, triton, triton.language as tl
@@ -79,7 +79,7 @@ def test_a_script_that_fails_is_a_one_line_error(tmp_path):
 
 
 def test_save_writes_the_captured_kernels(script, tmp_path):
-    from runner.capture import load
+    from ladder.runner.capture import load
 
     saved = tmp_path / "kernels.json"
     assert run(script, "--facts", "--save", saved).exit_code == 0

@@ -1,9 +1,9 @@
 """The IR readers: MLIR locations and regions, PTX loops and widths, SASS lines, occupancy."""
 from __future__ import annotations
 
-from diagnoser.ir import mlir, ptx, sass
-from runner import hardware
-from diagnoser.ir.locations import Frame, MlirLocations, trailing_loc, user_frame
+from ladder.diagnoser.ir import mlir, ptx, sass
+from ladder.runner import hardware
+from ladder.diagnoser.ir.locations import Frame, MlirLocations, trailing_loc, user_frame
 
 LIB = "/venv/lib/python3.11/site-packages/triton/language/standard.py"
 

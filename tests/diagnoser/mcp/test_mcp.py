@@ -10,10 +10,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from diagnoser.optimize.gate import GateSettings
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import Settings, optimize
-from diagnoser.optimize.proposers.agent import AgentProposer
+from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.proposers.agent import AgentProposer
 
 ROOT = Path(__file__).resolve().parents[3]
 SCALE = ROOT / "tests" / "diagnoser" / "optimize" / "fixtures" / "scale"
@@ -34,7 +34,7 @@ def test_an_agent_over_mcp_reads_the_brief_submits_and_the_gate_records_it(waiti
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    server = StdioServerParameters(command=sys.executable, args=["-m", "diagnoser", "mcp", "--run", str(waiting_run)],
+    server = StdioServerParameters(command=sys.executable, args=["-m", "ladder.diagnoser", "mcp", "--run", str(waiting_run)],
                                    env={"PYTHONPATH": str(ROOT), "TRITON_CACHE_DIR": os.environ["TRITON_CACHE_DIR"]},
                                    cwd=str(ROOT))
     seen: dict = {}
@@ -81,7 +81,7 @@ def test_what_a_solution_prints_stays_off_the_protocol():
     import threading
 
     noisy = ROOT / "tests" / "diagnoser" / "cli" / "data" / "noisy_script.py"
-    process = subprocess.Popen([sys.executable, "-m", "diagnoser", "mcp"], cwd=ROOT, text=True,
+    process = subprocess.Popen([sys.executable, "-m", "ladder.diagnoser", "mcp"], cwd=ROOT, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT)},
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     watchdog = threading.Timer(120, process.kill)

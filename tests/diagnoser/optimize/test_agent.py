@@ -15,12 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.optimize import agent
-from diagnoser.optimize.gate import GateSettings
-from diagnoser.optimize.journal import Journal, JournalError
-from diagnoser.optimize.loop import Settings, optimize
-from diagnoser.optimize.proposers import agent as agent_proposer
-from diagnoser.optimize.proposers.agent import AgentProposer
+from ladder.diagnoser.optimize import agent
+from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.journal import Journal, JournalError
+from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.proposers import agent as agent_proposer
+from ladder.diagnoser.optimize.proposers.agent import AgentProposer
 
 from .test_loop import INITIAL, fake_gate
 
@@ -32,7 +32,7 @@ WRONG = FASTER.replace("alpha * tl.load", "(alpha + 1.0) * tl.load")
 
 def ladder(*args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.run([sys.executable, "-m", "diagnoser", *args], capture_output=True, text=True, env=env,
+    return subprocess.run([sys.executable, "-m", "ladder.diagnoser", *args], capture_output=True, text=True, env=env,
                           cwd=ROOT, timeout=300)
 
 

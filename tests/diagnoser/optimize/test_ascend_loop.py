@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagnoser import gap
-from diagnoser.optimize import ascend
-from diagnoser.optimize.brief import brief_for
-from diagnoser.optimize.gate import GateResult, GateSettings
-from diagnoser.optimize.loop import Settings, optimize
-from diagnoser.optimize.proposers.rules import FIX_ORDERS, RulesProposer
-from runner.ascend_ir import ENV_VAR, ascend_python
+from ladder.diagnoser import gap
+from ladder.diagnoser.optimize import ascend
+from ladder.diagnoser.optimize.brief import brief_for
+from ladder.diagnoser.optimize.gate import GateResult, GateSettings
+from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.proposers.rules import FIX_ORDERS, RulesProposer
+from ladder.runner.ascend_ir import ENV_VAR, ascend_python
 
 GRID = Path(__file__).resolve().parents[1] / "triage" / "fixtures" / "ascend" / "grid"
 
@@ -65,7 +65,7 @@ def test_on_an_npu_rung_2_reads_the_gates_timing_against_the_parts_ceilings():
 
 
 def test_compile_only_without_the_ascend_environment_cannot_run(tmp_path):
-    from diagnoser.cli.optimize import optimize as command
+    from ladder.diagnoser.cli.optimize import optimize as command
 
     result = CliRunner().invoke(command, ["run", str(GRID / "solution.py"), "--target", "ascend", "--out",
                                           str(tmp_path / "run")], env={ENV_VAR: str(tmp_path / "none")})

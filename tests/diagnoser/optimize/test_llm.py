@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from diagnoser.optimize import report
-from diagnoser.cli.optimize import optimize as optimize_command
-from diagnoser.optimize.gate import GateSettings, run_gate
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import Settings, optimize
-from diagnoser.optimize.proposers import Paused, ProposerError
-from diagnoser.optimize.proposers.llm import Endpoint, LlmProposer
-from diagnoser.optimize.proposers.rules import source_hash
-from diagnoser.optimize.brief import Brief
+from ladder.diagnoser.optimize import report
+from ladder.diagnoser.cli.optimize import optimize as optimize_command
+from ladder.diagnoser.optimize.gate import GateSettings, run_gate
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.proposers import Paused, ProposerError
+from ladder.diagnoser.optimize.proposers.llm import Endpoint, LlmProposer
+from ladder.diagnoser.optimize.proposers.rules import source_hash
+from ladder.diagnoser.optimize.brief import Brief
 
 from .chat_server import ChatServer, Raw, Slow, Status
 from .test_loop import INITIAL, fake_gate

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.optimize import loop
-from diagnoser.optimize.gate import GateSettings, decide
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import OptimizeError, Settings, optimize
-from diagnoser.optimize.proposers import Proposal
+from ladder.diagnoser.optimize import loop
+from ladder.diagnoser.optimize.gate import GateSettings, decide
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from ladder.diagnoser.optimize.proposers import Proposal
 
 CASES = 3
 INITIAL = "class ModelNew:\n    pass\n# speed: 1.0\n"

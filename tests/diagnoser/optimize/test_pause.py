@@ -1,10 +1,10 @@
 """A proposer that cannot go on in this call (``Paused``) stops the run resumably, its failures recorded."""
 from __future__ import annotations
 
-from diagnoser.optimize.gate import GateSettings
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import Settings, optimize
-from diagnoser.optimize.proposers import Paused, Proposal
+from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.proposers import Paused, Proposal
 
 from .test_loop import INITIAL, fake_gate, pair  # noqa: F401 (pair is a fixture)
 

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from diagnoser.optimize import report
-from diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize import report
+from ladder.diagnoser.optimize.journal import Journal
 
 from .test_loop import pair, run  # noqa: F401 (the fixture)
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.optimize.brief import brief_for
-from diagnoser.optimize.proposers.rules import RulesProposer, source_hash
-from diagnoser.triage import triage
-from runner.bench import bench
+from ladder.diagnoser.optimize.brief import brief_for
+from ladder.diagnoser.optimize.proposers.rules import RulesProposer, source_hash
+from ladder.diagnoser.triage import triage
+from ladder.runner.bench import bench
 
 KERNELS = Path(__file__).resolve().parents[3] / "kernels"
 OPERATORS = ["level1/02_matmul", "level1/09_tall_skinny_matmul", "level2/12_gemm_multiply_leaky_relu"]

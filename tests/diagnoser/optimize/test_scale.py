@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.optimize.gate import GateSettings
-from diagnoser.optimize.journal import Journal
-from diagnoser.optimize.loop import Settings
-from diagnoser.optimize.suite import optimize_suite
+from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import Settings
+from ladder.diagnoser.optimize.suite import optimize_suite
 
 from .test_loop import INITIAL, Scripted, fake_gate
 
@@ -54,7 +54,7 @@ def cluster():
 
 @pytest.fixture
 def scripted(monkeypatch):
-    from diagnoser.optimize import scale, suite
+    from ladder.diagnoser.optimize import scale, suite
 
     def proposer(name, run=None, **_):
         return Scripted(SCRIPT[Path(run).name])
@@ -73,7 +73,7 @@ def accepted(root: Path) -> dict[str, list]:
 @pytest.mark.slow
 def test_the_cluster_gives_the_one_process_results_leases_gpus_one_evaluation_at_a_time_and_survives_a_lost_worker(
         cluster, scripted, tmp_path):
-    from diagnoser.optimize.scale import optimize_suite_ray
+    from ladder.diagnoser.optimize.scale import optimize_suite_ray
 
     ops = operators(tmp_path)
     (ops[0].problem.with_name("kill-once")).write_text("")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from diagnoser.optimize.gate import GateSettings, run_gate, without_secrets
+from ladder.diagnoser.optimize.gate import GateSettings, run_gate, without_secrets
 
 
 def test_the_judge_runs_without_keys_and_tokens_which_come_back_afterwards(tmp_path, monkeypatch):

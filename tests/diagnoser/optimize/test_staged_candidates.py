@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.bench import bench_pair
-from runner.static_check import ERROR, check_solution
+from ladder.runner.bench import bench_pair
+from ladder.runner.static_check import ERROR, check_solution
 
 ROOT = Path(__file__).resolve().parents[3]
 STAGED = ROOT / "bench" / "optimize" / "agent"

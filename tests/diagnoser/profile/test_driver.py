@@ -15,7 +15,7 @@ def run_driver(tmp_path, jobs):
     jobs_path, log_path = tmp_path / "jobs.json", tmp_path / "log.jsonl"
     jobs_path.write_text(json.dumps(jobs))
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "diagnoser.profile.driver", str(jobs_path), str(log_path)],
+    done = subprocess.run([sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return [json.loads(line) for line in log_path.read_text().splitlines()]
@@ -65,7 +65,7 @@ def autotuned_forward(log, tuner, configs=4):
 
 
 def test_warm_up_runs_until_the_autotuner_is_done_and_two_calls_launch_alike():
-    from diagnoser.profile.driver import LaunchLog, warm_up
+    from ladder.diagnoser.profile.driver import LaunchLog, warm_up
 
     tuner = Tuner()
     log = LaunchLog(tuner)
@@ -75,7 +75,7 @@ def test_warm_up_runs_until_the_autotuner_is_done_and_two_calls_launch_alike():
 
 
 def test_warm_up_gives_up_on_a_forward_that_never_settles():
-    from diagnoser.profile.driver import MAX_WARMUP_CALLS, LaunchLog, warm_up
+    from ladder.diagnoser.profile.driver import MAX_WARMUP_CALLS, LaunchLog, warm_up
 
     log = LaunchLog()
     count = []

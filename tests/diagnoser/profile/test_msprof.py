@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.profile import msprof
+from ladder.diagnoser.profile import msprof
 
 SAMPLE = Path(__file__).parents[1] / "data" / "op_summary_20250101000000.csv"
 

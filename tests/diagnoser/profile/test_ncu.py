@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.profile import ncu
+from ladder.diagnoser.profile import ncu
 
 SAMPLE = (Path(__file__).parents[1] / "data" / "ncu_raw_2025.csv").read_text()
 

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.profile import ncu
-from diagnoser.profile.nvidia import assemble, attach_occupancy
-from diagnoser.rungs import _metrics
+from ladder.diagnoser.profile import ncu
+from ladder.diagnoser.profile.nvidia import assemble, attach_occupancy
+from ladder.diagnoser.rungs import _metrics
 
 ROWS = ncu.parse_raw_csv((Path(__file__).parents[1] / "data" / "ncu_raw_2025.csv").read_text())
 H200 = {"bandwidth": 4.2e12, "flops": {"fp32": 6.7e13, "tf32": 4.9e14, "fp16": 7.9e14, "bf16": 7.9e14}, "source": "test"}

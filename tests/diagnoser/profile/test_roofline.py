@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.profile import roofline
-from runner.roofline import floor_seconds
+from ladder.diagnoser.profile import roofline
+from ladder.runner.roofline import floor_seconds
 
 H200 = {"bandwidth": 4.2e12, "flops": 7.4e14}
 

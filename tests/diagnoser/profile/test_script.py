@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser import gap, ladder
-from diagnoser.profile import ncu, script
-from diagnoser.subject import Subject
+from ladder.diagnoser import gap, ladder
+from ladder.diagnoser.profile import ncu, script
+from ladder.diagnoser.subject import Subject
 
 SCRIPTS = Path(__file__).parents[1] / "data" / "kernels" / "script"
 ROWS = ncu.parse_raw_csv((Path(__file__).parents[1] / "data" / "ncu_raw_2025.csv").read_text())

@@ -7,10 +7,10 @@ from html.parser import HTMLParser
 
 import pytest
 
-from diagnoser import report
-from diagnoser.report import document
-from diagnoser.report.cards import cards
-from diagnoser.report.explain import explanation
+from ladder.diagnoser import report
+from ladder.diagnoser.report import document
+from ladder.diagnoser.report.cards import cards
+from ladder.diagnoser.report.explain import explanation
 
 from .reports import FILE, NARROW, fact, softmax_report, without_device
 

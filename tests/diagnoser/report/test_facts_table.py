@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from diagnoser import report
-from diagnoser.report import document
+from ladder.diagnoser import report
+from ladder.diagnoser.report import document
 
 from .reports import softmax_report
 

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from diagnoser import report
-from diagnoser.report import document, plots
+from ladder.diagnoser import report
+from ladder.diagnoser.report import document, plots
 
 from .reports import (
     near_roof_cases,

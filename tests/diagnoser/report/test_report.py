@@ -7,8 +7,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from diagnoser import ladder, report
-from diagnoser.subject import Subject
+from ladder.diagnoser import ladder, report
+from ladder.diagnoser.subject import Subject
 
 from ..ladder_recorded import replaying
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.report import templating
+from ladder.diagnoser.report import templating
 
 ROOT = Path(__file__).resolve().parents[3]
 TEMPLATES = ROOT / "diagnoser" / "report" / "templates"

@@ -32,7 +32,7 @@ def _run_every_config() -> list[int]:
 
 def main(solution: str, problem_path: str) -> int:
     sys.path.insert(0, os.getcwd())
-    from runner.problem import load_problem, load_solution
+    from ladder.runner.problem import load_problem, load_solution
 
     runs = _run_every_config()
     problem = load_problem(problem_path)

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
-from diagnoser.triage import triage
-from diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
-from runner.ascend_ir import ascend_python
+from ladder.diagnoser.triage import triage
+from ladder.diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
+from ladder.runner.ascend_ir import ascend_python
 
 from .triage_helpers import ASCEND, ascend_capture, fixture, interpret, write_pair
 
@@ -70,7 +70,7 @@ def ttadapter(solution: str, problem: str) -> tuple[str, list]:
 
 
 def test_every_pattern_with_a_fix_here_is_marked_mechanical_in_the_catalog():
-    from diagnoser.triage.catalog import load_catalog
+    from ladder.diagnoser.triage.catalog import load_catalog
 
     catalog = load_catalog()
     assert set(FIXED.values()) <= set(FIXES)

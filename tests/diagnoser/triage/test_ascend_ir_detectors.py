@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.triage import triage
-from runner.ascend_ir import ascend_python
+from ladder.diagnoser.triage import triage
+from ladder.runner.ascend_ir import ascend_python
 
 from .triage_helpers import ASCEND, ASCEND_PATTERNS, ascend_capture, shown_line
 
@@ -39,7 +39,7 @@ def test_the_fixed_twin_shows_no_such_pattern_at_any_rung(name):
 
 
 def test_every_ir_detected_ascend_pattern_has_a_pair():
-    from diagnoser.triage.detectors import DETECTORS
+    from ladder.diagnoser.triage.detectors import DETECTORS
 
     seen_in_ir = {p for d in DETECTORS.values() if d.level == "ir" for p in d.patterns if p.startswith("npu.")}
     assert seen_in_ir == set(ASCEND_PATTERNS.values())

@@ -1,8 +1,8 @@
 """The AxisInfo mirror gives the vector widths Triton 3.6 gives (checked against sm_90 PTX)."""
 from __future__ import annotations
 
-from diagnoser.triage import axisinfo as ax
-from diagnoser.triage.axisinfo import AxisInfo
+from ladder.diagnoser.triage import axisinfo as ax
+from ladder.diagnoser.triage.axisinfo import AxisInfo
 
 
 def offsets(block: int, base_div: int) -> AxisInfo:

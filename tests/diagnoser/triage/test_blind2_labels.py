@@ -6,7 +6,7 @@ kernels correct under the interpreter) are in test_label_sets.py.
 from __future__ import annotations
 
 from . import label_sets
-from diagnoser.triage.catalog import STABLE_IDS
+from ladder.diagnoser.triage.catalog import STABLE_IDS
 
 
 def test_the_set_covers_every_catalog_id_and_holds_clean_kernels_on_both_backends():

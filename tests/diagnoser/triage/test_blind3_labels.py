@@ -13,7 +13,7 @@ import re
 import pytest
 
 from . import label_sets
-from diagnoser.triage.catalog import STABLE_IDS
+from ladder.diagnoser.triage.catalog import STABLE_IDS
 
 SET = label_sets.folder("blind3")
 

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from diagnoser.triage.catalog import (STABLE_IDS, CatalogError, check_compiler_refs, known_pass_names,
+from ladder.diagnoser.triage.catalog import (STABLE_IDS, CatalogError, check_compiler_refs, known_pass_names,
                                       load_catalog, load_entry, render)
-from diagnoser.triage.detectors import DETECTORS
-from diagnoser.triage.fixes import FIXES
+from ladder.diagnoser.triage.detectors import DETECTORS
+from ladder.diagnoser.triage.fixes import FIXES
 
 COMPILER_TREE = Path(os.environ.get("LADDER_COMPILER_TREE", "/work/src/triton-ascend"))
 

@@ -5,8 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from diagnoser.cli.errors import USAGE
-from diagnoser.cli.kb import explain, kb
+from ladder.diagnoser.cli.errors import USAGE
+from ladder.diagnoser.cli.kb import explain, kb
 
 
 def summary(tmp_path):
@@ -41,7 +41,7 @@ def test_explain_unknown_id_suggests_close_ones():
 
 
 def test_explain_cites_retrieved_chunks(tmp_path, monkeypatch):
-    import indexer
+    from ladder import indexer
 
     chunk = {"path": "lib/Dialect/TritonGPU/Transforms/Coalesce.cpp", "start": 25, "end": 105,
              "pass": "tritongpu-coalesce", "score": 0.91, "text": "struct CoalescePass"}

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.triage import triage
-from diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
+from ladder.diagnoser.triage import triage
+from ladder.diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
 
 from .triage_helpers import FIXTURES, LABELED, fixture, interpret, write_pair
 

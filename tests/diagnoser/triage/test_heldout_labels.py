@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from . import label_sets
-from runner.problem import load_problem
+from ladder.runner.problem import load_problem
 
 HELDOUT = label_sets.folder("heldout")
 KERNELS = label_sets.kernel_folders("heldout")

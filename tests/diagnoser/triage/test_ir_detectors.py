@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.evidence import Fact
-from diagnoser.triage import triage
-from diagnoser.triage.context import TriageContext
-from diagnoser.triage.detectors import ir
-from diagnoser.triage.source import parse_module
+from ladder.diagnoser.evidence import Fact
+from ladder.diagnoser.triage import triage
+from ladder.diagnoser.triage.context import TriageContext
+from ladder.diagnoser.triage.detectors import ir
+from ladder.diagnoser.triage.source import parse_module
 
 from .triage_helpers import LABELED as LABELED_DIR
 
@@ -90,8 +90,8 @@ def test_a_few_bytes_spilled_once_are_not_reported():
 
 
 def test_kernel_wide_fact_joins_the_source_finding_of_its_kernel():
-    from diagnoser.evidence import Finding
-    from diagnoser.triage import merge
+    from ladder.diagnoser.evidence import Finding
+    from ladder.diagnoser.triage import merge
 
     source = Finding("nv.register-spill", 1, "spill", line=30, kernel="k", confidence=0.6,
                      evidence=[{"type": "source", "line": 30}])
@@ -100,8 +100,8 @@ def test_kernel_wide_fact_joins_the_source_finding_of_its_kernel():
 
 
 def test_fact_on_another_line_of_the_same_statement_merges():
-    from diagnoser.evidence import Finding
-    from diagnoser.triage import merge
+    from ladder.diagnoser.evidence import Finding
+    from ladder.diagnoser.triage import merge
 
     source = Finding("nv.scalar-access", 1, "scalar", line=35, kernel="k", confidence=0.65,
                      evidence=[{"type": "source", "line": 35, "end_line": 36}])
@@ -120,7 +120,7 @@ def test_facts_as_dicts_are_accepted_by_triage(tmp_path):
 # ------------------------------------------------- facts read with what the source walk knows
 
 def run_with(tmp_path, base: str, facts: list[Fact], *edits: tuple[str, str]):
-    from diagnoser.triage import run_triage
+    from ladder.diagnoser.triage import run_triage
 
     from .triage_helpers import FIXTURES, LABELED, write_pair
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.triage import triage
+from ladder.diagnoser.triage import triage
 
 from .triage_helpers import LABELED
 
 
 def facts(name: str):
-    from diagnoser.ir import facts_for
+    from ladder.diagnoser.ir import facts_for
 
     return facts_for(str(LABELED / name / "solution.py"), str(LABELED / name / "problem.py"))
 

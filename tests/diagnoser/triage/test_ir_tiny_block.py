@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.evidence import Fact
-from diagnoser.triage import run_triage
-from diagnoser.triage.context import TriageContext
-from diagnoser.triage.detectors import ir
-from diagnoser.triage.source import parse_module
+from ladder.diagnoser.evidence import Fact
+from ladder.diagnoser.triage import run_triage
+from ladder.diagnoser.triage.context import TriageContext
+from ladder.diagnoser.triage.detectors import ir
+from ladder.diagnoser.triage.source import parse_module
 
 from .triage_helpers import FIXTURES
 
@@ -68,7 +68,7 @@ def test_a_kernel_the_source_walk_judged_keeps_the_source_verdict(tmp_path):
 def test_a_script_s_own_launches_show_its_tiny_blocks():
     """No problem file and a block size held in a variable: the source rung cannot size the
     launch, the captured grid and the compiled block can."""
-    from diagnoser.ir import facts_for
+    from ladder.diagnoser.ir import facts_for
 
     compiled = facts_for(str(SCRIPT))
     assert "nv.tiny-block" not in {f.pattern for f in run_triage(str(SCRIPT)).findings}

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from . import label_sets
-from diagnoser.triage.catalog import load_catalog
+from ladder.diagnoser.triage.catalog import load_catalog
 
 
 @pytest.mark.parametrize("name", label_sets.SETS)

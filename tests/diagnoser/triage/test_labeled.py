@@ -25,7 +25,7 @@ def test_labeled_set_has_enough_planted_and_clean_kernels():
 
 
 def test_labels_name_only_catalog_ids():
-    from diagnoser.triage.catalog import load_catalog
+    from ladder.diagnoser.triage.catalog import load_catalog
 
     assert set().union(*load_labels(LABELED).values()) <= set(load_catalog())
 

@@ -8,9 +8,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from diagnoser.triage.catalog import load_entry
-from diagnoser.cli.kb import kb
-from diagnoser.triage.learn import LearnError, draft_from_journal, learn_from_runs, write_draft
+from ladder.diagnoser.triage.catalog import load_entry
+from ladder.diagnoser.cli.kb import kb
+from ladder.diagnoser.triage.learn import LearnError, draft_from_journal, learn_from_runs, write_draft
 
 DIFF = """--- a/solution.py
 +++ b/solution.py

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from diagnoser.triage import run_triage
+from ladder.diagnoser.triage import run_triage
 
 from .triage_helpers import SETS, write_pair
 
@@ -386,7 +386,7 @@ def test_a_matrix_of_its_own_per_program_is_not(tmp_path):
 # ------------------------------------------------------------ nv.loop-carried-reduction (IR)
 
 def _reduction_fact(folder: Path, kernel: str, line: int):
-    from diagnoser.evidence import Fact
+    from ladder.diagnoser.evidence import Fact
 
     return Fact(kernel=kernel, kind="reduction_in_loop", file=str(folder / "solution.py"), line=line, stage="ttgir",
                 value={"op": "addf", "cross_warp": True, "warps_along_axis": 4, "axis": 1})

@@ -1,9 +1,9 @@
 """Profile-level rules read rung-2 metrics when present and say nothing when they are absent."""
 from __future__ import annotations
 
-from diagnoser.triage.context import TriageContext
-from diagnoser.triage.detectors.profile import PROFILE_METRICS, detect_profile, flatten
-from diagnoser.triage.source import parse_module
+from ladder.diagnoser.triage.context import TriageContext
+from ladder.diagnoser.triage.detectors.profile import PROFILE_METRICS, detect_profile, flatten
+from ladder.diagnoser.triage.source import parse_module
 
 SOURCE = """import triton
 import triton.language as tl
@@ -69,7 +69,7 @@ def test_metrics_keyed_by_kernel_name_are_attributed_to_that_kernel():
 def test_every_rule_reads_only_documented_metrics():
     import inspect
 
-    from diagnoser.triage.detectors import profile
+    from ladder.diagnoser.triage.detectors import profile
 
     source = inspect.getsource(profile.detect_profile)
     import re

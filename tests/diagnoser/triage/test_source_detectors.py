@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from diagnoser.triage import run_triage
+from ladder.diagnoser.triage import run_triage
 
 from .triage_helpers import FIXTURES, LABELED, write_pair
 
@@ -166,7 +166,7 @@ def test_do_not_specialize_on_the_mask_bound_narrows_accesses_through_the_mask(t
 
 
 def test_a_narrow_access_with_a_tiny_share_of_the_bytes_is_not_reported(tmp_path, monkeypatch):
-    from diagnoser.triage.detectors.source import access
+    from ladder.diagnoser.triage.detectors.source import access
 
     assert "nv.scalar-access" not in found(tmp_path, "row_moments")
     monkeypatch.setattr(access, "MIN_ACCESS_SHARE", 0.0)
@@ -258,7 +258,7 @@ def test_rows_too_long_to_keep_on_chip_may_be_read_by_two_kernels(tmp_path):
 
 
 def test_a_fixed_gemm_config_the_compiled_kernel_shows_spilling_is_a_hardcoded_config(tmp_path):
-    from diagnoser.evidence import Fact
+    from ladder.diagnoser.evidence import Fact
 
     edits = (("triton.cdiv(M, 64), triton.cdiv(N, 64)", "triton.cdiv(M, 128), triton.cdiv(N, 128)"),
              ("BLOCK_M=64, BLOCK_N=64", "BLOCK_M=128, BLOCK_N=128"))

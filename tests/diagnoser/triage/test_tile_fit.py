@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.triage import run_triage
-from diagnoser.triage.context import TriageContext
-from diagnoser.triage.detectors.source.tile_fit import Gemm, Tile, best_fit, fit, misfit
-from diagnoser.triage.source import parse_module
-from runner import hardware
+from ladder.diagnoser.triage import run_triage
+from ladder.diagnoser.triage.context import TriageContext
+from ladder.diagnoser.triage.detectors.source.tile_fit import Gemm, Tile, best_fit, fit, misfit
+from ladder.diagnoser.triage.source import parse_module
+from ladder.runner import hardware
 
 from .triage_helpers import FIXTURES
 
@@ -106,7 +106,7 @@ def test_a_fixed_config_over_several_shapes_is_left_to_the_hardcoded_config_rule
 
 @pytest.mark.slow
 def test_the_compiled_kernel_confirms_the_misfit_and_keeps_the_wgmma_excerpt():
-    from diagnoser.ir import facts_for
+    from ladder.diagnoser.ir import facts_for
 
     facts = facts_for(str(MISFIT / "solution.py"), str(MISFIT / "problem.py"))
     result = triaged("solution", facts=facts)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from diagnoser.triage import run_triage
-from diagnoser.triage import trace as trace_module
-from diagnoser.triage.trace import trace_cases
-from runner.ascend_ir import ascend_python
-from runner.capture import device_stand_in
-from runner.hardware import for_target as hardware_table
+from ladder.diagnoser.triage import run_triage
+from ladder.diagnoser.triage import trace as trace_module
+from ladder.diagnoser.triage.trace import trace_cases
+from ladder.runner.ascend_ir import ascend_python
+from ladder.runner.capture import device_stand_in
+from ladder.runner.hardware import for_target as hardware_table
 
 from .triage_helpers import LABELED, fixture, write_pair
 
@@ -144,7 +144,7 @@ def test_storages_of_freed_temporaries_are_not_mistaken_for_later_tensors(tmp_pa
 @pytest.mark.slow
 @pytest.mark.skipif(ascend_python() is None, reason="no Triton-Ascend environment")
 def test_the_ascend_ir_capture_answers_core_count_queries(tmp_path):
-    from runner import ascend_ir
+    from ladder.runner import ascend_ir
 
     solution, problem = write_pair(tmp_path / "k", CORE_COUNT_SOLUTION, str(LABELED / "a01" / "problem.py"))
     kernels = ascend_ir.capture(solution, problem, case_index=1)

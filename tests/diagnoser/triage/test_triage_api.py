@@ -1,12 +1,12 @@
-"""`diagnoser.triage.triage`: inputs it accepts, how it merges rungs, what it refuses."""
+"""`ladder.diagnoser.triage.triage`: inputs it accepts, how it merges rungs, what it refuses."""
 from __future__ import annotations
 
 
 import pytest
 
-from diagnoser.evidence import Fact
-from diagnoser.triage import SourceError, run_triage, triage
-from diagnoser.triage.detectors import DETECTORS, detectors_for
+from ladder.diagnoser.evidence import Fact
+from ladder.diagnoser.triage import SourceError, run_triage, triage
+from ladder.diagnoser.triage.detectors import DETECTORS, detectors_for
 
 from .triage_helpers import LABELED, fixture
 

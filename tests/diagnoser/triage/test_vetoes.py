@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from diagnoser.evidence import Fact, Finding
-from diagnoser.triage import run_triage
-from diagnoser.triage.catalog import load_catalog
-from diagnoser.triage.context import TriageContext
-from diagnoser.triage.source import parse_module
-from diagnoser.triage.vetoes import NO_VETO, VETOES, veto_by_ir
+from ladder.diagnoser.evidence import Fact, Finding
+from ladder.diagnoser.triage import run_triage
+from ladder.diagnoser.triage.catalog import load_catalog
+from ladder.diagnoser.triage.context import TriageContext
+from ladder.diagnoser.triage.source import parse_module
+from ladder.diagnoser.triage.vetoes import NO_VETO, VETOES, veto_by_ir
 
 from .triage_helpers import LABELED, write_pair
 

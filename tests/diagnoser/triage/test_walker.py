@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
-from diagnoser.triage.interp import Binding, walk_kernel
-from diagnoser.triage.source import parse_module
+from ladder.diagnoser.triage.interp import Binding, walk_kernel
+from ladder.diagnoser.triage.source import parse_module
 
 HEADER = "import triton\nimport triton.language as tl\n\n"
 

@@ -57,8 +57,8 @@ def shown_line(solution: str | Path) -> int:
 @functools.lru_cache(maxsize=None)
 def ascend_capture(solution: str, problem: str) -> tuple:
     """Triton-Ascend's kernels for a solution and the facts read from them (compiled once per session)."""
-    from diagnoser.ir import extract_facts
-    from runner.backends.aot import capture
+    from ladder.diagnoser.ir import extract_facts
+    from ladder.runner.backends.aot import capture
 
     kernels = capture(solution, problem, target="ascend")
     return tuple(kernels), tuple(extract_facts(kernels))

@@ -23,8 +23,8 @@ sys.modules.setdefault("torch_npu", types.ModuleType("torch_npu"))
 
 import torch  # noqa: E402
 
-from runner.backends.interpret import backend as interpret_backend  # noqa: E402
-from runner.problem import load_problem, load_solution  # noqa: E402
+from ladder.runner.backends.interpret import backend as interpret_backend  # noqa: E402
+from ladder.runner.problem import load_problem, load_solution  # noqa: E402
 
 TOLERANCE = {torch.float32: 2e-3, torch.float16: 1e-2, torch.bfloat16: 1.6e-2}
 

@@ -7,7 +7,7 @@ switched on before triton is imported, so this always runs as its own process). 
 kernel runs on its smallest test case (``get_test_cases()``, the smallest by input elements);
 ``--all-cases`` runs every test case. An autotuned kernel is benchmarked by running each config
 once, so every config must execute; the first config is the one whose output is compared.
-Outputs are judged by ``runner.compare`` against a float64 reference where the model allows one.
+Outputs are judged by ``ladder.runner.compare`` against a float64 reference where the model allows one.
 Prints one line per kernel (or a JSON object with ``--json``) and exits non-zero on any failure.
 """
 from __future__ import annotations
@@ -64,7 +64,7 @@ def _reference(model: torch.nn.Module, inputs: list):
 
 
 def check_case(problem, solution_cls, case: dict) -> dict:
-    from runner.compare import compare
+    from ladder.runner.compare import compare
 
     with problem.applied(case):
         torch.manual_seed(0)
@@ -96,7 +96,7 @@ def checked_cases(problem, all_cases: bool) -> list[dict]:
 
 
 def check(directory: Path, all_cases: bool) -> dict:
-    from runner.problem import load_problem, load_solution
+    from ladder.runner.problem import load_problem, load_solution
 
     start = time.perf_counter()
     try:

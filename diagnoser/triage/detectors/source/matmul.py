@@ -9,7 +9,7 @@ import math
 from collections import defaultdict
 from typing import Any, Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ...context import LaunchAnalysis, TriageContext
 from ...interp.report import KernelReport

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Optional
 
 import numpy as np
 
-from runner import hardware
+from ladder.runner import hardware
 
 from ...context import LaunchAnalysis, TriageContext
 from ...interp.report import KernelReport

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ...context import TriageContext
 from ...interp.reductions import SCANS

@@ -18,7 +18,7 @@ The kernel's tile is measured against a set of standard Hopper tiles (wgmma-capa
 shared memory and 255 registers) on the same shape and order. A tile that reaches under
 `MISFIT` of the peak where one of those reaches `BETTER` times more is a misfit; a tile lowered to
 mma.sync is nv.mma-v2-on-hopper's, not this rule's. Device numbers come from the target's table
-(`runner.hardware`: SM count, L2 size and bandwidth, HBM bandwidth, flop/s per dtype).
+(`ladder.runner.hardware`: SM count, L2 size and bandwidth, HBM bandwidth, flop/s per dtype).
 """
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from diagnoser.evidence import Finding
-from runner import hardware
+from ladder.diagnoser.evidence import Finding
+from ladder.runner import hardware
 
 from ...context import LaunchAnalysis, TriageContext
 from ..common import Findings, source_evidence
@@ -216,7 +216,7 @@ def launch_gemm(ctx: TriageContext, analysis: LaunchAnalysis) -> tuple[Tile, Gem
 
 def _peak(ctx: TriageContext, dot: Any) -> float:
     """Tensor-core flop/s for the dot's operands (fp32 contracts in tf32 unless asked for ieee)."""
-    from runner.roofline import peak_flops
+    from ladder.runner.roofline import peak_flops
 
     names = {8: "float8", 16: "float16", 32: "float32", 64: "float64"}
     flops = ctx.device.get("ceiling_flops") or hardware.for_target("cuda")["ceiling_flops"]

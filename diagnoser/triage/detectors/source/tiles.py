@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ...context import TriageContext
 from ...interp.report import KernelReport

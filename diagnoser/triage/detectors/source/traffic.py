@@ -10,7 +10,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
-from diagnoser.evidence import Finding
+from ladder.diagnoser.evidence import Finding
 
 from ...context import TriageContext
 from ...interp.report import KernelReport
