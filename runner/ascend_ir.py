@@ -24,7 +24,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ladder.runner.capture import CapturedKernel, LaunchInterceptor, jsonable, source_position
+from ladder.runner.capture import (
+    CapturedKernel,
+    LaunchInterceptor,
+    jsonable,
+    source_position,
+)
+from ladder.runner.paths import child_pythonpath
 
 ENV_VAR = "LADDER_ASCEND_PYTHON"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -79,7 +85,7 @@ def capture(solution_path: str | Path, problem_path: str | Path | None = None, c
         if case_index is not None:
             command += ["--case", str(case_index)]
         command += ["--", *(argv or [])]
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), os.environ.get("PYTHONPATH", "")]),
+        env = {**os.environ, "PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH")),
                "TRITON_CACHE_DIR": str(Path(scratch) / "cache"), "TRITON_DISABLE_LINE_INFO": "0",
                "TRITON_ALWAYS_COMPILE": "1"}
         done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO_ROOT, timeout=TIMEOUT_S)
@@ -131,7 +137,6 @@ class AscendCapture(LaunchInterceptor):
                 grid = grid(bound_args)
             grid = [int(size) for size in grid]
             record.launches.append({"case": self.case, "grid": grid + [1] * (3 - len(grid))})
-        return None
 
     def _compile(self, jit_fn: Any, bound_args: dict, sig_and_spec: list, kwargs: dict,
                  config: dict | None) -> CapturedKernel:
@@ -219,7 +224,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("script_args", nargs="*")
     options = parser.parse_args(argv)
 
-    from ladder.runner.capture import cpu_stand_in, device_stand_in, run_target, torch_npu_stand_in
+    from ladder.runner.capture import (
+        cpu_stand_in,
+        device_stand_in,
+        run_target,
+        torch_npu_stand_in,
+    )
 
     with AscendCapture(options.target) as session, torch_npu_stand_in(), device_stand_in(f"npu:{options.target}"), \
             cpu_stand_in():

@@ -19,8 +19,8 @@ from typing import Any
 from ladder.runner import sandbox
 from ladder.runner.channel import LocalChannel, PipeChannel
 from ladder.runner.errors import last_error_line
+from ladder.runner.paths import child_pythonpath
 
-REPOSITORY = Path(__file__).resolve().parent.parent
 LOG_TAIL = 200
 
 
@@ -76,7 +76,7 @@ def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token
     to_child_read, to_child_write = os.pipe()
     from_child_read, from_child_write = os.pipe()
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     env.update(backend.env)
     env.update({"PYTHONUNBUFFERED": "1", "LADDER_BACKEND": getattr(backend, "spec", backend.name), "LADDER_CONTESTANT": name,
                 sandbox.EVALUATION_ENV: token})

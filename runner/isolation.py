@@ -24,16 +24,16 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from ladder.runner import sandbox
 from ladder.runner.errors import last_error_line
+from ladder.runner.paths import child_pythonpath
+from ladder.runner.signals import terminate_as_interrupt
 from ladder.runner.worker import EVENT_PREFIX
 
-REPOSITORY = Path(__file__).resolve().parent.parent
 TAIL_LINES = 60
 
 
@@ -56,27 +56,10 @@ class WorkerOutcome:
 
 def worker_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPOSITORY), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.update(extra or {})
     return env
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM raises KeyboardInterrupt while a judge runs, so the cleanup below always happens."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt("terminated")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 def run_worker(request: dict[str, Any], timeout: float,
@@ -91,7 +74,7 @@ def run_worker(request: dict[str, Any], timeout: float,
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     process = None
     try:
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             process = sandbox.spawn([sys.executable, "-m", "ladder.runner.worker", str(result_write)],
                                     env=worker_environment({**(env or {}), sandbox.EVALUATION_ENV: token}),
                                     cwd=folder, pass_fds=(result_write,), stdin=subprocess.PIPE,

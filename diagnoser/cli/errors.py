@@ -24,12 +24,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import signal
-import threading
 import traceback
 from collections.abc import Iterator
 
 import click
+from ladder.runner.signals import terminate_as_interrupt
 
 OK, NEGATIVE, USAGE, CANNOT_RUN, INTERNAL = 0, 1, 2, 3, 4
 INTERRUPTED, TERMINATED = 130, 143
@@ -70,7 +69,7 @@ class Refused(LadderError):
 @contextlib.contextmanager
 def handled(as_json: bool) -> Iterator[None]:
     """Run a command; end it with the convention's status and a one-line (or JSON) message."""
-    with _terminate_as_interrupt():
+    with terminate_as_interrupt():
         try:
             yield
         except (click.exceptions.Exit, SystemExit):
@@ -106,20 +105,3 @@ def ending(error: BaseException) -> tuple[int, str, str, bool]:
 
     return (INTERNAL, "InternalError", f"{one_line(error)} (an error in ladder itself; `ladder -v` shows where)",
             False)
-
-
-@contextlib.contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends a command like Ctrl-C (its cleanup runs, a diagnosis prints what it has), with 143."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt("terminated")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

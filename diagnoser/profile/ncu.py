@@ -25,6 +25,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ladder.runner.paths import child_pythonpath
+
 REPO = Path(__file__).resolve().parents[2]
 
 # The columns ncu prints before the metrics on the raw page (2023.x..2025.x).
@@ -292,7 +294,7 @@ def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> t
     """Run ncu (or the driver alone) in its own process group, so a timeout ends it and what it
     started; `env` adds to this process's environment."""
     env = {**os.environ, **(env or {}),
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+           "PYTHONPATH": child_pythonpath(os.environ.get("PYTHONPATH"))}
     process = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                text=True, start_new_session=True)
     try:
