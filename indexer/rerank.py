@@ -13,9 +13,10 @@ already computed. For a chunk and a question:
   "tail axis") that the chunk has side by side, each weighted by its words' rarity;
 - `named`: the same share over the chunk's path, symbol and pass only (a question that names
   AutoBlockify or semantic.py is about the file of that name);
-- `backend`: whether the chunk belongs to the backend the question names (1), to code shared by
-  all backends (0.5) or to another backend (0): "on the NPU" is not answered by the CUDA lowering;
-  a question naming no backend gives every chunk 0.5;
+- `backend`: whether the chunk belongs to the backend the question names or to code only that
+  backend's kind compiles through (1: TritonGPU for an NVIDIA question), to code shared by all
+  backends (0.5) or to code the named backend never runs (0): "on the NPU" is not answered by the
+  CUDA or the TritonGPU lowering; a question naming no backend gives every chunk 0.5;
 - `fused`: reciprocal-rank fusion of its dense and BM25 ranks, scaled to [0, 1] (agreement of the
   two retrievers, whatever their score scales).
 
@@ -31,6 +32,7 @@ import re
 
 import numpy as np
 
+from ladder.indexer.backends import runs
 from ladder.indexer.text import keyword_text, keyword_tokens
 
 WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.1, "phrases": 0.1, "named": 0.3, "backend": 0.1,
@@ -123,7 +125,7 @@ def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[
             if scores[rows[i]] > 0:
                 fused[i] += 1.0 / (RRF_K + rank)
     backends = [records[row]["metadata"].get("backend", "common") for row in rows]
-    same = np.array([0.5 if backend is None or b == "common" else float(b == backend) for b in backends])
+    same = np.array([0.5 if backend is None or b == "common" else float(runs(backend, b)) for b in backends])
     return {"dense": np.clip(dense[rows_array], 0.0, 1.0) if rows else np.zeros(0), "backend": same,
             "coverage": coverage / total, "file_coverage": file_coverage / total, "phrases": phrases,
             "named": named / total, "fused": fused * RRF_K / 2}
