@@ -23,7 +23,8 @@ already computed. For a chunk and a question:
 The score is their weighted sum (`WEIGHTS`, which add up to 1), so it lies in [0, 1] and means the
 same from one question to the next: `MIN_RELEVANCE` is the score below which a result is noise.
 The weights and the threshold were chosen on the tuning half of bench/index/questions-symptoms.yaml
-and the older development set (bench/index/tune_rerank.py), never on the held-out half.
+and the older development sets (bench/index/tune_rerank.py: a grid, then `--refine` around it),
+never on the held-out half.
 """
 from __future__ import annotations
 
@@ -35,11 +36,11 @@ import numpy as np
 from ladder.indexer.backends import runs
 from ladder.indexer.text import keyword_text, keyword_tokens
 
-WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.1, "phrases": 0.1, "named": 0.3, "backend": 0.1,
+WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.05, "phrases": 0.2, "named": 0.3, "backend": 0.05,
            "fused": 0.25}
 RRF_K = 10
 # Below this a result shares neither meaning nor rare words with the question.
-MIN_RELEVANCE = 0.30
+MIN_RELEVANCE = 0.27
 HEADER_KEYS = ("path", "symbol", "pass")
 # Words by which a question names its backend.
 BACKEND_WORDS = {
