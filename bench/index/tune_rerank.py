@@ -127,8 +127,9 @@ def refine(cases: list[dict], opened) -> None:
     print(f"{len(cases)} tuning questions; refined from the current weights (recall@5, MRR@10):")
     for name, split in TUNING:
         chosen = [c for c in cases if c["set"] == name]
-        print(f"  {name:<24} {split or 'all':<5} n={len(chosen):<3} now {'%.3f %.3f' % score(chosen, rerank.WEIGHTS, opened)}"
-              f"  refined {'%.3f %.3f' % score(chosen, weights, opened)}")
+        (now_recall, now_mrr), (recall, mrr) = score(chosen, rerank.WEIGHTS, opened), score(chosen, weights, opened)
+        print(f"  {name:<24} {split or 'all':<5} n={len(chosen):<3} now {now_recall:.3f} {now_mrr:.3f}"
+              f"  refined {recall:.3f} {mrr:.3f}")
     print(f"refined {weights}")
 
 
