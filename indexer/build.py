@@ -21,16 +21,17 @@ from typing import Callable, ContextManager
 import numpy as np
 
 from ladder.indexer import embedding, text
+from ladder.indexer.backends import backend_of
 from ladder.indexer.chunking import chunk
 from ladder.indexer.errors import IndexCorrupt, IndexerError, SourceError
 from ladder.indexer.passes import Registry, build_registry
 from ladder.indexer.records import make_record
-from ladder.indexer.sources import SourceFile, Tree, backend_of, default_sources, open_tree, scan
+from ladder.indexer.sources import SourceFile, Tree, default_sources, open_tree, scan
 from ladder.indexer.store import Build, Store
 from ladder.indexer.text import dense_text, keyword_text, keyword_tokens
 
 # Bump when chunking or metadata changes meaning, so that every file is re-chunked once.
-CHUNKER_VERSION = 4
+CHUNKER_VERSION = 5
 EMBED_BATCH = 64
 
 # progress(label, total) -> a context manager whose value has .update(n)

@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ladder.indexer.backends import backend_of, runs
 from ladder.indexer.chunking.tablegen import records
-from ladder.indexer.sources import SourceFile, backend_of
+from ladder.indexer.sources import SourceFile
 
 _CONSTRUCTOR = re.compile(r'let\s+constructor\s*=\s*"([^"]*)"')
 _SUMMARY = re.compile(r'let\s+summary\s*=\s*"([^"]*)"')
@@ -170,7 +171,7 @@ def _through_calls(cpp_files: list[SourceFile], direct: dict[str, set[str]],
             for function in calls.get(caller, ()):
                 callee = unique.get(function)
                 if (callee is not None and callee != caller and callee not in direct
-                        and backend[callee] in ("common", backend[caller])):
+                        and runs(backend[caller], backend[callee])):
                     reached.setdefault(callee, set()).update(clis)
         frontier = {}
         for callee, clis in reached.items():

@@ -13,16 +13,18 @@ already computed. For a chunk and a question:
   "tail axis") that the chunk has side by side, each weighted by its words' rarity;
 - `named`: the same share over the chunk's path, symbol and pass only (a question that names
   AutoBlockify or semantic.py is about the file of that name);
-- `backend`: whether the chunk belongs to the backend the question names (1), to code shared by
-  all backends (0.5) or to another backend (0): "on the NPU" is not answered by the CUDA lowering;
-  a question naming no backend gives every chunk 0.5;
+- `backend`: whether the chunk belongs to the backend the question names or to code only that
+  backend's kind compiles through (1: TritonGPU for an NVIDIA question), to code shared by all
+  backends (0.5) or to code the named backend never runs (0): "on the NPU" is not answered by the
+  CUDA or the TritonGPU lowering; a question naming no backend gives every chunk 0.5;
 - `fused`: reciprocal-rank fusion of its dense and BM25 ranks, scaled to [0, 1] (agreement of the
   two retrievers, whatever their score scales).
 
 The score is their weighted sum (`WEIGHTS`, which add up to 1), so it lies in [0, 1] and means the
 same from one question to the next: `MIN_RELEVANCE` is the score below which a result is noise.
 The weights and the threshold were chosen on the tuning half of bench/index/questions-symptoms.yaml
-and the older development set (bench/index/tune_rerank.py), never on the held-out half.
+and the older development sets (bench/index/tune_rerank.py: a grid, then `--refine` around it),
+never on the held-out half.
 """
 from __future__ import annotations
 
@@ -31,13 +33,14 @@ import re
 
 import numpy as np
 
+from ladder.indexer.backends import runs
 from ladder.indexer.text import keyword_text, keyword_tokens
 
-WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.1, "phrases": 0.1, "named": 0.3, "backend": 0.1,
+WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.05, "phrases": 0.2, "named": 0.3, "backend": 0.05,
            "fused": 0.25}
 RRF_K = 10
 # Below this a result shares neither meaning nor rare words with the question.
-MIN_RELEVANCE = 0.30
+MIN_RELEVANCE = 0.27
 HEADER_KEYS = ("path", "symbol", "pass")
 # Words by which a question names its backend.
 BACKEND_WORDS = {
@@ -123,7 +126,7 @@ def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[
             if scores[rows[i]] > 0:
                 fused[i] += 1.0 / (RRF_K + rank)
     backends = [records[row]["metadata"].get("backend", "common") for row in rows]
-    same = np.array([0.5 if backend is None or b == "common" else float(b == backend) for b in backends])
+    same = np.array([0.5 if backend is None or b == "common" else float(runs(backend, b)) for b in backends])
     return {"dense": np.clip(dense[rows_array], 0.0, 1.0) if rows else np.zeros(0), "backend": same,
             "coverage": coverage / total, "file_coverage": file_coverage / total, "phrases": phrases,
             "named": named / total, "fused": fused * RRF_K / 2}

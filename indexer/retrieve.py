@@ -36,6 +36,7 @@ from functools import lru_cache
 import numpy as np
 
 from ladder.indexer import embedding, rerank
+from ladder.indexer.backends import ALSO_RUNS
 from ladder.indexer.errors import IndexCorrupt
 from ladder.indexer.records import result
 from ladder.indexer.store import Build, Store
@@ -162,7 +163,8 @@ def _open(root: str, build_id: str) -> _Opened:
 def _where(where: dict | None) -> dict[str, list] | None:
     """{"backend": "nvidia", "language": ["cpp", "python"], ...} as key -> accepted values.
 
-    A backend filter also admits code shared by all backends (backend "common").
+    A backend filter also admits the code that backend compiles through (backends.ALSO_RUNS: code
+    shared by all backends, and TritonGPU for the GPU backends).
     """
     if not where:
         return None
@@ -171,8 +173,8 @@ def _where(where: dict | None) -> dict[str, list] | None:
         if key not in FILTER_KEYS:
             raise ValueError(f"cannot filter on {key!r}: use one of {', '.join(FILTER_KEYS)}")
         values = [value] if isinstance(value, str) else list(value)
-        if key == "backend" and "common" not in values:
-            values.append("common")
+        if key == "backend":
+            values = list(dict.fromkeys(values + [label for value in values for label in ALSO_RUNS.get(value, ("common",))]))
         accepted[key] = values
     return accepted
 

@@ -13,7 +13,6 @@ import importlib.metadata
 import importlib.resources
 import importlib.util
 import os
-import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,27 +226,3 @@ def scan(trees: list[Tree]) -> Scan:
                 continue
             result.files.append(SourceFile(tree.name, rel, LANGUAGES[full.suffix], text, sha))
     return result
-
-
-_SHORT_TOKENS = {"cuda": "nvidia", "ptx": "nvidia", "sm90": "nvidia", "npu": "ascend", "cann": "ascend",
-                 "amd": "amd", "hip": "amd", "rocm": "amd"}
-_LONG_KEYS = {"nvidia": "nvidia", "hopper": "nvidia", "nvgpu": "nvidia", "nvws": "nvidia",
-              "ascend": "ascend", "hivm": "ascend", "hfusion": "ascend", "amdgpu": "amd"}
-_ASCEND_WORDS = re.compile(r"\b(Ascend|NPU|CANN|HIVM)\b")
-_NVIDIA_WORDS = re.compile(r"\b(CUDA|NVIDIA|PTX|Hopper)\b")
-
-
-def backend_of(path: str, language: str, text: str) -> str:
-    """`nvidia`, `ascend`, `amd` or `common`: from the path, or for prose from what it talks about."""
-    lowered = path.lower()
-    found = {backend for key, backend in _LONG_KEYS.items() if key in lowered}
-    found |= {_SHORT_TOKENS[token] for token in re.split(r"[^a-z0-9]+", lowered) if token in _SHORT_TOKENS}
-    if len(found) == 1:
-        return found.pop()
-    if not found and language == "markdown":
-        ascend, nvidia = len(_ASCEND_WORDS.findall(text)), len(_NVIDIA_WORDS.findall(text))
-        if ascend >= 3 and ascend > 2 * nvidia:
-            return "ascend"
-        if nvidia >= 3 and nvidia > 2 * ascend:
-            return "nvidia"
-    return "common"

@@ -86,12 +86,17 @@ def keyword_tokens(text: str) -> list[str]:
 
 
 # Words a question uses for what compiler code names otherwise ("how is X lowered", "does it fold
-# the adds", "why is the load not hoisted"): the code's words are added to the question's.
+# the adds", "why is the load not hoisted", "which pass moves it"): the code's words are added to
+# the question's.
 CODE_WORDS = {
     "lower": "convert conversion", "become": "convert conversion rewrite", "turn": "convert rewrite",
     "fold": "combine canonicalize", "merge": "combine", "hoist": "invariant licm", "unpack": "convert",
     "upcast": "convert ext", "recognise": "match pattern", "recognize": "match pattern", "insert": "create",
     "decide": "choose select",
+    # A pass that moves an op ("which pass moves it before the loop") hoists, sinks or bubbles it up.
+    "move": "hoist sink bubble reorder",
+    # Values noticed to be the same ("two iter_args that are always equal") are CSE's business.
+    "equal": "cse", "duplicate": "cse", "redundant": "cse",
 }
 
 

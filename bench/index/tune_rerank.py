@@ -1,10 +1,12 @@
 """Choose the reranker's weights (indexer.rerank.WEIGHTS) on tuning questions only.
 
-    python bench/index/tune_rerank.py --index-dir DIR [--tree triton-ascend]
+    python bench/index/tune_rerank.py --index-dir DIR [--tree triton-ascend] [--refine]
 
 Asks every tuning question once (the pool and the features of its chunks do not depend on the
 weights), then scores every weighting of a grid by file-level recall@5 and MRR@10, the way
-`ladder.indexer.search` ranks files. Tuning questions are the `split: tune` half of
+`ladder.indexer.search` ranks files. `--refine` instead starts from the current weights and moves
+STEP of weight from one feature to another while recall@5 + MRR@10 improves (finer than the grid,
+and seconds instead of the grid's many minutes), then prints the result per question set. Tuning questions are the `split: tune` half of
 questions-symptoms.yaml and the older development sets (questions.yaml, questions-heldout.yaml);
 the held-out half is never read. Prints the best weightings and the current one.
 """
@@ -24,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 TUNING = [("questions-symptoms.yaml", "tune"), ("questions.yaml", None), ("questions-heldout.yaml", None)]
 GRID = np.round(np.arange(0.0, 0.61, 0.1), 2)
+STEP = 0.05
 # Questions about nothing the index holds: what the relevance threshold must leave unanswered.
 OFF_TOPIC = ["how do I bake sourdough bread at home", "best hiking trails in the alps in summer",
              "what is the capital of france", "configure nginx as a reverse proxy with TLS",
@@ -37,7 +40,7 @@ def tuning_questions() -> list[dict]:
     for name, split in TUNING:
         for question in yaml.safe_load((Path(__file__).with_name(name)).read_text())["questions"]:
             if split is None or question.get("split") == split:
-                found.append(question)
+                found.append({**question, "set": name})
     return found
 
 
@@ -49,7 +52,7 @@ def asked(question: dict, opened, tree: str) -> dict:
     values = rerank.features(query.rows, query.dense, query.bm25, query.tokens, opened.records, opened.vocabulary,
                              rerank.backend_named(question["q"]))
     groups = [e if isinstance(e, list) else [e] for e in question["expected"]]
-    return {"rows": query.rows, "values": values, "groups": groups, "tree": tree}
+    return {"rows": query.rows, "values": values, "groups": groups, "tree": tree, "set": question["set"]}
 
 
 def ranked_files(case: dict, weights: dict, opened) -> list[str]:
@@ -77,6 +80,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--index-dir", required=True)
     parser.add_argument("--tree", default="triton-ascend")
+    parser.add_argument("--refine", action="store_true", help="search near the current weights instead of the grid")
     args = parser.parse_args()
     from ladder.indexer import rerank, retrieve
     from ladder.indexer.store import Store
@@ -84,6 +88,10 @@ def main() -> None:
     store = Store(args.index_dir)
     opened = retrieve._open(str(store.root), store.current_id())
     cases = [asked(q, opened, args.tree) for q in tuning_questions()]
+    if args.refine:
+        refine(cases, opened)
+        threshold(args.index_dir)
+        return
     names = list(rerank.WEIGHTS)
     results = []
     for combination in itertools.product(GRID, repeat=len(names) - 1):
@@ -99,6 +107,30 @@ def main() -> None:
     recall, mrr = score(cases, rerank.WEIGHTS, opened)
     print(f"current {recall:.3f} {mrr:.3f}  {rerank.WEIGHTS}")
     threshold(args.index_dir)
+
+
+def refine(cases: list[dict], opened) -> None:
+    """Move STEP of weight between two features while recall@5 + MRR@10 over all cases improves."""
+    from ladder.indexer import rerank
+
+    weights, best = dict(rerank.WEIGHTS), sum(score(cases, rerank.WEIGHTS, opened))
+    improved = True
+    while improved:
+        improved = False
+        for source, target in itertools.permutations(weights, 2):
+            if weights[source] < STEP - 1e-9:
+                continue
+            candidate = {**weights, source: round(weights[source] - STEP, 3), target: round(weights[target] + STEP, 3)}
+            value = sum(score(cases, candidate, opened))
+            if value > best + 1e-9:
+                weights, best, improved = candidate, value, True
+    print(f"{len(cases)} tuning questions; refined from the current weights (recall@5, MRR@10):")
+    for name, split in TUNING:
+        chosen = [c for c in cases if c["set"] == name]
+        (now_recall, now_mrr), (recall, mrr) = score(chosen, rerank.WEIGHTS, opened), score(chosen, weights, opened)
+        print(f"  {name:<24} {split or 'all':<5} n={len(chosen):<3} now {now_recall:.3f} {now_mrr:.3f}"
+              f"  refined {recall:.3f} {mrr:.3f}")
+    print(f"refined {weights}")
 
 
 def threshold(index_dir: str) -> None:

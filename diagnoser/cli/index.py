@@ -161,8 +161,9 @@ def status(as_json: bool, index_dir: str | None) -> None:
 @click.argument("question")
 @click.option("--k", default=5, show_default=True, type=click.IntRange(min=1), help="How many chunks.")
 @click.option("--json", "as_json", is_flag=True, help="Print results as a JSON list, best first.")
-@click.option("--backend", type=click.Choice(["nvidia", "ascend", "amd", "common"]),
-              help="Only this backend's code (plus code shared by all backends).")
+@click.option("--backend", type=click.Choice(["nvidia", "ascend", "amd", "gpu", "common"]),
+              help="Only this backend's code (plus what it compiles through: code shared by all backends, "
+                   "and TritonGPU for nvidia and amd).")
 @click.option("--tree", help="Only this indexed tree (see `ladder index status`).")
 @click.option("--language", type=click.Choice(["cpp", "c", "python", "tablegen", "markdown", "yaml"]))
 @click.option("--min-score", type=float, default=None,

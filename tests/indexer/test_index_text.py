@@ -94,3 +94,10 @@ def test_a_question_gets_the_codes_words_for_its_own():
     tokens = keyword_query("how is tl.sort lowered, and are the adds folded?")
     assert {"convert", "combin"} <= set(tokens)
     assert keyword_query("tl.sort") == keyword_tokens("tl.sort")
+
+
+def test_a_question_about_moved_or_equal_values_asks_in_the_words_of_the_passes_that_do_it():
+    from ladder.indexer.text import keyword_query
+
+    assert {"hoist", "sink", "bubbl"} <= set(keyword_query("which pass moves the extract_slice up?"))
+    assert "cse" in keyword_query("two iter_args are always equal; are they merged?")
