@@ -11,9 +11,9 @@ do not fill the GPU, fp32 partial sums added and scaled by a small final kernel)
 accumulates in fp32, so the result is closer to the exact value than the fp16 product it replaces.
 """
 import torch
-import torch.nn as nn
 import triton
 import triton.language as tl
+from torch import nn
 
 PROGRAMS_WANTED = 132 * 8  # about eight programs per SM keep enough loads in flight
 COLSUM_ROWS, COLSUM_COLS = 32, 256

@@ -9,9 +9,9 @@ and rounds once; tiles are autotuned Hopper sizes (wgmma, 3-4 stages) in groups 
 that consecutive programs share W tiles in L2.
 """
 import torch
-import torch.nn as nn
 import triton
 import triton.language as tl
+from torch import nn
 
 
 def _configs():
@@ -45,7 +45,7 @@ def linear_divide_gelu_kernel(
     x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk
     w_ptrs = w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
+    for k in range(tl.cdiv(K, BLOCK_K)):
         left = K - k * BLOCK_K
         x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < left), other=0.0)
         w = tl.load(w_ptrs, mask=(offs_k[:, None] < left) & (offs_n[None, :] < N), other=0.0)
