@@ -268,6 +268,10 @@ class Contestant:
         carries the guards' report of the call before it (one message fewer per repetition)."""
         previous = self._report()
         self._drop()
+        # Collection is off inside the judge's clock; garbage the last call left in reference cycles
+        # (candidate code's own) would otherwise hold its device memory across repetitions. The young
+        # generations hold it: frozen objects are never scanned, so this costs well under a millisecond.
+        gc.collect(1)
         self.inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
         self.input_spans = [storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)]
         self.backend.synchronize()

@@ -104,28 +104,32 @@ def plain_outputs(output: Any) -> tuple[list, str | None]:
     torch's return types do), so flattening it runs no candidate code.
     """
     flat: list = []
+    return flat, _flatten_into(flat, output)
 
-    def add(value: Any) -> str | None:
-        kind = type(value)
-        if plain_sequence(kind):
-            for item in value:
-                problem = add(item)
-                if problem:
-                    return problem
-            return None
-        if kind in (torch.Tensor, torch.nn.Parameter) and value.layout == torch.strided:
-            flat.append(value)
-            return None
-        if value is None or kind in (int, float, bool):
-            flat.append(value)
-            return None
-        if kind in (torch.Tensor, torch.nn.Parameter):
-            return f"returns a {str(value.layout).replace('torch.', '')} tensor (outputs must be dense)"
-        what = f"{kind.__name__} (a torch.Tensor subclass)" if isinstance(value, torch.Tensor) else kind.__name__
-        return (f"returns a {what}: outputs must be dense tensors, tuples or lists of them, or numbers "
-                "(anything else runs its own code when the runner reads it, after forward returned)")
 
-    return flat, add(output)
+def _flatten_into(flat: list, value: Any) -> str | None:
+    """``plain_outputs``'s walk, a module function rather than a closure: a recursive closure refers
+    to itself through its cell, so every call would leave the outputs in a reference cycle that only
+    the garbage collector frees. The contestant keeps collection off while it times, and a run of
+    timed calls then held every call's outputs on the device (tens of GiB for a large case)."""
+    kind = type(value)
+    if plain_sequence(kind):
+        for item in value:
+            problem = _flatten_into(flat, item)
+            if problem:
+                return problem
+        return None
+    if kind in (torch.Tensor, torch.nn.Parameter) and value.layout == torch.strided:
+        flat.append(value)
+        return None
+    if value is None or kind in (int, float, bool):
+        flat.append(value)
+        return None
+    if kind in (torch.Tensor, torch.nn.Parameter):
+        return f"returns a {str(value.layout).replace('torch.', '')} tensor (outputs must be dense)"
+    what = f"{kind.__name__} (a torch.Tensor subclass)" if isinstance(value, torch.Tensor) else kind.__name__
+    return (f"returns a {what}: outputs must be dense tensors, tuples or lists of them, or numbers "
+            "(anything else runs its own code when the runner reads it, after forward returned)")
 
 
 # ---------------------------------------------------------------- launches

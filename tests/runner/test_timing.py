@@ -138,6 +138,30 @@ def test_reference_contestant_is_timed_without_guards(tracer, problem, tmp_path)
     assert results["reference"].violation is None and results["reference"].summary()["reps"] == 5
 
 
+def test_timed_calls_leave_no_earlier_output_alive(tracer, problem, tmp_path):
+    """Only the last call's outputs may outlive the loop, with no collection at all: the contestant
+    times with collection off, and outputs caught in reference cycles once held every call's outputs
+    on the device until the process ran out of memory (a large case on the H200)."""
+    import gc
+    import weakref
+
+    outputs = []
+
+    def call(inputs):
+        out = inputs[0] + 0.5 * inputs[1]
+        outputs.append(weakref.ref(out))
+        return (out,)
+
+    thresholds = gc.get_threshold()
+    gc.set_threshold(0)  # no automatic collection, even where the contestant turns it back on
+    try:
+        run([local("reference", call, tracer, problem, guarded=False)], problem, tmp_path, reps=6)
+        alive = [ref for ref in outputs if ref() is not None]
+    finally:
+        gc.set_threshold(*thresholds)
+    assert len(outputs) > 6 and len(alive) <= 1
+
+
 def test_repetitions_follow_the_budget_within_bounds(tracer, problem, tmp_path):
     slow = local("slow", lambda inputs: time.sleep(0.01), tracer, problem, guarded=False)
     results = run([slow], problem, tmp_path, settings=Settings(min_reps=3, max_reps=50, budget_s=0.05, warmup_calls=1))
