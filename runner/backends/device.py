@@ -24,8 +24,16 @@ class TorchDeviceBackend(Backend):
 
     def setup(self) -> None:
         """Bind the timing primitives now, before any candidate code runs: what the runner times
-        with cannot be replaced later from candidate code (``ladder.runner.sentinel`` reports attempts)."""
+        with cannot be replaced later from candidate code (``ladder.runner.sentinel`` reports attempts).
+
+        The device runtime starts here too. torch defers work to its first device use (on CUDA it
+        registers its own Triton operators then, through torch.library); started later, from a
+        candidate's first tensor, that work would run with candidate code on the stack and read as
+        the candidate's (a refused torch.library registration)."""
         module = self.torch_module()
+        start = getattr(module, "init", None)
+        if start is not None and module.is_available():
+            start()
         self._clock = (module.Event, module.Event.record, module.Event.elapsed_time, module.synchronize)
 
     def _primitives(self) -> tuple:
