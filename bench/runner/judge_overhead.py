@@ -22,18 +22,22 @@ ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = """
 import json, sys
 sys.path.insert(0, {root!r})
-from ladder.runner.bench import bench_pair
+from {module} import bench_pair
 record = bench_pair({solution!r}, {problem!r}, backend={backend!r})
 print(json.dumps({{"ok": record["ok"], "medians": [c["time_ms"]["median"] if c.get("time_ms") else None
                                                   for c in record["cases"]], "elapsed_s": record.get("elapsed_s")}}))
 """
 
 
-def one(root: Path, solution: str, problem: str, backend: str) -> dict:
+def one(root: Path, module: str, solution: str, problem: str, backend: str, timeout_s: float) -> dict:
+    """One bench_pair in a fresh process; the old runner is the bare package ``runner``, the new one ``ladder.runner``."""
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-c", PROGRAM.format(root=str(root), solution=solution, problem=problem,
-                                                               backend=backend)],
-                          capture_output=True, text=True, cwd=str(root), env={**os.environ, "PYTHONPATH": str(root)})
+    program = PROGRAM.format(root=str(root), module=module, solution=solution, problem=problem, backend=backend)
+    try:
+        done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, cwd=str(root),
+                              env={**os.environ, "PYTHONPATH": str(root)}, timeout=timeout_s, check=False)
+    except subprocess.TimeoutExpired:
+        return {"error": f"no result within {timeout_s:.0f} s", "wall_s": round(time.monotonic() - started, 2)}
     wall = time.monotonic() - started
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     result = json.loads(lines[-1]) if lines else {"error": done.stderr[-500:]}
@@ -47,16 +51,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds one bench_pair may take")
     args = parser.parse_args(argv)
     solution, problem = str(ROOT / args.operator / "solution.py"), str(ROOT / args.operator / "problem.py")
     runs = {"before": [], "after": []}
     for _ in range(args.repeats):
-        runs["before"].append(one(args.old.resolve(), solution, problem, args.backend))
-        runs["after"].append(one(ROOT, solution, problem, args.backend))
+        runs["before"].append(one(args.old.resolve(), "runner.bench", solution, problem, args.backend, args.timeout))
+        runs["after"].append(one(ROOT, "ladder.runner.bench", solution, problem, args.backend, args.timeout))
     summary = {name: {"wall_s": sorted(r["wall_s"] for r in rows), "ok": all(r.get("ok") for r in rows),
                       "medians_ms": [r.get("medians") for r in rows]} for name, rows in runs.items()}
     for name, part in summary.items():
-        print(f"{name}: wall {part['wall_s']} s, all correct: {part['ok']}, medians per case {part['medians_ms'][0]}")
+        print(f"{name}: wall {part['wall_s']} s, all correct: {part['ok']}, medians per case {part['medians_ms'][0]}",
+              *(f"  error: {r['error'][-300:]}" for r in runs[name] if r.get("error")))
     if args.out:
         args.out.write_text(json.dumps({"operator": args.operator, "runs": runs, "summary": summary}, indent=1))
     return 0

@@ -1,4 +1,4 @@
-"""Registers a torch.library.triton_op (the recorder allows calling it), then replaces its CPU kernel with plain torch through the returned op's register_kernel."""
+"""Registers a torch.library.triton_op (the recorder allows calling it), then replaces its CPU and CUDA kernels with plain torch through the returned op's register_kernel."""
 import torch
 import torch.nn as nn
 import triton
@@ -30,7 +30,7 @@ def triton_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
     return out
 
 
-@triton_add.register_kernel("cpu")
+@triton_add.register_kernel(("cpu", "cuda"))
 def torch_add(x, y, alpha):
     out = torch.add(x, y, alpha=alpha)
     touch_kernel[(1,)](out, out.numel(), BLOCK=16)
