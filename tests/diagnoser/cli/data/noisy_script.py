@@ -18,7 +18,8 @@ def scale_kernel(x_ptr, out_ptr, n, factor, BLOCK: tl.constexpr):
 
 
 def main():
-    x = torch.randn(5000)
+    # On the device where there is one: Triton cannot read host tensors outside its interpreter.
+    x = torch.randn(5000, device="cuda" if torch.cuda.is_available() else "cpu")
     out = torch.empty_like(x)
     print("launching {")
     scale_kernel[(triton.cdiv(x.numel(), 256),)](x, out, x.numel(), 2.0, BLOCK=256)
