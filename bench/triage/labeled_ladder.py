@@ -78,7 +78,8 @@ def summarise(state: dict, expected: set[str], seconds: float) -> dict:
             "extra": sorted(found - expected), "reached": state.get("reached"),
             "gap": {"explained": state["gap"]["explained"], "why": state["gap"]["why"][:200],
                     "classes": sorted({str(c.get("class")) for c in state["gap"].get("cases", [])})},
-            "rungs": [{"rung": r["rung"], "status": r["status"], "why": r["why"][:160]} for r in state["rungs"]],
+            "rungs": [{"rung": r["rung"], "status": r["status"], "why": r["why"][:160],
+                       **({"error": str(r["error"])[:300]} if r.get("error") else {})} for r in state["rungs"]],
             "warnings": state.get("warnings", [])[:5], "seconds_each": round(seconds, 2)}
 
 
@@ -93,8 +94,9 @@ def score(rows) -> dict:
 
 def side_by_side(out: Path) -> str | None:
     """The device-vs-CPU table, when both backends' records are in `out`."""
-    lines = ["| set | kernels | CPU (rungs 1, 3) P / R | H200 (rungs 1-3) P / R | stopped before rung 3 on the H200 |",
-             "|---|---|---|---|---|"]
+    lines = ["| set | kernels | CPU (rungs 1, 3) P / R | H200 (rungs 1-3) P / R | stopped before rung 3 on the H200 "
+             "| rung 2 failed on the H200 |",
+             "|---|---|---|---|---|---|"]
     rows = 0
     for name in SETS:
         cpu, gpu = progress_path(out, name, "aot"), progress_path(out, name, "cuda")
@@ -103,8 +105,10 @@ def side_by_side(out: Path) -> str | None:
         a, b = json.loads(cpu.read_text()), json.loads(gpu.read_text())
         stopped = sum(1 for row in b["kernels"].values()
                       if not any(r["rung"] == 3 and r["status"] != "skipped" for r in row["rungs"]))
+        failed = sum(1 for row in b["kernels"].values()
+                     if any(r["rung"] == 2 and r["status"] == "failed" for r in row["rungs"]))
         lines.append(f"| {name} | {len(a['kernels'])} / {len(b['kernels'])} | {_pr(a['overall'])} | "
-                     f"{_pr(b['overall'])} | {stopped} |")
+                     f"{_pr(b['overall'])} | {stopped} | {failed} |")
         rows += 1
     return "\n".join(lines) + "\n" if rows else None
 
