@@ -47,21 +47,13 @@ def _pool(workers: int | None) -> ProcessPoolExecutor:
 
 
 def _climb(job: tuple) -> dict:
-    """One kernel's climb in a worker: (subject, state, selected, exhaustive, measured or error)."""
-    subject_dict, state, selected, exhaustive, measured = job
-    from ladder.diagnoser import rungs as adapters
-
+    """One kernel's climb in a worker: (subject, state, selected, exhaustive, measured or error, rung time
+    limits or None: each rung then runs in a process of its own, which is what stops a hung compile)."""
+    subject_dict, state, selected, exhaustive, measured, limits = job
     subject = Subject(**subject_dict)
-    steps = dict(ladder.RUNGS)
-    if measured is not None:
-        def replay(subject: Subject, state: dict) -> dict:
-            if "error" in measured:
-                raise RuntimeError(measured["error"])
-            return adapters.profiled(subject, state, measured)
-        old = steps["profile"]
-        steps["profile"] = ladder.Rung(old.number, old.title, replay, old.needs_device, old.outputs)
+    steps = ladder.RUNGS if measured is None else ladder.measured_rungs(measured)
     try:
-        return ladder.climb(subject, state, selected, exhaustive, rungs=steps)
+        return ladder.climb(subject, state, selected, exhaustive, rungs=steps, limits=limits)
     except Exception as error:  # the policy itself failing is a bug; keep the other kernels going
         state = state or ladder.new_state(subject)
         state.setdefault("warnings", []).append(f"climb failed: {type(error).__name__}: {error}")
@@ -195,7 +187,8 @@ def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
 def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaustive: bool = False,
                   backend: str = "auto", target: str | None = None, use_ncu: bool = True,
                   index_dir: str | None = None, workers: int | None = None, deadline: float | None = None,
-                  isolate: bool = False, progress: Callable[[str], None] = lambda line: None) -> list[dict]:
+                  isolate: bool = False, limits: dict[str, float | None] | None = None,
+                  progress: Callable[[str], None] = lambda line: None) -> list[dict]:
     """The diagnosis state of every item, in order (see the module docstring for the schedule).
 
     `target` is every kernel's compile target (`sm90`, `ascend`); without one each kernel gets the
@@ -203,6 +196,9 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
     `deadline` (time.monotonic()) bounds the ncu run, leaving `FINISH_S` for the rest of the climbs.
     `isolate` times each kernel in its own runner worker (survives crashes; a few seconds more per
     kernel); by default the timing runs in this process, as `ladder suite` does for its own kernels.
+    `limits` (seconds per rung name, as `ladder diagnose --rung-timeout`) runs every rung of every
+    climb in a process of its own under its limit: a hung compile is stopped and recorded as a timed-out
+    rung, and the pool goes on; without, rungs run in the pool's workers.
     """
     from ladder.runner.backends import detect
 
@@ -217,13 +213,14 @@ def diagnose_many(items: list[Item], *, selected: set[int] | None = None, exhaus
         state["options"] = {"ncu": use_ncu, "index_dir": index_dir}
         states.append(state)
     progress(f"rung 1 for {len(items)} kernels")
-    states = _climb_all([(s.to_dict(), st, selected & {1}, exhaustive, None) for s, st in zip(subjects, states)], workers)
+    states = _climb_all([(s.to_dict(), st, selected & {1}, exhaustive, None, limits)
+                         for s, st in zip(subjects, states)], workers)
     measured: list[dict | None] = [None] * len(items)
     if 2 in selected and device is not None and name == "cuda":
         measured = measure(items, states, use_ncu, deadline, progress, isolate)
     progress(f"rungs 2-4 for {len(items)} kernels")
-    return _climb_all([(s.to_dict(), st, selected, exhaustive, m) for s, st, m in zip(subjects, states, measured)],
-                      workers)
+    return _climb_all([(s.to_dict(), st, selected, exhaustive, m, limits)
+                       for s, st, m in zip(subjects, states, measured)], workers)
 
 
 def _climb_all(jobs: list[tuple], workers: int | None) -> list[dict]:

@@ -32,6 +32,7 @@ this process, as the batched climbs of `ladder.diagnoser.batch` and recorded run
 """
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -71,6 +72,16 @@ RUNGS: dict[str, Rung] = {
     "ir": Rung(3, "IR attribution", rungs.ir, outputs=("facts", "profile")),
     "compiler": Rung(4, "compiler source", rungs.compiler, outputs=("citations",)),
 }
+
+
+def measured_rungs(measured: dict) -> dict[str, Rung]:
+    """The ladder with rung 2 read from measurements already taken (``rungs.replayed_profile``)
+    instead of a second device run."""
+    steps = dict(RUNGS)
+    old = steps["profile"]
+    steps["profile"] = Rung(old.number, old.title, functools.partial(rungs.replayed_profile, measured),
+                            old.needs_device, old.outputs)
+    return steps
 
 
 def new_state(subject: Subject) -> dict:

@@ -61,6 +61,15 @@ def profile(subject: Subject, state: dict) -> dict:
     return profiled(subject, state, measured)
 
 
+def replayed_profile(measured: dict, subject: Subject, state: dict) -> dict:
+    """Rung 2 from measurements taken before the climb (a batch's device pass, the loop's gate), or
+    the error they ended in. Module-level, with the measurements bound by ``functools.partial``, so
+    the rung can still run in a process of its own under its time limit."""
+    if "error" in measured:
+        raise RuntimeError(measured["error"])
+    return profiled(subject, state, measured)
+
+
 def profiled(subject: Subject, state: dict, measured: dict) -> dict:
     """Rung 2's output from its measurements: the profile plus what triage reads in it."""
     findings = [f for f in _triage(subject, state, metrics=_metrics(measured)) if f.get("rung", 1) >= 2]

@@ -23,6 +23,7 @@ from pathlib import Path
 import click
 
 from ladder.diagnoser.cli.command import LadderGroup
+from ladder.diagnoser.cli.diagnose import parse_timeouts
 from ladder.diagnoser.cli.errors import CannotRun, Refused
 from ladder.diagnoser.cli.streams import echo
 from ladder.diagnoser.optimize import ascend
@@ -100,10 +101,14 @@ def optimize() -> None:
 @click.option("--model", help="--proposer llm: the model name (else LADDER_LLM_MODEL / OPENAI_MODEL).")
 @click.option("--wait", is_flag=True, help="--proposer agent: stay until the run finishes, printing each round "
               "an agent submits (without it: exit once the brief is written).")
+@click.option("--rung-timeout", "timeouts", multiple=True, metavar="[RUNG=]SECONDS",
+              help="Each round's diagnosis: stop a rung that runs longer, as ladder diagnose does "
+                   "(SECONDS for every rung, RUNG=SECONDS for one, 0 for no limit).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")
 def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str, candidates: int, evidence: str,
                 out: Path | None, resume: bool, budget_s: float | None, patience: int, backend: str | None,
-                target: str | None, seeds: int, quick: bool, model: str | None, wait: bool, as_json: bool) -> None:
+                target: str | None, seeds: int, quick: bool, model: str | None, wait: bool,
+                timeouts: tuple[str, ...], as_json: bool) -> None:
     """Optimize SOLUTION against its problem; every round is journaled in --out."""
     from ladder.diagnoser.optimize.gate import GateSettings
     from ladder.diagnoser.optimize.journal import JournalError
@@ -118,8 +123,10 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     if resume and target is None:
         target = _recorded_target(out)
     target = target_for(backend or "auto", str(solution), str(problem), target)
+    limits = parse_timeouts(timeouts)
     settings = Settings(rounds=rounds, candidates=candidates, evidence=evidence, patience=patience, budget_s=budget_s,
-                        gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target)
+                        gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target,
+                        rung_timeouts=limits if any(limits.values()) else None)
     if ascend.gate_for(target, backend) is not None:
         if ascend_python() is None:
             raise CannotRun(f"--target {target} compiles candidates with Triton-Ascend: {missing_environment()}",

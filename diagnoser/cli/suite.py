@@ -17,7 +17,7 @@ import click
 from ladder.diagnoser import batch
 from ladder.diagnoser.cli import logs
 from ladder.diagnoser.cli.command import LadderCommand
-from ladder.diagnoser.cli.diagnose import target_option
+from ladder.diagnoser.cli.diagnose import DiagnoseError, parse_timeouts, target_option
 from ladder.diagnoser.cli.errors import NEGATIVE
 from ladder.diagnoser.cli.streams import echo
 from ladder.diagnoser.suite import render
@@ -51,14 +51,17 @@ def load_document(path: Path) -> dict[str, Any]:
 
 def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool, output: Path | None = None,
                    isolate: bool = False, echo: Callable[[str], None] = echo,
-                   err: Callable[[str], None] = log.info, target: str | None = None) -> int:
-    """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status)."""
+                   err: Callable[[str], None] = log.info, target: str | None = None,
+                   limits: dict[str, float | None] | None = None) -> int:
+    """`ladder suite --diagnose`: the table of rung reached and findings per operator (exit status).
+    `limits`: each rung's time limit, as `ladder diagnose --rung-timeout` gives them (None: rungs run
+    in the pool's workers, with no limit)."""
     import time
 
     items = [batch.Item(op.key, str(op.solution), str(op.problem)) for op in operators]
     chosen = {"interpret": "aot", None: "auto"}.get(backend, backend)
     started = time.monotonic()
-    states = batch.diagnose_many(items, backend=chosen, target=target, isolate=isolate,
+    states = batch.diagnose_many(items, backend=chosen, target=target, isolate=isolate, limits=limits,
                                  progress=lambda line: err(f"suite --diagnose: {line}"))
     rows = [batch.summary_row(item.name, state) for item, state in zip(items, states)]
     document = {"rows": rows, "climbed": batch.climbed(rows), "wall_s": round(time.monotonic() - started, 1),
@@ -147,6 +150,9 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
               show_default=True, help="With --optimize: where each operator's run directory goes.")
 @click.option("--operator-budget", type=click.FloatRange(0, min_open=True),
               help="With --optimize: stop an operator's run after this many seconds.")
+@click.option("--rung-timeout", "timeouts", multiple=True, metavar="[RUNG=]SECONDS",
+              help="With --diagnose: stop a rung that runs longer (each rung runs in a process of its own); "
+                   "SECONDS for every rung, RUNG=SECONDS for one, 0 for no limit. Defaults as for ladder diagnose.")
 @click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
               help="With --optimize: every operator at once on a Ray cluster, each gate on one whole GPU "
                    "(auto: the cluster this machine is in; local: start one here).")
@@ -154,7 +160,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
           per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
           diagnose: bool, target: str | None, optimize: bool, proposer: str, rounds: int, runs: Path,
-          operator_budget: float | None, ray_address: str | None) -> None:
+          operator_budget: float | None, timeouts: tuple[str, ...], ray_address: str | None) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -171,7 +177,12 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
     except SuiteError as error:
         raise click.UsageError(str(error)) from None
     if diagnose:
-        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target))
+        try:
+            limits = parse_timeouts(timeouts)
+        except DiagnoseError as error:
+            raise click.UsageError(str(error)) from None
+        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target,
+                                limits=limits if any(limits.values()) else None))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
                                 output, ray_address))

@@ -106,23 +106,16 @@ def _verdict(name: str, report: dict[str, Any], shown: dict[str, Any], best: dic
 def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: "Run") -> dict[str, Any]:
     """The ladder on the best for the run's Ascend target: on an NPU, rung 2 from the gate's timing of
     the best (no second device run); without one, rungs 1, 3 and 4 on the compiled IR."""
-    from ladder.diagnoser import ladder, rungs
+    from ladder.diagnoser import ladder
     from ladder.diagnoser.subject import Subject
 
     timed = last_gate is not None and last_gate.timed and last_gate.record.get("backend") == "npu"
     subject = Subject(str(best), str(problem), backend="npu" if timed else "aot", target=run.settings.target,
                       device=last_gate.device if timed else None)
-    steps = dict(ladder.RUNGS)
-    if timed:
-        measured = _profile_from_gate(last_gate)
-
-        def replay(subject: Subject, state: dict) -> dict:
-            return rungs.profiled(subject, state, measured)
-        old = steps["profile"]
-        steps["profile"] = ladder.Rung(old.number, old.title, replay, old.needs_device, old.outputs)
+    steps = ladder.measured_rungs(_profile_from_gate(last_gate)) if timed else ladder.RUNGS
     state = ladder.new_state(subject)
     state["options"] = {"ncu": False}
-    return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps)
+    return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps, limits=run.settings.rung_timeouts)
 
 
 def _profile_from_gate(result: GateResult) -> dict[str, Any]:

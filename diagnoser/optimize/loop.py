@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ladder.diagnoser.ladder import RUNG_TIMEOUTS_S
 from ladder.diagnoser.optimize import ascend
 from ladder.diagnoser.optimize.brief import Brief, brief_for
 from ladder.diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
@@ -56,6 +57,9 @@ class Settings:
     rungs: tuple[int, ...] = (1, 2, 3, 4)
     gate: GateSettings = field(default_factory=GateSettings)
     target: str = "sm90"  # the device the kernel is diagnosed and fixed for (sm90, ascend)
+    # Each diagnosis rung's time limit, as `ladder diagnose --rung-timeout` (None: rungs run in this
+    # process, unlimited). A rung past its limit is stopped and the round goes on with the others' evidence.
+    rung_timeouts: dict[str, float | None] | None = field(default_factory=lambda: dict(RUNG_TIMEOUTS_S))
 
 
 Gate = Callable[..., GateResult]
@@ -362,22 +366,15 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
 
 def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: Run) -> dict[str, Any]:
     """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run)."""
-    from ladder.diagnoser import ladder, rungs
+    from ladder.diagnoser import ladder
     from ladder.diagnoser.subject import Subject
 
     device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
     subject = Subject(str(best), str(problem), backend="cuda" if device else "aot", target="sm90", device=device)
-    steps = dict(ladder.RUNGS)
-    if device is not None:
-        measured = _profile_from_gate(last_gate)
-
-        def replay(subject: Subject, state: dict) -> dict:
-            return rungs.profiled(subject, state, measured)
-        old = steps["profile"]
-        steps["profile"] = ladder.Rung(old.number, old.title, replay, old.needs_device, old.outputs)
+    steps = ladder.measured_rungs(_profile_from_gate(last_gate)) if device is not None else ladder.RUNGS
     state = ladder.new_state(subject)
     state["options"] = {"ncu": False}
-    return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps)
+    return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps, limits=run.settings.rung_timeouts)
 
 
 def _profile_from_gate(result: GateResult) -> dict[str, Any]:

@@ -152,3 +152,26 @@ def test_the_deciding_case_is_the_one_furthest_below_its_floor():
 
 def test_a_kernel_at_its_roofline_in_every_case_has_no_case_to_profile():
     assert batch.deciding_case(_record([(1.0, 0.9), (1.0, 0.85)]), CEILINGS) is None
+
+
+HANGING = Path(__file__).parent / "cli" / "data" / "hanging_compile.py"
+
+
+@pytest.mark.slow
+def test_a_hanging_compile_stops_its_own_rung_and_the_other_kernels_climb_on(tmp_path, monkeypatch):
+    """`ladder suite --diagnose` runs each rung under its limit: one kernel whose compile never ends
+    costs its rung 3 (recorded as timed out, rung 1 kept), not the batch."""
+    import time
+
+    monkeypatch.setenv("LADDER_INDEX_DIR", str(tmp_path / "no-index"))
+    items = [batch.Item("hanging", str(HANGING), None),
+             batch.Item("scaled_add", str(KERNELS / "scaled_add" / "solution.py"),
+                        str(KERNELS / "scaled_add" / "problem.py"))]
+    limits = {**ladder.RUNG_TIMEOUTS_S, "ir": 8.0}
+    started = time.monotonic()
+    hanging, fine = batch.diagnose_many(items, selected={1, 3}, backend="aot", workers=2, limits=limits)
+    assert time.monotonic() - started < 120
+    rungs = {r["rung"]: r for r in hanging["rungs"]}
+    assert rungs[1]["status"] == "ok"
+    assert rungs[3]["status"] == "failed" and rungs[3]["timed_out"] and 8 <= rungs[3]["seconds"] < 40
+    assert {r["rung"]: r["status"] for r in fine["rungs"]}[3] == "ok" and fine["facts"]

@@ -188,3 +188,45 @@ def test_each_round_records_what_learn_and_the_report_need(pair, tmp_path):
     assert first["diff"].startswith("--- a/solution.py") and (tmp_path / "run" / first["proposals"][0]["file"]).is_file()
     header = Journal(tmp_path / "run").header()
     assert header["device"] == "fake GPU" and json.dumps(header)
+
+
+HANGING_SOLUTION = '''
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def unrolled_forever(x_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.load(x_ptr + offsets, mask=offsets < n)
+    for _ in tl.static_range(1_000_000_000):
+        acc = acc + 1.0
+    tl.store(x_ptr + offsets, acc, mask=offsets < n)
+
+
+class ModelNew(nn.Module):
+    def __init__(self, alpha):
+        super().__init__()
+
+    def forward(self, x, y):
+        unrolled_forever[(1,)](x, x.numel(), BLOCK=256)
+        return x
+'''
+
+
+@pytest.mark.slow
+def test_a_diagnosis_rung_that_hangs_is_stopped_and_the_round_keeps_the_rest(tmp_path, monkeypatch):
+    """The loop diagnoses its best every round; a compile that never ends costs that rung only."""
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("LADDER_INDEX_DIR", str(tmp_path / "no-index"))
+    solution = tmp_path / "solution.py"
+    solution.write_text(HANGING_SOLUTION)
+    problem = Path(__file__).parents[1] / "data" / "kernels" / "scaled_add" / "problem.py"
+    assert Settings().rung_timeouts == loop.RUNG_TIMEOUTS_S  # on by default, as for ladder diagnose
+    settings = Settings(rungs=(1, 3), rung_timeouts={**loop.RUNG_TIMEOUTS_S, "ir": 6.0})
+    state = loop.diagnose_best(solution, problem, None, SimpleNamespace(settings=settings))
+    rungs = {r["rung"]: r for r in state["rungs"]}
+    assert rungs[1]["status"] == "ok"
+    assert rungs[3]["timed_out"] and 6 <= rungs[3]["seconds"] < 40
