@@ -135,6 +135,11 @@ def load(evaluation: Evaluation) -> None:
     problem = evaluation.problem = load_problem(evaluation.problem_path, quick=evaluation.options.quick)
     evaluation.emit({"event": "problem", "cases": [{"case": index, "params": case, "label": case_label(case)}
                                                    for index, case in enumerate(problem.cases)]})
+    if problem.shrunk_from:
+        sizes = ", ".join(f"{key} {value} -> {problem.cases[0][key]}" for key, value in problem.shrunk_from.items())
+        evaluation.emit({"event": "warning", "case": 0, "message": (
+            f"{Path(evaluation.problem_path).name} has no get_test_cases(): its case is shrunk for a quick run "
+            f"({sizes}); results hold for these sizes, not the file's")})
     indexes = evaluation.options.cases if evaluation.options.cases is not None else list(range(len(problem.cases)))
     for index in indexes:
         if not 0 <= index < len(problem.cases):

@@ -93,6 +93,9 @@ class Problem:
     module: ModuleType
     cases: list[dict[str, Any]]
     _defaults: dict[str, Any] = field(default_factory=dict, repr=False)
+    # ``quick`` on a problem with no small test cases: the sizes halved for the interpreter, with
+    # what the file sets them to (``_shrunk``); empty when the cases are the file's own.
+    shrunk_from: dict[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -150,8 +153,8 @@ def load_problem(path: str | Path, quick: bool = False) -> Problem:
     """Load and validate a problem file (see the module docstring for the format).
 
     ``quick`` takes the file's small ``get_test_cases()`` as its cases, or where it has none its
-    smallest case (the least product of its numeric constants): what the CPU interpreter can run
-    in seconds (a case past ``QUICK_MAX_ELEMENTS`` input elements does not: ``ladder bench`` warns).
+    smallest case (the least product of its numeric constants), its sizes halved until its inputs
+    are within ``QUICK_MAX_ELEMENTS`` (``_shrunk``): what the CPU interpreter can run in seconds.
     """
     module = load_module(path, "problem")
     where = Path(path).name
@@ -160,10 +163,47 @@ def load_problem(path: str | Path, quick: bool = False) -> Problem:
             raise ProblemError(f"{where}: missing `{required}` (a KernelBench problem defines Model, "
                                "get_inputs and get_init_inputs)")
     cases = _read_cases(module, where, "get_test_cases" if quick and hasattr(module, "get_test_cases") else "get_cases")
+    shrunk: dict[str, Any] = {}
     if quick and not hasattr(module, "get_test_cases"):
-        cases = [min(cases, key=_case_size)]
+        smallest = min(cases, key=_case_size)
+        cases = [_shrunk(Problem(path=Path(path).resolve(), module=module, cases=[smallest],
+                                 _defaults={key: getattr(module, key) for key in smallest}), smallest)]
+        written = {key: smallest.get(key, getattr(module, key)) for key in cases[0]}
+        shrunk = {key: value for key, value in written.items() if cases[0][key] != value}
     defaults = {key: getattr(module, key) for case in cases for key in case}
-    return Problem(path=Path(path).resolve(), module=module, cases=cases, _defaults=defaults)
+    return Problem(path=Path(path).resolve(), module=module, cases=cases, _defaults=defaults, shrunk_from=shrunk)
+
+
+def _shrunk(problem: Problem, case: dict[str, Any]) -> dict[str, Any]:
+    """``case`` with its sizes halved until its inputs fit what the interpreter runs in seconds.
+
+    A problem with no ``get_test_cases()`` has only its real sizes, often far past
+    ``QUICK_MAX_ELEMENTS``. The sizes are its module-level integers: the largest is halved (rounded
+    up, so an odd size, and the tail it makes, stays odd) while that shrinks the inputs, and an
+    integer whose halving does not (a seed, a class count) is left as written. The case is returned
+    unchanged when the inputs cannot be counted or no halving gets them under the cap."""
+    elements = input_elements(problem, case)
+    if elements is None or elements <= QUICK_MAX_ELEMENTS:
+        return case
+    sizes = {name: value for name, value in vars(problem.module).items()
+             if not name.startswith("_") and type(value) is int and value >= 2}
+    sizes.update({name: value for name, value in case.items() if type(value) is int and value >= 2})
+    current, candidates = dict(case), set(sizes)
+    for _ in range(256):
+        if not candidates:
+            break
+        name = max(candidates, key=lambda n: current.get(n, sizes[n]))
+        value = current.get(name, sizes[name])
+        trial = {**current, name: (value + 1) // 2}
+        problem._defaults.setdefault(name, sizes[name])
+        smaller = input_elements(problem, trial)
+        if smaller is None or smaller >= elements or trial[name] < 2:
+            candidates.discard(name)
+            continue
+        current, elements = trial, smaller
+        if elements <= QUICK_MAX_ELEMENTS:
+            return current
+    return case
 
 
 def input_elements(problem: Problem, case: dict[str, Any]) -> int | None:

@@ -215,7 +215,12 @@ def test_bench_under_the_interpreter_warns_before_a_case_too_large_for_it(tmp_pa
     problem.write_text((ADD / "problem.py").read_text().replace("def get_cases():", "def _unused_cases():"))
     problem.write_text(problem.read_text().replace("N = 1000", "N = 1 << 22"))
     result = CliRunner().invoke(bench_command, [str(ADD / "import_error.py"), "--problem", str(problem),
-                                                "--backend", "interpret", "--json"])
+                                                "--backend", "interpret", "--full", "--json"])
     assert result.exit_code == NEGATIVE  # the solution does not import: nothing ran, the warning came first
     assert "warning: case 0 (default) has 8,388,608 input elements: under Triton's interpreter" in result.stderr
     assert json.loads(result.stdout)["rejected"]["stage"] == "load"
+    # By default the interpreter gets a quick run: with no get_test_cases(), the sizes are halved to fit.
+    result = CliRunner().invoke(bench_command, [str(ADD / "import_error.py"), "--problem", str(problem),
+                                                "--backend", "interpret", "--json"])
+    assert "its case is shrunk for a quick run (N 4194304 -> 2097152)" in result.stderr
+    assert "input elements: under Triton's interpreter" not in result.stderr

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from ladder.runner.problem import (
+    QUICK_MAX_ELEMENTS,
     ProblemError,
     case_label,
     input_elements,
@@ -108,3 +109,38 @@ def test_input_elements_are_unknown_when_get_inputs_needs_real_data(tmp_path):
         "return [torch.randn(N), torch.randn(N)]", "return [torch.randn(int(torch.randn(1).abs().item()) + N)]"))
     problem = load_problem(path)
     assert input_elements(problem, problem.cases[0]) is None
+
+
+ONE_CASE = """import torch
+import torch.nn as nn
+batch = 4096
+dim = 4097
+seed = 12345
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+def get_inputs():
+    return [torch.randn(batch, dim)]
+def get_init_inputs():
+    return []
+"""
+
+
+def test_a_quick_run_of_a_problem_with_only_its_real_sizes_shrinks_them_for_the_interpreter(tmp_path):
+    path = tmp_path / "problem.py"
+    path.write_text(ONE_CASE)
+    problem = load_problem(path, quick=True)
+    (case,) = problem.cases
+    assert input_elements(problem, case) <= QUICK_MAX_ELEMENTS
+    assert case["dim"] % 2 == 1  # halved rounding up: the odd size, and its tail, stay odd
+    assert "seed" not in case  # halving it shrinks no input: left as written
+    assert problem.shrunk_from == {key: {"batch": 4096, "dim": 4097}[key] for key in case}
+    with problem.applied(case):
+        assert problem.get_inputs()[0].shape == (case["batch"], case["dim"])
+    assert (problem.module.batch, problem.module.dim) == (4096, 4097)  # restored after the block
+    assert load_problem(path).cases == [{}] and not load_problem(path).shrunk_from  # full runs: as written
+
+
+def test_a_quick_run_keeps_cases_already_small_and_the_files_own_test_cases():
+    problem = load_problem(FIXTURES / "add" / "problem.py", quick=True)
+    assert not problem.shrunk_from
