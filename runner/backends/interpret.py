@@ -7,12 +7,13 @@ asks the (absent) device driver for a benchmarker; here it gets a host-clock one
 kernels run, every config and its hooks included, as they would on a device. Two gaps between the
 interpreter and the compiler that real kernels fall into are closed here: a float argument is an fp32
 scalar (``eps.to(tl.float32)`` works, as compiled), a dtype passed to a device function is a constexpr
-(``dtype.value`` works, as compiled), and libdevice's math (``tanh``, ``rsqrt``,
-``erf``...) runs as NumPy instead of returning None.
+(``dtype.value`` works, as compiled), libdevice's math (``tanh``, ``rsqrt``,
+``erf``...) runs as NumPy instead of returning None, and bfloat16 arithmetic and sums compute on
+values, not on bit patterns (``host_bf16``).
 """
 from __future__ import annotations
 
-from ladder.runner.backends import host_libdevice
+from ladder.runner.backends import host_bf16, host_libdevice
 from ladder.runner.backends.base import Backend
 
 
@@ -32,6 +33,7 @@ class InterpretBackend(Backend):
         _float_arguments_as_fp32_scalars()
         _dtype_arguments_as_constexprs()
         host_libdevice.install()
+        host_bf16.install()
 
 
 def _benchmark_configs_on_the_host() -> None:

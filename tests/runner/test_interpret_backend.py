@@ -66,3 +66,44 @@ def test_without_the_backend_the_interpreter_fails_on_the_same_kernel(tmp_path):
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode != 0
+
+
+BF16_KERNEL = textwrap.dedent('''
+    from ladder.runner.backends.interpret import backend
+    backend.setup()
+    import torch
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def bf16_math(x_ptr, y_ptr, out_ptr, sum_ptr, cast_ptr, BLOCK: tl.constexpr):
+        offsets = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offsets)
+        y = tl.load(y_ptr + offsets)
+        tl.store(out_ptr + offsets, tl.where(x > y, x * y + x, (x - y) / (y * y + 1.0)))  # bf16 arithmetic throughout
+        tl.store(sum_ptr, tl.sum(x, axis=0))
+        tl.store(cast_ptr + offsets, (x.to(tl.float32) / 3.0).to(tl.bfloat16))
+
+    torch.manual_seed(0)
+    x, y = torch.randn(1024, dtype=torch.bfloat16), torch.randn(1024, dtype=torch.bfloat16)
+    out, total, cast = torch.empty_like(x), torch.empty(1, dtype=torch.bfloat16), torch.empty_like(x)
+    bf16_math[(1,)](x, y, out, total, cast, BLOCK=1024)
+    expected = torch.where(x > y, x * y + x, (x - y) / (y * y + 1.0))  # torch rounds each bf16 op as the GPU does
+    torch.testing.assert_close(out, expected, atol=0, rtol=1e-2)
+    torch.testing.assert_close(total.float(), x.float().sum().reshape(1), atol=2e-2 * x.float().abs().sum().item() / 32, rtol=1e-2)
+    assert torch.equal(cast, (x.float() / 3.0).to(torch.bfloat16))  # round to nearest even, as compiled
+    print("ok")
+''')
+
+
+def test_bfloat16_arithmetic_and_sums_compute_on_values_not_bit_patterns(tmp_path):
+    """The bare interpreter adds bfloat16 bit patterns (x + y near 1e37, tl.sum near 1e-7) and has no
+    bfloat16 constants: a correct bfloat16 kernel failed its correctness check on the CPU."""
+    script = tmp_path / "kernel.py"
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": str(ROOT)}
+    script.write_text(BF16_KERNEL)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    script.write_text(BF16_KERNEL.replace("backend.setup()", "pass"))
+    bare = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert bare.returncode != 0  # the bare interpreter cannot even make the bfloat16 constant 1.0
