@@ -99,6 +99,8 @@ class Round:
     files: dict[str, Path] = field(default_factory=dict)
     result: GateResult | None = None
     pause: str | None = None  # the proposer's ``Paused`` reason: the run stops once the round is recorded
+    # Wall seconds of each stage before the record: where a round's (device) time goes, per round.
+    stage_seconds: dict[str, float] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -138,7 +140,9 @@ def baseline(run: Run) -> None:
     initial_copy = run.journal.folder / "initial.py"
     run.journal.folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run.initial, initial_copy)
+    began = time.monotonic()
     result = run.gate(run.problem, run.initial, run.initial, {}, run.settings.gate, torch_compile=True)
+    gate_seconds = round(time.monotonic() - began, 2)
     best = best_record(run.initial, 0, result.best_cases)
     if not all(case["correct"] for case in best["cases"]):
         wrong = next(case for case in best["cases"] if not case["correct"])
@@ -147,7 +151,7 @@ def baseline(run: Run) -> None:
     run.journal.start({"solution": str(run.initial), "problem": str(run.problem), "proposer": run.proposer.name,
                        "settings": _settings_dict(run.settings), "device": result.device,
                        "device_uuid": result.device_uuid, "timed": result.timed, "spread": result.spread,
-                       "torch_compile_ms": _compile_times(result), "best": best,
+                       "torch_compile_ms": _compile_times(result), "best": best, "gate_seconds": gate_seconds,
                        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     run.best_path, run.best, run.last_gate = run.journal.set_best(run.initial.read_text()), best, result
 
@@ -171,7 +175,9 @@ def one_round(run: Run, number: int) -> None:
     state = Round(run, number)
     for name, stage in ROUND_STAGES.items():
         run.progress(f"round {number}: {name}")
+        began = time.monotonic()
         stage(state)
+        state.stage_seconds[name] = round(time.monotonic() - began, 2)
         if run.stopped is not None:
             return
 
@@ -283,6 +289,7 @@ def record_stage(state: Round) -> None:
         "device": state.result.device if state.result else None,
         "device_uuid": state.result.device_uuid if state.result else None,
         "best": run.best, "seconds": round(time.monotonic() - state.started, 2),
+        "stage_seconds": dict(state.stage_seconds),
     }
     run.journal.append(record)
     run.history.append(history_entry(record))

@@ -188,6 +188,10 @@ def test_each_round_records_what_learn_and_the_report_need(pair, tmp_path):
     assert first["diff"].startswith("--- a/solution.py") and (tmp_path / "run" / first["proposals"][0]["file"]).is_file()
     header = Journal(tmp_path / "run").header()
     assert header["device"] == "fake GPU" and json.dumps(header)
+    # where each round's time went, stage by stage, and the baseline gate's own time
+    assert set(first["stage_seconds"]) == {"diagnose", "brief", "propose", "gate"}
+    assert all(seconds >= 0 for seconds in first["stage_seconds"].values())
+    assert sum(first["stage_seconds"].values()) <= first["seconds"] and header["gate_seconds"] >= 0
 
 
 HANGING_SOLUTION = '''
