@@ -69,6 +69,11 @@ def profile(script: str, backend: str = "cuda", *, use_ncu: bool = True, argv: l
     ceilings = nvidia.ceilings_for(facts["device"], None) if backend == "cuda" else {
         **runner_roofline.default_ceilings("cuda"), "source": "defaults from kb/hardware (no device here)"}
     measured = assemble(facts, sites, ceilings, clock)
+    if not any(case.get("time_s") for case in measured["cases"]):
+        # Nothing measured is no profile: the rung fails and says why, rather than reporting empty cases.
+        why = (f"the script failed ({facts['failed']})" if facts.get("failed") else
+               measured["cases"][0].get("why", "no launch was timed"))
+        raise ScriptError(f"{Path(script).name}: no launch of its {len(sites)} site(s) could be timed: {why}")
     if backend == "cuda" and use_ncu:
         attach_counters(measured, profile_sites(script, argv, measured["cases"]))
     else:

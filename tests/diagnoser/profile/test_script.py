@@ -170,3 +170,11 @@ def test_the_climb_runs_rung_two_on_a_script_and_keeps_the_gap_unknown_on_the_ho
     rung2 = next(r for r in state["rungs"] if r["rung"] == 2)
     assert rung2["status"] == "ok" and state["profile"]["clock"] == "host"
     assert state["gap"]["why"].startswith("the gap is unknown: rung 2 timed on the host clock")
+
+
+def test_a_script_whose_only_launch_fails_fails_rung_two_with_its_error():
+    """Its launch site is captured before the launch fails; with nothing timed, rung 2 must not
+    read as a profile of one empty case (seen on the H200 with a kernel given host tensors)."""
+    with pytest.raises(script.ScriptError, match=r"failing_launch.py: no launch of its 1 site\(s\) could be timed: "
+                                                 r"the script failed \(.*power of 2"):
+        script.profile(str(SCRIPTS / "failing_launch.py"), "interpret")
