@@ -8,6 +8,7 @@ only: the suite's own solutions, the reference). Either way the judge holds a ``
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import sys
@@ -69,8 +70,10 @@ class Handle:
             self.channel.close()
 
 
-def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token: str) -> Handle:
-    """A contestant in a process of its own (see the module docstring)."""
+def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token: str,
+          solution: Path | None = None) -> Handle:
+    """A contestant in a process of its own (see the module docstring). With ``solution`` (candidate
+    code), it also gets a Triton kernel cache and a temporary folder of its own (``private_folders``)."""
     folder = Path(tempfile.mkdtemp(prefix=f"contestant-{name}-", dir=exchange))
     log = folder / "log.txt"
     to_child_read, to_child_write = os.pipe()
@@ -78,6 +81,8 @@ def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token
     env = dict(os.environ)
     env["PYTHONPATH"] = child_pythonpath(env.get("PYTHONPATH"))
     env.update(backend.env)
+    if solution is not None:
+        env.update(private_folders(solution, folder))
     env.update({"PYTHONUNBUFFERED": "1", "LADDER_BACKEND": getattr(backend, "spec", backend.name), "LADDER_CONTESTANT": name,
                 sandbox.EVALUATION_ENV: token})
     with open(log, "w") as output:
@@ -90,6 +95,24 @@ def start(name: str, backend: Any, exchange: Path, limits: sandbox.Limits, token
     handle.channel = PipeChannel(process, to_child_write, from_child_read, handle.death)
     handle.watch = sandbox.Watch(process.pid, limits).start()
     return handle
+
+
+def private_folders(solution: Path, folder: Path) -> dict[str, str]:
+    """``TRITON_CACHE_DIR`` and ``TMPDIR`` for a contestant running ``solution``.
+
+    Contestants shared one kernel cache, and Triton's cache manager writes wherever it is told, so
+    candidate code could put entries under any key, the best's kernels' included, and have the best
+    load slower kernels than it compiled. Each solution now compiles into a cache of its own, named
+    by its source's hash (the best and the initial version keep theirs from round to round, and what
+    a candidate compiles lands only in its own), and its temporary files (the compilers' inputs)
+    go to a folder of its own; the sentinel allows Triton's writes in those two places only."""
+    digest = hashlib.sha256(Path(solution).read_bytes()).hexdigest()[:24]
+    shared = Path(os.environ.get("TRITON_CACHE_DIR") or Path.home() / ".triton" / "cache")
+    cache = shared.parent / f"{shared.name}-contestants" / digest
+    scratch = folder / "tmp"
+    for path in (cache, scratch):
+        path.mkdir(parents=True, exist_ok=True)
+    return {"TRITON_CACHE_DIR": str(cache), "TMPDIR": str(scratch)}
 
 
 def local(name: str, backend: Any, tracer: Any) -> Handle:

@@ -172,7 +172,7 @@ def start_contestants(evaluation: Evaluation) -> None:
         evaluation.tracer.install()
     starting = [candidate for candidate in evaluation.candidates if candidate.rejected is None]
     for candidate in starting:
-        candidate.handle = new_contestant(evaluation, candidate.name)
+        candidate.handle = new_contestant(evaluation, candidate.name, solution=candidate.path)
     # Starting a contestant (torch, Triton, the solution) is most of a short evaluation: all import at once.
     evaluation.emit({"event": "progress", "stage": "load", "message": f"importing {len(starting)} solution(s)"})
     replies = evaluation.request_all(starting, lambda candidate: {

@@ -179,15 +179,18 @@ class Evaluation:
         return str(self.exchange / f"{label}-{random.SystemRandom().getrandbits(64):016x}.pt")
 
 
-def new_contestant(evaluation: "Evaluation", name: str, trusted: bool = False) -> contestants.Handle:
+def new_contestant(evaluation: "Evaluation", name: str, trusted: bool = False,
+                   solution: Path | None = None) -> contestants.Handle:
     """A contestant for one solution; ``trusted`` (the reference) gets no process limit, since
-    torch.compile of the reference starts a pool of compile workers."""
+    torch.compile of the reference starts a pool of compile workers. A candidate's ``solution``
+    gets its own kernel cache and temporary folder (``contestants.private_folders``)."""
     if not evaluation.sandboxed:
         return contestants.local(name, evaluation.backend, evaluation.tracer)
     limits = sandbox.Limits(memory_bytes=int(evaluation.options.memory_limit_gib * (1 << 30))
                             if evaluation.options.memory_limit_gib else sandbox.default_memory_limit(),
                             processes=None if trusted else evaluation.options.process_limit)
-    return contestants.start(name, evaluation.backend, evaluation.exchange, limits, evaluation.token)
+    return contestants.start(name, evaluation.backend, evaluation.exchange, limits, evaluation.token,
+                             solution=None if trusted else solution)
 
 
 def device_usable(backend: Any) -> bool:

@@ -6,7 +6,8 @@ What it does, each a named protection in ``PROTECTIONS``:
 - ``timing``: the timing primitives (device events, synchronize, the host clock) are bound now and
   the runner calls only the bound ones; ``timing_intact()`` reports any that were replaced since.
 - ``audit``: a CPython audit hook (PEP 578), which nothing can remove once added. It refuses, from
-  candidate code: writing or changing files, reading the judge's exchange folder or another
+  candidate code: writing or changing files (Triton may write for it only in the contestant's own
+  kernel cache and temporary folder), reading the judge's exchange folder or another
   process's /proc files, starting processes, sending signals, taking frames (``sys._getframe``, a
   traceback's or a generator's frame, ``sys._current_frames``), walking the garbage collector,
   installing trace, profile or audit functions, ctypes, and running code it compiled itself (exec,
@@ -45,6 +46,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -101,6 +103,7 @@ class Sentinel:
         self._hook_values: dict[str, Any] = {}
         self._harness: list[tuple[str, Any, dict]] = []  # (label, module or class, its namespace when armed)
         self._auditing = threading.local()
+        self.write_roots: tuple[str, ...] = ()  # where Triton may write for a candidate: its own cache and temp folder
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
         self.modules = modules  # modules besides the runner's whose code the runner relies on (the backend's)
         self.recording: Callable[[], Any] | None = None  # set by the contestant: nested recorders
@@ -161,6 +164,8 @@ class Sentinel:
         self.library_folders = tuple(self.libraries.values())
         self._recorder_code = self.guards.recorder_code()
         self.delegates = {kind: tuple(self.libraries[name] for name in names) for kind, names in DELEGATES.items()}
+        cache = os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
+        self.write_roots = tuple(os.path.realpath(folder) + os.sep for folder in (cache, tempfile.gettempdir()))
         for protection in PROTECTIONS.values():
             protection(self)
 
@@ -234,6 +239,8 @@ class Sentinel:
         what = describe(self, event, args)
         if what is None:
             return
+        if isinstance(what, tuple):  # the arguments decide the kind (a write inside or outside the cache)
+            kind, what = what
         self._auditing.busy = True  # taking the frame below raises an event of its own
         try:
             frame = _getframe(1)
@@ -257,11 +264,32 @@ class Sentinel:
             frame = frame.f_back
         return frame is not None and self.is_candidate_frame(frame)
 
-    def _opened(self, event: str, args: tuple) -> str | None:
+    def _opened(self, event: str, args: tuple) -> str | tuple[str, str] | None:
         path, mode, flags = (tuple(args) + (None, None, None))[:3]
         if WRITE_MODES & set(str(mode or "")) or (isinstance(flags, int) and flags & WRITE_FLAGS):
-            return "opened a file for writing"
+            return self._written((path,), "opened a file for writing")
         return self._read(path)
+
+    def _changed(self, event: str, args: tuple) -> tuple[str, str]:
+        paths = args[:2] if event in TWO_PATHS else args[:1]
+        return self._written(paths, f"changed files on disk ({event})")
+
+    def _written(self, paths: tuple, what: str) -> tuple[str, str]:
+        """A write is a ``files`` request (Triton may make it for a candidate: its kernel cache) only
+        inside the contestant's own cache and temporary folder; anywhere else it is a ``writes``
+        request, which no library makes on a candidate's behalf: through Triton's cache manager a
+        candidate could otherwise write any cache entry, another contestant's kernels included."""
+        inside = all(self._in_write_roots(path) for path in paths)
+        return ("files", what) if inside else ("writes", f"{what} outside its own kernel cache and temporary folder")
+
+    def _in_write_roots(self, path: Any) -> bool:
+        if isinstance(path, int) or path is None:
+            return False
+        try:
+            resolved = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return False
+        return (resolved + os.sep).startswith(self.write_roots)
 
     def _listed(self, event: str, args: tuple) -> str | None:
         return self._read(args[0] if args and args[0] is not None else ".")
@@ -339,6 +367,7 @@ def _frame_attribute(sentinel: Sentinel, event: str, args: tuple) -> str | None:
 _FILE_CHANGES = ("os.remove", "os.rename", "os.rmdir", "os.truncate", "os.chmod", "os.chown", "os.chflags",
                  "os.lchflags", "os.link", "os.symlink", "os.mkdir", "os.utime", "os.setxattr", "os.removexattr",
                  "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree")
+TWO_PATHS = {"os.rename", "os.link", "os.symlink", "shutil.move", "shutil.copyfile", "shutil.copytree"}
 _PROCESSES = ("os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile",
               "subprocess.Popen")
 _NATIVE = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
@@ -360,7 +389,7 @@ AUDITED: dict[str, tuple[str, Callable[[Sentinel, str, tuple], str | None]]] = {
     "open": ("files", Sentinel._opened),
     "os.listdir": ("files", Sentinel._listed),
     "os.scandir": ("files", Sentinel._listed),
-    **{event: ("files", _always("changed files on disk ({event})")) for event in _FILE_CHANGES},
+    **{event: ("files", Sentinel._changed) for event in _FILE_CHANGES},
     **{event: ("processes", _always("started a process ({event})")) for event in _PROCESSES},
     **{event: ("signals", _always("sent a signal ({event})"))
        for event in ("os.kill", "os.killpg", "signal.pthread_kill")},
