@@ -42,6 +42,11 @@ def chosen_backend(requested: str) -> str:
     return "cuda" if torch.cuda.is_available() else "aot"
 
 
+# How long the last chunk took: a chunk is started only when one as long still ends before the
+# deadline (a fixed margin let the H200 run start a chunk it could not finish, and lose it).
+CHUNK_SECONDS = {"last": 60.0}
+
+
 def progress_path(out: Path, name: str, backend: str) -> Path:
     return out / f"ladder-{name}-{backend}.json"
 
@@ -55,13 +60,14 @@ def climb_set(name: str, backend: str, out: Path, deadline: float, chunk: int, u
     path = progress_path(out, name, backend)
     record = json.loads(path.read_text()) if path.is_file() else {"set": name, "backend": backend, "kernels": {}}
     pending = [kernel for kernel in sorted(labels) if kernel not in record["kernels"]]
-    while pending and time.monotonic() < deadline - 60:
+    while pending and time.monotonic() + CHUNK_SECONDS["last"] * 1.25 < deadline:
         part, pending = pending[:chunk], pending[chunk:]
         items = [batch.Item(k, str(folder / k / "solution.py"), str(folder / k / "problem.py")) for k in part]
         started = time.monotonic()
         states = batch.diagnose_many(items, selected=RUNGS, backend=backend, use_ncu=use_ncu,
                                      deadline=deadline, progress=lambda line: print(f"  {name}: {line}", flush=True))
-        seconds = (time.monotonic() - started) / len(part)
+        CHUNK_SECONDS["last"] = time.monotonic() - started
+        seconds = CHUNK_SECONDS["last"] / len(part)
         for kernel, state in zip(part, states):
             record["kernels"][kernel] = summarise(state, labels[kernel], seconds)
         path.write_text(json.dumps(record, indent=1) + "\n")
