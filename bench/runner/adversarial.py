@@ -1,6 +1,6 @@
 """The adversarial set through the judge: does every cheat lose, does every unusual honest solution pass?
 
-    PYTHONPATH=. python3 bench/runner/adversarial.py --backend cuda --out DIR
+    PYTHONPATH=. python3 bench/runner/adversarial.py --backend cuda --out DIR [--resume]
     PYTHONPATH=. python3 bench/runner/adversarial.py --backend tests.runner.host_clock:backend --out DIR
 
 The set is ``bench/sets/adversarial``: solutions, the problems they solve, and ``labels.yaml``,
@@ -26,7 +26,7 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +161,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="folder for adversarial.json and adversarial.txt")
     parser.add_argument("--only", nargs="*", help="run only these files of the set")
     parser.add_argument("--modes", choices=["both", "static", "runtime"], default="both")
+    parser.add_argument("--resume", action="store_true",
+                        help="keep the files already graded in --out (a run cut short by a device call's limit) "
+                             "and run the rest")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from ladder.runner.backends import select_backend
@@ -170,13 +173,15 @@ def main() -> int:
     if args.only:
         labels = {name: label for name, label in labels.items()
                   if name in args.only or any(name == other.after for other in labels.values() if other.file in args.only)}
-    outcomes: list[Outcome] = []
+    outcomes = earlier_outcomes(args.out) if args.resume else []
     started = time.time()
     modes = {"both": (True, False), "static": (True,), "runtime": (False,)}[args.modes]
     for static in modes:
-        chosen = selected(labels, static=static, can_time=backend.can_time, on_device=backend.device_type != "cpu",
-                          graded_only=False)
-        done: set[str] = set()
+        graded = {outcome.file for outcome in outcomes if outcome.static == static}
+        chosen = [label for label in selected(labels, static=static, can_time=backend.can_time,
+                                              on_device=backend.device_type != "cpu", graded_only=False)
+                  if label.file not in graded]
+        done: set[str] = set(graded)
         for batch in batches(chosen, labels):
             print(f"static {'on' if static else 'off'}: {', '.join(label.file for label in batch)}", flush=True)
             found = run_batch(batch, problems, backend=args.backend, static=static)
@@ -186,6 +191,16 @@ def main() -> int:
             write_summary(outcomes, args.out, backend=backend.name, elapsed_s=time.time() - started)
     write_summary(outcomes, args.out, backend=backend.name, elapsed_s=time.time() - started)
     return 0 if all(outcome.passed for outcome in outcomes) else 1
+
+
+def earlier_outcomes(out: Path) -> list[Outcome]:
+    """The files a run cut short already graded (its adversarial.json), to be kept by ``--resume``."""
+    path = out / "adversarial.json"
+    if not path.is_file():
+        return []
+    names = {f.name for f in fields(Outcome)}
+    return [Outcome(**{key: value for key, value in entry.items() if key in names})
+            for entry in json.loads(path.read_text())["files"]]
 
 
 def write_summary(outcomes: list[Outcome], out: Path, **facts: Any) -> None:
