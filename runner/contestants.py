@@ -106,8 +106,10 @@ def private_folders(solution: Path, folder: Path) -> dict[str, str]:
     by its source's hash (the best and the initial version keep theirs from round to round, and what
     a candidate compiles lands only in its own), and its temporary files (the compilers' inputs)
     go to a folder of its own; the sentinel allows Triton's writes in those two places only."""
+    from triton import knobs
+
     digest = hashlib.sha256(Path(solution).read_bytes()).hexdigest()[:24]
-    shared = Path(os.environ.get("TRITON_CACHE_DIR") or Path.home() / ".triton" / "cache")
+    shared = Path(knobs.cache.dir)  # Triton's own reading of TRITON_CACHE_DIR and its default
     cache = shared.parent / f"{shared.name}-contestants" / digest
     scratch = folder / "tmp"
     for path in (cache, scratch):

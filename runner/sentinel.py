@@ -164,8 +164,8 @@ class Sentinel:
         self.library_folders = tuple(self.libraries.values())
         self._recorder_code = self.guards.recorder_code()
         self.delegates = {kind: tuple(self.libraries[name] for name in names) for kind, names in DELEGATES.items()}
-        cache = os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
-        self.write_roots = tuple(os.path.realpath(folder) + os.sep for folder in (cache, tempfile.gettempdir()))
+        self.write_roots = tuple(os.path.realpath(folder) + os.sep
+                                 for folder in (triton.knobs.cache.dir, tempfile.gettempdir()))
         for protection in PROTECTIONS.values():
             protection(self)
 

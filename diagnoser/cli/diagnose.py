@@ -111,6 +111,13 @@ def parse_timeouts(values: tuple[str, ...]) -> dict[str, float | None]:
     return limits
 
 
+def rung_limits(values: tuple[str, ...]) -> dict[str, float | None] | None:
+    """`--rung-timeout` for the commands that climb many ladders (`suite --diagnose`, `optimize run`):
+    None when every limit is off, and the rungs then run in-process rather than each in a process."""
+    limits = parse_timeouts(values)
+    return limits if any(limits.values()) else None
+
+
 def resumed(report_path: str, backend: str) -> tuple[Subject, dict]:
     """The recorded climb and the subject as it can run on this machine."""
     try:

@@ -23,7 +23,7 @@ from pathlib import Path
 import click
 
 from ladder.diagnoser.cli.command import LadderGroup
-from ladder.diagnoser.cli.diagnose import parse_timeouts
+from ladder.diagnoser.cli.diagnose import rung_limits
 from ladder.diagnoser.cli.errors import CannotRun, Refused
 from ladder.diagnoser.cli.streams import echo
 from ladder.diagnoser.optimize import ascend
@@ -123,10 +123,9 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     if resume and target is None:
         target = _recorded_target(out)
     target = target_for(backend or "auto", str(solution), str(problem), target)
-    limits = parse_timeouts(timeouts)
     settings = Settings(rounds=rounds, candidates=candidates, evidence=evidence, patience=patience, budget_s=budget_s,
                         gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target,
-                        rung_timeouts=limits if any(limits.values()) else None)
+                        rung_timeouts=rung_limits(timeouts))
     if ascend.gate_for(target, backend) is not None:
         if ascend_python() is None:
             raise CannotRun(f"--target {target} compiles candidates with Triton-Ascend: {missing_environment()}",

@@ -17,7 +17,7 @@ import click
 from ladder.diagnoser import batch
 from ladder.diagnoser.cli import logs
 from ladder.diagnoser.cli.command import LadderCommand
-from ladder.diagnoser.cli.diagnose import DiagnoseError, parse_timeouts, target_option
+from ladder.diagnoser.cli.diagnose import DiagnoseError, rung_limits, target_option
 from ladder.diagnoser.cli.errors import NEGATIVE
 from ladder.diagnoser.cli.streams import echo
 from ladder.diagnoser.suite import render
@@ -178,11 +178,10 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
         raise click.UsageError(str(error)) from None
     if diagnose:
         try:
-            limits = parse_timeouts(timeouts)
+            limits = rung_limits(timeouts)
         except DiagnoseError as error:
             raise click.UsageError(str(error)) from None
-        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target,
-                                limits=limits if any(limits.values()) else None))
+        sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target, limits=limits))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
                                 output, ray_address))
