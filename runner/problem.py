@@ -192,7 +192,8 @@ def _shrunk(problem: Problem, case: dict[str, Any]) -> dict[str, Any]:
     for _ in range(256):
         if not candidates:
             break
-        name = max(candidates, key=lambda n: current.get(n, sizes[n]))
+        # sorted: ties go by name, the same in every process (the judge and each contestant load it)
+        name = max(sorted(candidates), key=lambda n: current.get(n, sizes[n]))
         value = current.get(name, sizes[name])
         trial = {**current, name: (value + 1) // 2}
         problem._defaults.setdefault(name, sizes[name])

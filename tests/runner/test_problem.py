@@ -144,3 +144,23 @@ def test_a_quick_run_of_a_problem_with_only_its_real_sizes_shrinks_them_for_the_
 def test_a_quick_run_keeps_cases_already_small_and_the_files_own_test_cases():
     problem = load_problem(FIXTURES / "add" / "problem.py", quick=True)
     assert not problem.shrunk_from
+
+
+def test_shrinking_is_the_same_in_every_process_when_sizes_tie(tmp_path):
+    """The judge and each contestant load the problem in processes of their own (string hashing,
+    hence set order, differs between them): equal sizes must be halved in the same order."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "problem.py"
+    path.write_text(ONE_CASE.replace("dim = 4097", "dim = 4096").replace("batch = 4096", "batch = 4096\nrows = 4096")
+                    .replace("torch.randn(batch, dim)", "torch.randn(batch, dim), torch.randn(rows)"))
+    root = Path(__file__).resolve().parents[2]
+    program = (f"import json, sys; sys.path.insert(0, {str(root)!r}); from ladder.runner.problem import load_problem; "
+               f"print(json.dumps(load_problem({str(path)!r}, quick=True).cases))")
+    seen = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
+    assert len(seen) == 1, seen
+    assert json.loads(seen.pop())[0]
