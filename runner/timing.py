@@ -211,6 +211,10 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
         if contestant.guarded and report and report.get("violation") and result.violation is None:
             result.violation = f"timed call {rep + 1}: {report['violation']}"
 
+    # The first flush allocates its buffer: here, before any contestant is armed. In the judge's own
+    # process (trusted code) a solution's recorders are on from ``arm`` to ``go``, and would count
+    # the judge's allocation as the solution's torch compute.
+    flush()
     for rep in range(reps):
         seed = seed_of(rep)
         order = [t for t in timed if results[t.name].violation is None]

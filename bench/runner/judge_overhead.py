@@ -54,18 +54,23 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds one bench_pair may take")
     args = parser.parse_args(argv)
     solution, problem = str(ROOT / args.operator / "solution.py"), str(ROOT / args.operator / "problem.py")
-    runs = {"before": [], "after": []}
+    runs: dict[str, list[dict]] = {"before": [], "after": []}
     for _ in range(args.repeats):
-        runs["before"].append(one(args.old.resolve(), "runner.bench", solution, problem, args.backend, args.timeout))
-        runs["after"].append(one(ROOT, "ladder.runner.bench", solution, problem, args.backend, args.timeout))
-    summary = {name: {"wall_s": sorted(r["wall_s"] for r in rows), "ok": all(r.get("ok") for r in rows),
-                      "medians_ms": [r.get("medians") for r in rows]} for name, rows in runs.items()}
-    for name, part in summary.items():
+        for name, root, module in (("before", args.old.resolve(), "runner.bench"), ("after", ROOT, "ladder.runner.bench")):
+            runs[name].append(one(root, module, solution, problem, args.backend, args.timeout))
+            print(f"{name}: {json.dumps(runs[name][-1])[:400]}", flush=True)
+            if args.out:  # after every run: a call cut short still leaves what it measured
+                args.out.write_text(json.dumps({"operator": args.operator, "runs": runs,
+                                                "summary": summarize(runs)}, indent=1))
+    for name, part in summarize(runs).items():
         print(f"{name}: wall {part['wall_s']} s, all correct: {part['ok']}, medians per case {part['medians_ms'][0]}",
               *(f"  error: {r['error'][-300:]}" for r in runs[name] if r.get("error")))
-    if args.out:
-        args.out.write_text(json.dumps({"operator": args.operator, "runs": runs, "summary": summary}, indent=1))
     return 0
+
+
+def summarize(runs: dict[str, list[dict]]) -> dict[str, dict]:
+    return {name: {"wall_s": sorted(r["wall_s"] for r in rows), "ok": all(r.get("ok") for r in rows),
+                   "medians_ms": [r.get("medians") for r in rows]} for name, rows in runs.items() if rows}
 
 
 if __name__ == "__main__":

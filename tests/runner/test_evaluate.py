@@ -55,3 +55,13 @@ def test_candidate_correct_only_while_checked_is_caught_in_the_timed_calls(timed
 def test_ceilings_and_seeds_are_recorded(timed_result):
     assert timed_result["ceilings"]["source"] == "defaults" and timed_result["base_seed"] == 7
     assert timed_result["timed"] and timed_result["device_error"] is None
+
+
+def test_in_process_timing_does_not_count_the_judges_own_work_as_the_solutions(interpreter):
+    """In-process (trusted code: a kernel under diagnosis), the solution's recorders are on from arm
+    to go; the judge's L2 flush in between must not read as the solution's torch compute."""
+    options = Options(seeds=1, seed=3, reps=4, cases=[0], contestants="in-process")
+    result = evaluate(str(ADD / "problem.py"), {"candidate": str(ADD / "solution.py")}, HostClockBackend(), options)
+    report = result["solutions"]["candidate"]
+    assert report["rejected"] is None and report["ok"]
+    assert report["cases"][0]["time_ms"]["reps"] == 4
