@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -42,7 +43,7 @@ from ladder.runner.backends import select_backend
 from ladder.runner.channel import serve
 from ladder.runner.compare import flatten_outputs
 from ladder.runner.errors import one_line
-from ladder.runner.exchange import input_digest, save_outputs
+from ladder.runner.exchange import OutputsFile, input_digest
 from ladder.runner.guards import LaunchTracer, plain_outputs, poison, spans_overlap, storage_span
 from ladder.runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
 from ladder.runner.precompile import compile_kernels
@@ -78,6 +79,7 @@ class Contestant:
         self.last_outputs: list[tuple[int, int]] = []
         self.compute_calls: dict[str, int] = {}
         self.allow_tf32 = False
+        self.outputs_file: OutputsFile | None = None
 
     # ---------------------------------------------------------------------------- requests
 
@@ -237,7 +239,7 @@ class Contestant:
             violation = next((f"returns output {position}, which no Triton kernel wrote (its memory was "
                               "never passed to one)" for position, tensor in tensors if not window.wrote(tensor)),
                              None)
-        save_outputs(output, command["output"])
+        self._save(output, command["output"])
         reply.update(violation=violation, mutated=changed(inputs, arguments))
         for _, tensor in tensors:
             poison(tensor)
@@ -326,9 +328,17 @@ class Contestant:
     def keep(self, command: dict[str, Any]) -> dict[str, Any]:
         """The last timed call's report, and its outputs written for the judge to verify."""
         report = self._report()
-        save_outputs(self.held, command["output"])
+        self._save(self.held, command["output"])
         self._drop()
         return {"report": report}
+
+    def _save(self, output: Any, path: str) -> None:
+        """Outputs for the judge at ``path``, through this contestant's own outputs file, kept warm
+        beside it (``ladder.runner.exchange``): one per contestant, so in-process ones never share it."""
+        if self.outputs_file is None:
+            own = re.sub(r"[^\w.-]", "_", self.name)
+            self.outputs_file = OutputsFile(Path(path).parent / f".outputs-{own}-{os.getpid()}")
+        self.outputs_file.save(output, path)
 
     def _report(self) -> dict[str, Any] | None:
         """What the guards saw in the last timed call (after the judge's clock stopped), once."""

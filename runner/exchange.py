@@ -5,20 +5,28 @@ for that one request; the judge reads them with ``load_outputs``. The format is 
 length-prefixed JSON header (per output: a dtype from ``DTYPES``, a shape and the device type it was
 returned on, or a plain value) followed by each tensor's raw bytes. Nothing in it is unpickled, so
 a hostile file can only be wrong, never run code in the judge; a header that does not match the
-bytes is an error. It writes at memory speed: a 512 MB output costs a tenth of a second, not the
-seconds a zip archive would.
+bytes is an error.
+
+Large outputs are the cost (a 1.6 GB softmax output, verified a few times per case): fresh memory
+is what is slow, not copying (first-touch page faults run at a fraction of memcpy speed). So every
+byte is copied once on each side, with no fresh memory in between: the contestant copies each
+tensor, from its device, straight into a memory-mapped file (``OutputsFile``) that it keeps from one
+request to the next and hard-links to the judge's path; the judge maps that path read-only and
+copies each tensor out of the mapping, to its device or into a tensor of its own.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import mmap
 import os
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy
 import torch
-
 from ladder.runner.compare import flatten_outputs
 
 DTYPES = {str(dtype).removeprefix("torch."): dtype for dtype in (
@@ -27,37 +35,124 @@ DTYPES = {str(dtype).removeprefix("torch."): dtype for dtype in (
 PLAIN = (int, float, bool, str, type(None))
 
 
+class OutputsFile:
+    """One contestant's outputs file, kept mapped between requests so that its memory is warm.
+
+    ``save`` fills it and hard-links it to the judge's path (the judge unlinks that path once read).
+    While the last link is still there (not read yet), the next ``save`` starts a new file instead of
+    writing over outputs the judge has still to read.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = str(path)
+        self.memory: mmap.mmap | None = None
+
+    def save(self, output: Any, path: str) -> None:
+        items, tensors = describe(output)
+        header = json.dumps(items).encode()
+        size = 8 + len(header) + sum(tensor_bytes(tensor) for tensor in tensors)
+        fill(self._memory(size), header, tensors)
+        os.link(self.path, path)
+
+    def _memory(self, size: int) -> mmap.mmap:
+        if self.memory is not None and os.stat(self.path).st_nlink > 1:  # the judge has not read it yet
+            self.close()
+            os.unlink(self.path)
+        if self.memory is not None and len(self.memory) == size:
+            return self.memory
+        self.close()
+        descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            os.ftruncate(descriptor, size)
+            self.memory = mmap.mmap(descriptor, size)
+        finally:
+            os.close(descriptor)
+        return self.memory
+
+    def close(self) -> None:
+        if self.memory is not None:
+            self.memory.close()
+            self.memory = None
+
+
 def save_outputs(output: Any, path: str) -> None:
-    """A forward's outputs as a file ``load_outputs`` reads (see the module docstring)."""
-    items, blobs = [], []
-    for value in flatten_outputs(output):
-        if isinstance(value, torch.Tensor):
-            data = value.detach().to("cpu").contiguous()
-            items.append({"dtype": str(data.dtype).removeprefix("torch."), "shape": list(data.shape),
-                          "device": value.device.type})
-            blobs.append(data.view(-1).view(torch.uint8).numpy() if data.numel() else b"")
-        else:
-            items.append({"value": value if isinstance(value, PLAIN) else f"<a {type(value).__name__}>"})
+    """A forward's outputs as a file ``load_outputs`` reads, written once (see the module docstring)."""
+    items, tensors = describe(output)
     header = json.dumps(items).encode()
+    size = 8 + len(header) + sum(tensor_bytes(tensor) for tensor in tensors)
     temporary = f"{path}.part"
-    with open(temporary, "wb") as handle:
-        handle.write(len(header).to_bytes(8, "little"))
-        handle.write(header)
-        for blob in blobs:
-            handle.write(memoryview(blob) if not isinstance(blob, bytes) else blob)
+    descriptor = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.ftruncate(descriptor, size)
+        with mmap.mmap(descriptor, size) as memory:
+            fill(memory, header, tensors)
+    finally:
+        os.close(descriptor)
     os.replace(temporary, path)
 
 
+def describe(output: Any) -> tuple[list[dict], list[torch.Tensor]]:
+    """The header's items and the tensors (contiguous, where they were returned) of an output."""
+    items, tensors = [], []
+    for value in flatten_outputs(output):
+        if isinstance(value, torch.Tensor):
+            data = value.detach().contiguous()
+            items.append({"dtype": str(data.dtype).removeprefix("torch."), "shape": list(data.shape),
+                          "device": value.device.type})
+            tensors.append(data)
+        else:
+            items.append({"value": value if isinstance(value, PLAIN) else f"<a {type(value).__name__}>"})
+    return items, tensors
+
+
+def tensor_bytes(tensor: torch.Tensor) -> int:
+    return tensor.numel() * tensor.element_size()
+
+
+def fill(memory: mmap.mmap, header: bytes, tensors: list[torch.Tensor]) -> None:
+    """Header, then each tensor's bytes, copied from its device straight into the mapping."""
+    memory[:8] = len(header).to_bytes(8, "little")
+    memory[8:8 + len(header)] = header
+    offset = 8 + len(header)
+    for tensor in tensors:
+        count = tensor_bytes(tensor)
+        if count:
+            window = torch.frombuffer(memory, dtype=torch.uint8, count=count, offset=offset)
+            window.copy_(tensor.reshape(-1).view(torch.uint8))
+            del window  # the mapping cannot be closed or resized while a tensor views it
+        offset += count
+
+
+@contextlib.contextmanager
+def mapped(path: str | Path) -> Iterator[mmap.mmap]:
+    """A file mapped read-only, its pages mapped at once (one call, not one fault per page)."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        size = os.fstat(descriptor).st_size
+        if size < 8:
+            raise ValueError("not an outputs file")
+        memory = mmap.mmap(descriptor, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
+                           prot=mmap.PROT_READ)
+    finally:
+        os.close(descriptor)
+    try:
+        yield memory
+    finally:
+        memory.close()
+
+
 def load_outputs(path: str | Path, device: Any) -> list[Any]:
-    """What ``save_outputs`` wrote, tensors back on ``device`` when they were on its type."""
-    total = os.path.getsize(path)
-    outputs = []
-    with open(path, "rb") as handle:
-        size = int.from_bytes(handle.read(8), "little")
-        items = json.loads(handle.read(size))
+    """What ``save_outputs`` or ``OutputsFile.save`` wrote: tensors of the judge's own, copied out
+    of the file, on ``device`` when they were returned on its type."""
+    with mapped(path) as memory:
+        total = len(memory)
+        size = int.from_bytes(memory[:8], "little")
+        if size > total - 8:
+            raise ValueError("the outputs file is shorter than its header says")
+        items = json.loads(memory[8:8 + size])
         if not isinstance(items, list):
             raise ValueError("not an outputs file")
-        offset = 8 + size
+        offset, outputs = 8 + size, []
         for item in items:
             if not isinstance(item, dict):
                 raise ValueError("not an outputs file")
@@ -68,16 +163,28 @@ def load_outputs(path: str | Path, device: Any) -> list[Any]:
             count = math.prod(shape) * torch.empty((), dtype=dtype).element_size()
             if offset + count > total:
                 raise ValueError("the outputs file is shorter than its header says")
-            if count:
-                data = torch.from_numpy(numpy.fromfile(handle, dtype=numpy.uint8, count=count))
-                tensor = data.view(dtype).reshape(shape)
-            else:
-                tensor = torch.empty(shape, dtype=dtype)
+            on_device = item.get("device") == getattr(device, "type", device)
+            outputs.append(copied_out(memory, offset, count, dtype, shape, device if on_device else "cpu"))
             offset += count
-            outputs.append(tensor.to(device) if item.get("device") == getattr(device, "type", device) else tensor)
-    if offset != total:
-        raise ValueError("the outputs file holds more than its header says")
+        if offset != total:
+            raise ValueError("the outputs file holds more than its header says")
     return outputs
+
+
+def copied_out(memory: mmap.mmap, offset: int, count: int, dtype: torch.dtype, shape: list[int],
+               device: Any) -> torch.Tensor:
+    """A tensor of our own (never a view of the mapping, which the contestant writes again)."""
+    if not count:
+        return torch.empty(shape, dtype=dtype, device=device)
+    with warnings.catch_warnings():  # read-only: we copy out of it and never write through it
+        warnings.simplefilter("ignore", UserWarning)
+        window = torch.frombuffer(memory, dtype=torch.uint8, count=count, offset=offset)
+    try:
+        result = torch.empty(count, dtype=torch.uint8, device=device)
+        result.copy_(window)
+        return result.view(dtype).reshape(shape)
+    finally:
+        del window
 
 
 def input_digest(inputs: list) -> list:
