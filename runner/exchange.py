@@ -11,18 +11,15 @@ Large outputs are the cost (a 1.6 GB softmax output, verified a few times per ca
 is what is slow, not copying (first-touch page faults run at a fraction of memcpy speed). So every
 byte is copied once on each side, with no fresh memory in between: the contestant copies each
 tensor, from its device, straight into a memory-mapped file (``OutputsFile``) that it keeps from one
-request to the next and hard-links to the judge's path; the judge maps that path read-only and
-copies each tensor out of the mapping, to its device or into a tensor of its own.
+request to the next and hard-links to the judge's path; the judge reads each tensor out of that
+file, into a tensor of its own or, a piece at a time through a small warm buffer, to its device.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import mmap
 import os
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +49,10 @@ class OutputsFile:
         header = json.dumps(items).encode()
         size = 8 + len(header) + sum(tensor_bytes(tensor) for tensor in tensors)
         fill(self._memory(size), header, tensors)
-        os.link(self.path, path)
+        try:
+            os.link(self.path, path)
+        except OSError:  # a filesystem without hard links: this one request's file, written once
+            save_outputs(output, path)
 
     def _memory(self, size: int) -> mmap.mmap:
         if self.memory is not None and os.stat(self.path).st_nlink > 1:  # the judge has not read it yet
@@ -123,33 +123,19 @@ def fill(memory: mmap.mmap, header: bytes, tensors: list[torch.Tensor]) -> None:
         offset += count
 
 
-@contextlib.contextmanager
-def mapped(path: str | Path) -> Iterator[mmap.mmap]:
-    """A file mapped read-only, its pages mapped at once (one call, not one fault per page)."""
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        size = os.fstat(descriptor).st_size
-        if size < 8:
-            raise ValueError("not an outputs file")
-        memory = mmap.mmap(descriptor, size, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0),
-                           prot=mmap.PROT_READ)
-    finally:
-        os.close(descriptor)
-    try:
-        yield memory
-    finally:
-        memory.close()
-
-
 def load_outputs(path: str | Path, device: Any) -> list[Any]:
-    """What ``save_outputs`` or ``OutputsFile.save`` wrote: tensors of the judge's own, copied out
-    of the file, on ``device`` when they were returned on its type."""
-    with mapped(path) as memory:
-        total = len(memory)
-        size = int.from_bytes(memory[:8], "little")
-        if size > total - 8:
-            raise ValueError("the outputs file is shorter than its header says")
-        items = json.loads(memory[8:8 + size])
+    """What ``save_outputs`` or ``OutputsFile.save`` wrote: tensors of the judge's own, read out of
+    the file, on ``device`` when they were returned on its type.
+
+    Read, never mapped: the contestant that wrote the file can still truncate it, and a mapping read
+    past its end kills the reader (SIGBUS); a read only comes back short, which is an error here.
+    """
+    with open(path, "rb") as handle:
+        total = os.fstat(handle.fileno()).st_size
+        size = int.from_bytes(exactly(handle, 8), "little") if total >= 8 else -1
+        if not 0 <= size <= total - 8:
+            raise ValueError("not an outputs file, or shorter than its header says")
+        items = json.loads(exactly(handle, size))
         if not isinstance(items, list):
             raise ValueError("not an outputs file")
         offset, outputs = 8 + size, []
@@ -164,27 +150,54 @@ def load_outputs(path: str | Path, device: Any) -> list[Any]:
             if offset + count > total:
                 raise ValueError("the outputs file is shorter than its header says")
             on_device = item.get("device") == getattr(device, "type", device)
-            outputs.append(copied_out(memory, offset, count, dtype, shape, device if on_device else "cpu"))
+            outputs.append(read_tensor(handle, count, dtype, shape, device if on_device else "cpu"))
             offset += count
-        if offset != total:
+        if offset != total or handle.read(1):
             raise ValueError("the outputs file holds more than its header says")
     return outputs
 
 
-def copied_out(memory: mmap.mmap, offset: int, count: int, dtype: torch.dtype, shape: list[int],
-               device: Any) -> torch.Tensor:
-    """A tensor of our own (never a view of the mapping, which the contestant writes again)."""
-    if not count:
-        return torch.empty(shape, dtype=dtype, device=device)
-    with warnings.catch_warnings():  # read-only: we copy out of it and never write through it
-        warnings.simplefilter("ignore", UserWarning)
-        window = torch.frombuffer(memory, dtype=torch.uint8, count=count, offset=offset)
-    try:
-        result = torch.empty(count, dtype=torch.uint8, device=device)
-        result.copy_(window)
-        return result.view(dtype).reshape(shape)
-    finally:
-        del window
+def exactly(handle: Any, count: int) -> bytes:
+    data = handle.read(count)
+    if len(data) != count:
+        raise ValueError("the outputs file is shorter than its header says")
+    return data
+
+
+# Host memory a device tensor is read through, a piece at a time: kept, so it is warm after the first
+# piece, and small, so the judge never holds a second copy of a large output on the host.
+STAGING_BYTES = 64 << 20
+_staging: dict[str, torch.Tensor] = {}
+
+
+def read_tensor(handle: Any, count: int, dtype: torch.dtype, shape: list[int], device: Any) -> torch.Tensor:
+    result = torch.empty(count, dtype=torch.uint8, device=device)
+    if result.device.type == "cpu":
+        read_into(handle, result)
+    else:
+        read_staged(handle, result)
+    return result.view(dtype).reshape(shape)
+
+
+def read_staged(handle: Any, result: torch.Tensor) -> None:
+    """Fill ``result`` (bytes, on a device) from the file, through the staging buffer."""
+    size = min(STAGING_BYTES, result.numel())
+    staging = _staging.get("buffer")
+    if staging is None or staging.numel() < size:
+        staging = _staging["buffer"] = torch.empty(size, dtype=torch.uint8)
+    for start in range(0, result.numel(), size):
+        piece = min(size, result.numel() - start)
+        read_into(handle, staging[:piece])
+        result[start:start + piece].copy_(staging[:piece])  # from pageable memory: done on return
+
+
+def read_into(handle: Any, target: torch.Tensor) -> None:
+    view, done = memoryview(target.numpy()), 0
+    while done < len(view):
+        got = handle.readinto(view[done:])
+        if not got:
+            raise ValueError("the outputs file is shorter than its header says")
+        done += got
 
 
 def input_digest(inputs: list) -> list:

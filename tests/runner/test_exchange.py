@@ -4,7 +4,6 @@ import os
 
 import pytest
 import torch
-
 from ladder.runner.exchange import OutputsFile, load_outputs, save_outputs
 
 OUTPUTS = [torch.arange(12, dtype=torch.float32).reshape(3, 4), torch.tensor(True), torch.empty(0, 5),
@@ -68,5 +67,29 @@ def test_a_malformed_file_is_an_error(tmp_path, damage):
     damaged = {"short": data[:-8], "long": data + b"\0" * 8, "header": data[:8] + b"{" + data[9:],
                "tiny": data[:4]}[damage]
     path.write_bytes(damaged)
+    with pytest.raises(ValueError):
+        load_outputs(path, "cpu")
+
+
+def test_a_device_tensor_is_read_a_piece_at_a_time(tmp_path, monkeypatch):
+    from ladder.runner import exchange
+
+    monkeypatch.setattr(exchange, "STAGING_BYTES", 7)
+    monkeypatch.setattr(exchange, "_staging", {})
+    data = torch.arange(25, dtype=torch.uint8)
+    path = tmp_path / "bytes"
+    path.write_bytes(data.numpy().tobytes())
+    result = torch.empty(25, dtype=torch.uint8)
+    with open(path, "rb") as handle:
+        exchange.read_staged(handle, result)
+    assert torch.equal(result, data) and exchange._staging["buffer"].numel() == 7
+
+
+def test_a_file_truncated_while_read_is_an_error_not_a_crash(tmp_path):
+    path = tmp_path / "out.pt"
+    save_outputs([torch.ones(1000)], str(path))
+    size = path.stat().st_size
+    with open(path, "r+b") as handle:
+        handle.truncate(size - 100)
     with pytest.raises(ValueError):
         load_outputs(path, "cpu")
