@@ -66,7 +66,7 @@ class Handle:
             if self.watch is not None:
                 self.watch.stop()
             sandbox.kill_evaluation(self.process.pid, None)
-            self.process.wait()
+            sandbox.reap(self.process)
             self.channel.close()
 
 

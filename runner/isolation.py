@@ -88,7 +88,7 @@ def run_worker(request: dict[str, Any], timeout: float,
             os.close(result_write)
         sandbox.kill_evaluation(process.pid if process else None, token)
         if process is not None:
-            process.wait()
+            sandbox.reap(process)
         shutil.rmtree(folder, ignore_errors=True)
     for reader in readers:
         reader.join(timeout=5)
@@ -158,8 +158,10 @@ def wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
     return False
 
 
-def crash_reason(returncode: int, tail: list[str]) -> str:
-    if returncode is not None and returncode < 0:
+def crash_reason(returncode: int | None, tail: list[str]) -> str:
+    if returncode is None:
+        how = f"the worker was still not gone {sandbox.REAP_S:g} s after it was killed (stuck in the kernel?)"
+    elif returncode < 0:
         try:
             name = signal.Signals(-returncode).name
         except ValueError:

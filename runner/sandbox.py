@@ -160,6 +160,20 @@ def kill_evaluation(root: int | None, token: str | None, *, rounds: int = 50) ->
     return len(signalled)
 
 
+REAP_S = 30.0
+
+
+def reap(process: subprocess.Popen, timeout_s: float = REAP_S) -> bool:
+    """Wait for a process just killed, but not forever: False if it is still there after
+    ``timeout_s`` (stuck in the kernel, as a process can be while a device driver tears its context
+    down). The caller goes on; the evaluation's last ``kill_evaluation`` tries it again."""
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        return False
+    return True
+
+
 # ------------------------------------------------------------------------------ limits
 
 

@@ -93,7 +93,7 @@ def call(function: Callable[..., Any], args: tuple = (), *, timeout: float | Non
             watch.stop()
         sandbox.kill_evaluation(process.pid if process else None, token)
         if process is not None:
-            process.wait()
+            sandbox.reap(process)
         for reader in readers:
             reader.join(timeout=5)
         os.close(answer_read)
