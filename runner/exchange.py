@@ -55,9 +55,14 @@ class OutputsFile:
             save_outputs(output, path)
 
     def _memory(self, size: int) -> mmap.mmap:
-        if self.memory is not None and os.stat(self.path).st_nlink > 1:  # the judge has not read it yet
+        try:
+            links = os.stat(self.path).st_nlink
+        except FileNotFoundError:
+            links = 0
+        if self.memory is not None and links != 1:  # the judge has not read the last one yet, or it is gone
             self.close()
-            os.unlink(self.path)
+            if links > 1:
+                os.unlink(self.path)
         if self.memory is not None and len(self.memory) == size:
             return self.memory
         self.close()

@@ -93,3 +93,12 @@ def test_a_file_truncated_while_read_is_an_error_not_a_crash(tmp_path):
         handle.truncate(size - 100)
     with pytest.raises(ValueError):
         load_outputs(path, "cpu")
+
+
+def test_a_kept_file_removed_underneath_is_made_again(tmp_path):
+    kept = OutputsFile(tmp_path / ".outputs")
+    kept.save([torch.ones(10)], str(tmp_path / "a.pt"))
+    os.unlink(tmp_path / "a.pt")
+    os.unlink(tmp_path / ".outputs")
+    kept.save([torch.zeros(10)], str(tmp_path / "b.pt"))
+    assert torch.equal(load_outputs(tmp_path / "b.pt", "cpu")[0], torch.zeros(10))
