@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
 from ladder.runner.compare import flatten_outputs
 
 DTYPES = {str(dtype).removeprefix("torch."): dtype for dtype in (
@@ -45,9 +46,7 @@ class OutputsFile:
         self.memory: mmap.mmap | None = None
 
     def save(self, output: Any, path: str) -> None:
-        items, tensors = describe(output)
-        header = json.dumps(items).encode()
-        size = 8 + len(header) + sum(tensor_bytes(tensor) for tensor in tensors)
+        header, tensors, size = encoded(output)
         fill(self._memory(size), header, tensors)
         try:
             os.link(self.path, path)
@@ -82,9 +81,7 @@ class OutputsFile:
 
 def save_outputs(output: Any, path: str) -> None:
     """A forward's outputs as a file ``load_outputs`` reads, written once (see the module docstring)."""
-    items, tensors = describe(output)
-    header = json.dumps(items).encode()
-    size = 8 + len(header) + sum(tensor_bytes(tensor) for tensor in tensors)
+    header, tensors, size = encoded(output)
     temporary = f"{path}.part"
     descriptor = os.open(temporary, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -96,8 +93,8 @@ def save_outputs(output: Any, path: str) -> None:
     os.replace(temporary, path)
 
 
-def describe(output: Any) -> tuple[list[dict], list[torch.Tensor]]:
-    """The header's items and the tensors (contiguous, where they were returned) of an output."""
+def encoded(output: Any) -> tuple[bytes, list[torch.Tensor], int]:
+    """An output's header, its tensors (contiguous, where they were returned) and the file's size."""
     items, tensors = [], []
     for value in flatten_outputs(output):
         if isinstance(value, torch.Tensor):
@@ -107,7 +104,8 @@ def describe(output: Any) -> tuple[list[dict], list[torch.Tensor]]:
             tensors.append(data)
         else:
             items.append({"value": value if isinstance(value, PLAIN) else f"<a {type(value).__name__}>"})
-    return items, tensors
+    header = json.dumps(items).encode()
+    return header, tensors, 8 + len(header) + sum(tensor_bytes(tensor) for tensor in tensors)
 
 
 def tensor_bytes(tensor: torch.Tensor) -> int:
