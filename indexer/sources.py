@@ -26,11 +26,12 @@ MAX_FILE_BYTES = 512 * 1024
 # What to index in a Triton source checkout: what explains what the compiler did to a kernel. The
 # compiler (C++ passes and lowerings, TableGen definitions, the NVIDIA and Ascend backends and their
 # Python drivers), the Python front end that builds the IR (language/semantic.py and core.py, the
-# code generator, the Ascend language extensions), the JIT's specialization, the pass bindings, and
-# the docs in every language they are written in (the Ascend API reference exists only in Chinese).
-# Tests, other backends, tutorials, meeting notes and build scripts are left out: they answer other
-# questions than "what did the compiler do to my kernel".
-_COMPILER_PY = ["compiler", "backends", "language", "runtime/jit.py", "runtime/autotuner.py", "knobs.py"]
+# code generator, the Ascend language extensions), the runtime (the JIT's specialization, the
+# autotuner, the kernel cache, the launcher build, the interpreter), the benchmarking helpers, the pass
+# bindings, and the docs in every language they are written in (the Ascend API reference exists only
+# in Chinese). Tests, other backends, tutorials, meeting notes and build scripts are left out: they
+# answer other questions than "what did the compiler do to my kernel".
+_COMPILER_PY = ["compiler", "backends", "language", "runtime", "knobs.py", "testing.py"]
 _TRITON_SOURCE = (
     ["lib", "include", "third_party/nvidia/backend", "third_party/nvidia/hopper", "third_party/nvidia/include",
      "third_party/nvidia/lib", "third_party/nvidia/triton_nvidia.cc", "third_party/ascend/backend",
