@@ -142,7 +142,7 @@ class Contestant:
             self.sentinel = Sentinel(command["solution"], command["problem"], guards, command.get("exchange"),
                                      modules=(sys.modules[type(self.backend).__module__],))
             self.sentinel.recording = lambda: guards.recording(self.tracer, self.compute_calls,
-                                                               self.sentinel.triton_ops)
+                                                               self.sentinel.triton_ops, not self._timing())
             self.tracer.called_by_candidate = self.sentinel.torch_called_by_candidate
             self.sentinel.snapshot_hooks()
             self.sentinel.arm()
@@ -199,13 +199,14 @@ class Contestant:
 
     # ---------------------------------------------------------------------------- one forward
 
-    def _forward(self, which: str, inputs: list) -> tuple[list, Any, str | None]:
+    def _forward(self, which: str, inputs: list, poison_fresh: bool = True) -> tuple[list, Any, str | None]:
         """One call under the guards: (its outputs as a flat list, the launch window, tampering or None)."""
         guarded = self.kind == "solution"
         if not guarded:
             return plain_outputs(self.callables[which](inputs))[0], None, None
         with torch.no_grad(), self.tracer.watch(self.name) as window, guards.recording(
-                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set()) as modes:
+                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
+                poison_fresh) as modes:
             output, odd = plain_outputs(self.callables[which](inputs))
             tampering = (stacks_intact(*modes) or _timing_intact(self.sentinel)) if self.sentinel else None
         return output, window, tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
@@ -251,13 +252,13 @@ class Contestant:
 
         inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
         which = command.get("which", "model")
-        for _ in range(command["calls"]):
-            self._poison(self._forward(which, self._private(inputs, command))[0], [])
+        for _ in range(command["calls"]):  # as timed calls run: no fill of fresh allocations
+            self._poison(self._forward(which, self._private(inputs, command), poison_fresh=False)[0], [])
         self.backend.synchronize()
         start, end = self.backend.event(), self.backend.event()
         begun = _perf_counter()
         self.backend.record(start)
-        output = self._forward(which, self._private(inputs, command))[0]
+        output = self._forward(which, self._private(inputs, command), poison_fresh=False)[0]
         self.backend.record(end)
         host_ms = (_perf_counter() - begun) * 1e3
         self.backend.synchronize()
@@ -270,6 +271,13 @@ class Contestant:
         carries the guards' report of the call before it (one message fewer per repetition)."""
         previous = self._report()
         self._drop()
+        # Fresh allocations are not poisoned inside a timed call (the fill would be timed). The last
+        # call's inputs go before the new ones are made, so every repetition allocates in the same
+        # order: the new inputs take the old inputs' blocks and the forward's outputs the blocks of
+        # the last outputs, which ``_drop`` just poisoned. An element a kernel leaves unwritten then
+        # still shows as poison; where the allocator hands back other memory, the verified calls
+        # catch the wrong values.
+        self.inputs = None
         # Collection is off inside the judge's clock; garbage the last call left in reference cycles
         # (candidate code's own) would otherwise hold its device memory across repetitions. The young
         # generations hold it: frozen objects are never scanned, so this costs well under a millisecond.
@@ -289,7 +297,8 @@ class Contestant:
             stack.enter_context(torch.no_grad())
             self._timed["window"] = stack.enter_context(self.tracer.watch(self.name))
             self._timed["modes"] = stack.enter_context(guards.recording(
-                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set()))
+                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
+                poison_fresh=False))
         return {"ready": True, "previous": previous}
 
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
@@ -320,6 +329,11 @@ class Contestant:
         gc.enable()
         timed["done"] = True
         return {"time_ms": self.backend.elapsed_ms(start, end)}
+
+    def _timing(self) -> bool:
+        """Between ``arm`` and the end of ``go``: the timed call is set up or running."""
+        timed = getattr(self, "_timed", {})
+        return bool(timed) and not timed.get("done")
 
     def report(self, command: dict[str, Any]) -> dict[str, Any]:
         """The guards' report of the last timed call, when no later request carried it."""

@@ -23,7 +23,7 @@ def interpreter(tmp_path_factory):
 def timed_result(interpreter):
     options = Options(seeds=2, seed=7, reps=12, cases=[0, 2])
     solutions = {"candidate": ADD / "solution.py", "baseline": ADD / "solution.py",
-                 "stale": ADD / "stale_after_checks.py"}
+                 "stale": ADD / "stale_after_checks.py", "partial": ADD / "partial_after_checks.py"}
     return evaluate(str(ADD / "problem.py"), {k: str(v) for k, v in solutions.items()},
                     HostClockBackend(), options)
 
@@ -50,6 +50,39 @@ def test_candidate_correct_only_while_checked_is_caught_in_the_timed_calls(timed
     report = timed_result["solutions"]["stale"]
     assert not report["ok"] and report["rejected"]["stage"] == "runtime"
     assert "returned a wrong result" in report["rejected"]["reason"]
+
+
+def test_candidate_that_writes_half_its_output_once_checked_is_caught_in_the_timed_calls(timed_result):
+    """Timed calls do not poison fresh allocations; the poisoned outputs of the call before and the
+    verified calls still catch elements left unwritten."""
+    report = timed_result["solutions"]["partial"]
+    assert not report["ok"] and report["rejected"]["stage"] == "runtime"
+    assert "timed call" in report["rejected"]["reason"]
+
+
+def test_no_fresh_allocation_is_filled_inside_a_timed_call(interpreter, monkeypatch):
+    """The fill is device work between the call's events: on the H200 it made every solution that
+    allocates its output read 31% slower on softmax than do_bench and the old runner measured."""
+    import sys
+
+    from ladder.runner import guards
+    from ladder.runner.contestant import Contestant
+
+    inside, outside = [], []
+    fill = guards.poison
+
+    def watched(tensor):
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not Contestant.go.__code__:
+            frame = frame.f_back
+        (inside if frame is not None else outside).append(tensor.numel())
+        fill(tensor)
+
+    monkeypatch.setattr(guards, "poison", watched)
+    options = Options(seeds=1, seed=3, reps=4, cases=[0], contestants="in-process")
+    result = evaluate(str(ADD / "problem.py"), {"candidate": str(ADD / "solution.py")}, HostClockBackend(), options)
+    assert result["solutions"]["candidate"]["ok"]
+    assert inside == [] and outside  # the checked call's allocation was filled, no timed call's
 
 
 def test_ceilings_and_seeds_are_recorded(timed_result):
