@@ -42,9 +42,17 @@ def chosen_backend(requested: str) -> str:
     return "cuda" if torch.cuda.is_available() else "aot"
 
 
-# How long the last chunk took: a chunk is started only when one as long still ends before the
-# deadline (a fixed margin let the H200 run start a chunk it could not finish, and lose it).
-CHUNK_SECONDS = {"last": 60.0}
+# Seconds one kernel's climb took, the longest seen in this run or recorded by an earlier one: a
+# chunk holds only as many kernels as still end before the deadline. (Timing the last chunk alone
+# let a short chunk of 5 kernels open a chunk of 12 that ran past an H200 call's limit, and lost it.)
+PER_KERNEL = {"seconds": 30.0}
+MARGIN = 1.25
+
+
+def fitting(pending: int, chunk: int, deadline: float) -> int:
+    """How many kernels the next chunk may hold (0: none fits before the deadline)."""
+    room = (deadline - time.monotonic()) / (PER_KERNEL["seconds"] * MARGIN)
+    return max(0, min(pending, chunk, int(room)))
 
 
 def progress_path(out: Path, name: str, backend: str) -> Path:
@@ -60,14 +68,15 @@ def climb_set(name: str, backend: str, out: Path, deadline: float, chunk: int, u
     path = progress_path(out, name, backend)
     record = json.loads(path.read_text()) if path.is_file() else {"set": name, "backend": backend, "kernels": {}}
     pending = [kernel for kernel in sorted(labels) if kernel not in record["kernels"]]
-    while pending and time.monotonic() + CHUNK_SECONDS["last"] * 1.25 < deadline:
-        part, pending = pending[:chunk], pending[chunk:]
+    PER_KERNEL["seconds"] = max([PER_KERNEL["seconds"]] + [row.get("seconds_each", 0) for row in record["kernels"].values()])
+    while size := fitting(len(pending), chunk, deadline):
+        part, pending = pending[:size], pending[size:]
         items = [batch.Item(k, str(folder / k / "solution.py"), str(folder / k / "problem.py")) for k in part]
         started = time.monotonic()
         states = batch.diagnose_many(items, selected=RUNGS, backend=backend, use_ncu=use_ncu,
                                      deadline=deadline, progress=lambda line: print(f"  {name}: {line}", flush=True))
-        CHUNK_SECONDS["last"] = time.monotonic() - started
-        seconds = CHUNK_SECONDS["last"] / len(part)
+        seconds = (time.monotonic() - started) / len(part)
+        PER_KERNEL["seconds"] = max(PER_KERNEL["seconds"], seconds)
         for kernel, state in zip(part, states):
             record["kernels"][kernel] = summarise(state, labels[kernel], seconds)
         path.write_text(json.dumps(record, indent=1) + "\n")
