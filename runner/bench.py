@@ -52,7 +52,7 @@ def bench(problem: str | Path, solutions: dict[str, str | Path], backend: str | 
     """Evaluate every solution against the problem in one worker process (interleaved timing).
 
     ``options`` are ``ladder.runner.options.Options`` fields: seeds, seed, time, torch_compile,
-    static_checks, cases, reps, min_reps, max_reps, budget_s.
+    static_checks, guards, cases, reps, min_reps, max_reps, budget_s.
 
     ``isolate=False`` evaluates in this process instead, for trusted code only (the suite's own
     solutions, a user's kernel under diagnosis): it saves a worker start (torch and triton imports,

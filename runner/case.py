@@ -124,6 +124,7 @@ def check(case: CaseRun) -> None:
                 continue
             if "launches" in reply:
                 count_launches(outcome, reply)
+            outcome.notes = sorted(set(outcome.notes) | set(reply.get("notes") or []))
             if "error" in reply:
                 outcome.fail(f"forward raised {reply['error']}")
                 continue

@@ -78,6 +78,8 @@ class Contestant:
         self.input_spans: list[tuple[int, int]] = []
         self.last_outputs: list[tuple[int, int]] = []
         self.compute_calls: dict[str, int] = {}
+        self.reporting = False  # code under diagnosis: the honesty guards note, they do not reject
+        self.notes: set[str] = set()
         self.allow_tf32 = False
         self.outputs_file: OutputsFile | None = None
 
@@ -92,7 +94,7 @@ class Contestant:
         except Exception as error:  # candidate code failing is data for the judge, never a crash here
             if self.sentinel is not None and self.sentinel.violations:
                 return {"rejected": {"stage": "runtime", "reason": self.sentinel.violations[0]}}
-            if self.sentinel is not None and self.compute_calls:  # a forward that computed with torch, then failed
+            if self.sentinel is not None and self.compute_calls and not self.reporting:  # computed with torch, then failed
                 calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
                 return {"rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
             return {"error": one_line(error), "device_usable": self._device_usable()}
@@ -115,6 +117,7 @@ class Contestant:
 
     def load(self, command: dict[str, Any]) -> dict[str, Any]:
         self.kind = command.get("kind", "solution")
+        self.reporting = command.get("guards") == "report"
         try:
             self.problem = load_problem(command["problem"], quick=bool(command.get("quick")))
         except ProblemError as error:
@@ -226,22 +229,26 @@ class Contestant:
             return {**reply, "rejected": {"stage": "runtime", "reason": tampering}}
         if self.compute_calls:
             calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
-            return {**reply, "rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
+            reason = self._enforced(f"forward calls torch compute ops: {calls}",
+                                    note="forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls)))
+            if reason:
+                return {**reply, "rejected": {"stage": "runtime", "reason": reason}}
         tensors = [(position, tensor) for position, tensor in enumerate(output)
                    if isinstance(tensor, torch.Tensor) and tensor.numel()]
         previous, self.last_outputs = self.last_outputs, [storage_span(t) for _, t in tensors]
-        violation = next((f"returns output {position} of the previous call without writing it (output "
-                          "cached across calls)" for position, tensor in tensors
-                          if storage_span(tensor) in previous and not window.wrote(tensor)), None)
-        violation = violation or guard_violation(window, self.backend.current_stream())
-        if violation is None and self.tracer.stray:
-            violation = f"let {len(self.tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
-        if violation is None:
-            violation = next((f"returns output {position}, which no Triton kernel wrote (its memory was "
+        cached = next((f"returns output {position} of the previous call without writing it (output "
+                       "cached across calls)" for position, tensor in tensors
+                       if storage_span(tensor) in previous and not window.wrote(tensor)), None)
+        dishonest = guard_violation(window, self.backend.current_stream())
+        if dishonest is None and self.tracer.stray:
+            dishonest = f"let {len(self.tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
+        if dishonest is None:
+            dishonest = next((f"returns output {position}, which no Triton kernel wrote (its memory was "
                               "never passed to one)" for position, tensor in tensors if not window.wrote(tensor)),
                              None)
         self._save(output, command["output"])
-        reply.update(violation=violation, mutated=changed(inputs, arguments))
+        reply.update(violation=cached or self._enforced(dishonest), mutated=changed(inputs, arguments),
+                     notes=sorted(self.notes))
         for _, tensor in tensors:
             poison(tensor)
         return reply
@@ -330,6 +337,15 @@ class Contestant:
         timed["done"] = True
         return {"time_ms": self.backend.elapsed_ms(start, end)}
 
+    def _enforced(self, problem: str | None, note: str | None = None) -> str | None:
+        """What an honesty guard found: the reason to reject; for code under diagnosis (``guards:
+        report``), a note on the case instead, so a forward that finishes in torch is still timed.
+        Tampering with the judge is never a note."""
+        if problem is not None and self.reporting:
+            self.notes.add(note or problem)
+            return None
+        return problem
+
     def _timing(self) -> bool:
         """Between ``arm`` and the end of ``go``: the timed call is set up or running."""
         timed = getattr(self, "_timed", {})
@@ -364,14 +380,14 @@ class Contestant:
         self.held = output
         reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
         if self.kind == "solution":
-            problem = tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
-            if problem is None and self.compute_calls:
-                problem = "forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
-            problem = problem or guard_violation(window, self.backend.current_stream()) or output_violation(
+            dishonest = ("forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
+                         if self.compute_calls else None)
+            dishonest = dishonest or guard_violation(window, self.backend.current_stream()) or output_violation(
                 window, output)
-            if problem is None and self.tracer.stray:
-                problem = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
-            reply["violation"] = problem
+            if dishonest is None and self.tracer.stray:
+                dishonest = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
+            reply["violation"] = (tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
+                                  or self._enforced(dishonest))
             if window is not None:  # a warmed-up call: its launches are the steady-state count
                 reply.update(launches=len(window.forward_launches()), tuning_launches=window.tuning_launches())
         return reply

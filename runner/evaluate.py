@@ -177,7 +177,8 @@ def start_contestants(evaluation: Evaluation) -> None:
     evaluation.emit({"event": "progress", "stage": "load", "message": f"importing {len(starting)} solution(s)"})
     replies = evaluation.request_all(starting, lambda candidate: {
         "op": "load", "problem": str(evaluation.problem.path), "solution": str(candidate.path),
-        "quick": evaluation.options.quick, "exchange": str(evaluation.exchange)})
+        "quick": evaluation.options.quick, "exchange": str(evaluation.exchange),
+        "guards": evaluation.options.guards})
     for candidate in starting:
         if "error" in (replies.get(candidate.name) or {}):
             candidate.reject("load", replies[candidate.name]["error"])

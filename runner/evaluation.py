@@ -52,6 +52,7 @@ class CaseOutcome:
     roofline_pct: float | None = None
     host_bound: dict[str, float] | None = None
     flags: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the honesty guards saw, under ``guards: report``
 
     def fail(self, reason: str) -> None:
         if self.correct is not False:

@@ -13,6 +13,10 @@ class Options:
     time: bool = True  # time the correct cases (on backends that can time)
     torch_compile: bool = False  # also time torch.compile(reference)
     static_checks: bool = True  # reject on static rule errors (runtime guards always run)
+    # "enforce": a verdict. "report": code under diagnosis (rung 2), not a verdict: what the honesty
+    # guards see (torch compute in forward, outputs no kernel wrote, side streams) is noted on each
+    # case and the forward is still checked and timed; tampering with the judge still rejects.
+    guards: str = "enforce"
     cases: list[int] | None = None  # indexes into the problem's cases; None = all
     reps: int | None = None  # fixed timed repetitions; None = from the warm-up estimate
     min_reps: int = 30
@@ -24,6 +28,10 @@ class Options:
     memory_limit_gib: float | None = None  # resident host memory per contestant; None: half the machine, <= 64
     process_limit: int = 16  # processes a contestant may have running at once (the compiler's included)
     precompile: bool = True  # on CUDA, every contestant compiles its kernels ahead of time, all at once
+
+    def __post_init__(self) -> None:
+        if self.guards not in ("enforce", "report"):
+            raise ValueError(f"guards must be 'enforce' or 'report', not {self.guards!r}")
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Options":

@@ -85,6 +85,29 @@ def test_no_fresh_allocation_is_filled_inside_a_timed_call(interpreter, monkeypa
     assert inside == [] and outside  # the checked call's allocation was filled, no timed call's
 
 
+@pytest.mark.parametrize("contestants", ["in-process", "process"])
+def test_code_under_diagnosis_that_finishes_in_torch_is_timed_with_what_the_guards_saw(interpreter, contestants):
+    """Rung 2's mode: the honesty guards note instead of rejecting, so an unfused torch epilogue is
+    still checked and timed; the same file as a verdict is rejected."""
+    epilogue = {"candidate": str(ADD / "torch_epilogue.py")}
+    noted = Options(seeds=1, seed=3, reps=4, cases=[0], contestants=contestants, static_checks=False,
+                    guards="report")
+    report = evaluate(str(ADD / "problem.py"), epilogue, HostClockBackend(), noted)["solutions"]["candidate"]
+    assert report["rejected"] is None and report["ok"]
+    case = report["cases"][0]
+    assert case["time_ms"]["reps"] == 4
+    assert case["notes"] == ["forward calls torch compute ops: Tensor.add, torch.clamp, torch.relu",
+                             "returns output 0, which no Triton kernel wrote (its memory was never passed to one)"]
+    judged = Options(seeds=1, seed=3, reps=4, cases=[0], contestants=contestants, static_checks=False)
+    verdict = evaluate(str(ADD / "problem.py"), epilogue, HostClockBackend(), judged)["solutions"]["candidate"]
+    assert verdict["rejected"]["reason"].startswith("forward calls torch compute ops: Tensor.add x1")
+
+
+def test_guards_mode_is_one_of_two():
+    with pytest.raises(ValueError, match="guards must be"):
+        Options(guards="off")
+
+
 def test_ceilings_and_seeds_are_recorded(timed_result):
     assert timed_result["ceilings"]["source"] == "defaults" and timed_result["base_seed"] == 7
     assert timed_result["timed"] and timed_result["device_error"] is None

@@ -107,3 +107,13 @@ def test_a_launch_bound_class_says_on_which_calls_its_launches_were_counted():
     assert case["class"] == "launch-bound"
     assert case["why"].endswith("; 8 launches per forward counted on the timed calls after 6 warm-up calls"
                                 " (40 autotuning, 4 first-call-only launches left out)")
+
+
+def test_what_the_guards_saw_in_a_forward_under_diagnosis_stays_on_its_case():
+    """Rung 2 benches in the runner's report mode: a torch epilogue is timed, and named on the case."""
+    from ladder.diagnoser.profile.nvidia import BENCH_OPTIONS
+
+    assert BENCH_OPTIONS["guards"] == "report" and BENCH_OPTIONS["static_checks"] is False
+    noted = {**RECORD["cases"][0], "notes": ["forward calls torch compute ops: torch.relu"]}
+    case = assemble({**RECORD, "cases": [noted]}, H200, counters(available=False))["cases"][0]
+    assert case["guard_notes"] == ["forward calls torch compute ops: torch.relu"] and case["time_s"] > 0
