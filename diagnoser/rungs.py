@@ -12,6 +12,7 @@ import copy
 from collections import Counter
 
 from ladder.diagnoser.subject import NothingLaunched, RungUnavailable, Subject
+from ladder.runner.errors import one_line
 
 
 def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metrics: dict | None = None) -> list[dict]:
@@ -85,15 +86,27 @@ def ir(subject: Subject, state: dict) -> dict:
     from ladder.runner.ascend_ir import AscendUnavailable
 
     backend = "cuda" if subject.backend == "cuda" and subject.device else "aot"
+    refused = None
     try:
         kernels = capture(subject.solution, subject.problem, target=subject.target, backend=backend)
     except AscendUnavailable as missing:
         raise RungUnavailable(str(missing)) from None
+    except Exception as error:
+        if backend != "cuda" or not refused_by_device(error):
+            raise
+        # The JIT compiled the kernel and the device would not load it: the IR exists all the same,
+        # and the refusal is the strongest evidence this rung has, so it is kept, not a failed rung.
+        refused = f"the device refused to launch it: {one_line(error)}"
+        backend = "aot"
+        kernels = capture(subject.solution, subject.problem, target=subject.target, backend=backend)
     if not kernels:
         raise NothingLaunched(f"{Path(subject.solution).name} launched no Triton kernel ({backend} capture): "
                               "nothing to diagnose")
     facts = [f.to_dict() for f in extract_facts(kernels)]
     output = {"facts": facts, "summary": f"{len(facts)} facts ({backend} capture)"}
+    if refused:
+        output["launch_refused"] = refused
+        output["summary"] += f"; {refused}"
     if state.get("profile") and state["profile"].get("backend") == "cuda":
         from ladder.diagnoser.profile.nvidia import attach_occupancy
 
@@ -105,6 +118,16 @@ def ir(subject: Subject, state: dict) -> dict:
     output["vetoed"] = settled.vetoed
     output["summary"] += f", {_count(findings, 'finding')}" + (f", {len(settled.vetoed)} vetoed" if settled.vetoed else "")
     return output
+
+
+def refused_by_device(error: BaseException) -> bool:
+    """Triton's "out of resource" (shared memory, registers): raised when the device loads a kernel
+    that compiled, so a compile-only capture still gets its IR."""
+    try:
+        from triton.runtime.errors import OutOfResources
+    except ImportError:
+        return False
+    return isinstance(error, OutOfResources)
 
 
 def _settle(subject: Subject, facts: list[dict], metrics: dict | None):
