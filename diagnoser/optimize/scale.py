@@ -5,7 +5,10 @@ The driver (this process) runs one loop per operator in a thread of its own: dia
 driver alone writes journals and reports and every record is written exactly once. Each gate (the
 judge: correctness and timing) is a Ray task that holds one whole GPU (``num_gpus=1``) for that
 evaluation only: a GPU is leased per evaluation, never pinned to an operator, so no GPU waits on a
-model and no two timed evaluations share a GPU. A task whose worker, GPU or node is lost is retried
+model and no two timed evaluations share a GPU. Before it, every contestant's kernels compile on a
+CPU task of their own, in the judge's sandbox (``ladder.runner.prebuild``); the GPU task takes the
+caches as arguments, so Ray leases the GPU only once they are built, and the judge's own precompile
+finds every kernel. A task whose worker, GPU or node is lost is retried
 by Ray (``RETRIES`` times), then the operator's run stops with its journal intact (``--resume``).
 
 Without ``--ray`` nothing here is imported: the suite runs in one process as before.
@@ -29,6 +32,9 @@ from ladder.diagnoser.optimize.suite import operator_row, summarize
 
 RETRIES = 2
 DEFAULT_GATE = "ladder.diagnoser.optimize.gate:run_gate"
+# What contestants compile for until a GPU task has reported its own target (H100/H200: sm90); a
+# cache built for another target is only a miss, and the judge on the GPU compiles for itself.
+PREBUILD_TARGET = "sm90"
 
 
 def connect(address: str) -> dict[str, Any]:
@@ -57,40 +63,80 @@ class Board:
                       f"{row.get('state', 'waiting')}" + (f" on GPU {row['gpu']}" if row.get("gpu") is not None else ""))
 
 
+def _here(paths: dict[str, str], sources: dict[str, str], folder: str) -> dict[str, Path]:
+    """Each file on this worker's machine: the driver's path when it holds the same text, else a copy."""
+    local = {}
+    for name, path in paths.items():
+        if Path(path).is_file() and Path(path).read_text() == sources[name]:
+            local[name] = Path(path)
+        else:
+            local[name] = Path(folder) / (Path(path).name if name == "problem" else f"{name}.py")
+            local[name].write_text(sources[name])
+    return local
+
+
+def _prebuild(solution: str, problem: str, target: str, sources: dict[str, str]) -> dict[str, Any]:
+    """A CPU task's body: one contestant's kernels compiled in the sandbox, its cache as an archive."""
+    from ladder.runner.prebuild import prebuild
+
+    with tempfile.TemporaryDirectory(prefix="ladder-prebuild-") as folder:
+        local = _here({"solution": solution, "problem": problem}, sources, folder)
+        return prebuild(local["solution"], local["problem"], target).__dict__
+
+
 def _evaluate(gate: str, problem: str, best: str, initial: str, candidates: dict[str, str],
-              settings: GateSettings, torch_compile: bool, sources: dict[str, str]) -> tuple[GateResult, dict]:
+              settings: GateSettings, torch_compile: bool, sources: dict[str, str], built: tuple[str, ...] = (),
+              *prebuilt: dict[str, Any]) -> tuple[GateResult, dict]:
     """The Ray task's body: one gate on the GPU Ray leased to it; files travel as text when the
-    worker's machine does not share the driver's."""
+    worker's machine does not share the driver's. ``prebuilt`` (Ray resolves them before the GPU is
+    leased) are the caches of the contestants named in ``built``, unpacked here first."""
     import ray
+
+    from ladder.runner.prebuild import install
 
     started = time.time()
     paths = {"problem": problem, "best": best, "initial": initial, **candidates}
     with tempfile.TemporaryDirectory(prefix="ladder-gate-") as folder:
-        local = {}
-        for name, path in paths.items():
-            if Path(path).is_file() and Path(path).read_text() == sources[name]:
-                local[name] = Path(path)
-            else:
-                local[name] = Path(folder) / (Path(path).name if name == "problem" else f"{name}.py")
-                local[name].write_text(sources[name])
+        local = _here(paths, sources, folder)
+        compiled = {name: {"kernels": found["kernels"], "installed_files": install(local[name], found),
+                           "seconds": found["seconds"], "finished_at": found["finished_at"],
+                           "why_not": found["error"] or (found["rejected"] or {}).get("reason")}
+                    for name, found in zip(built, prebuilt)}
         module, _, attribute = gate.partition(":")
         run = getattr(importlib.import_module(module), attribute)
         result = run(local["problem"], local["best"], local["initial"], {n: local[n] for n in candidates}, settings,
                      torch_compile=torch_compile)
     lease = {"gpu": ray.get_gpu_ids(), "node": ray.get_runtime_context().get_node_id(), "started": started,
-             "ended": time.time()}
+             "ended": time.time(), "prebuilt": compiled, "target": _device_target()}
     return result, lease
+
+
+def _device_target() -> str | None:
+    """The compile target of the GPU this task holds (``sm90``), or None without one."""
+    try:
+        import torch
+
+        if torch.cuda.is_available():
+            major, minor = torch.cuda.get_device_capability()
+            return f"sm{major}{minor}"
+    except Exception:  # no usable device: the target stays what it was
+        pass
+    return None
 
 
 class RemoteGate:
     """The loop's gate function, submitting each evaluation as a Ray task on one GPU."""
 
-    def __init__(self, operator: str, board: Board, gate: str = DEFAULT_GATE, leases: list | None = None):
+    def __init__(self, operator: str, board: Board, gate: str = DEFAULT_GATE, leases: list | None = None,
+                 prebuild_target: str | None = PREBUILD_TARGET):
         import ray
 
         self.operator, self.board, self.gate = operator, board, gate
         self.leases = leases if leases is not None else []
+        self.prebuild_target = prebuild_target
         self._task = ray.remote(num_gpus=1, max_retries=RETRIES)(_evaluate)
+        self._compile = ray.remote(num_cpus=1, max_retries=RETRIES)(_prebuild)
+        self._built: dict[tuple[str, str], Any] = {}  # (source, problem) -> its cache's object: the best's is built once
 
     def __call__(self, problem: Path, best: Path, initial: Path, candidates: dict[str, Path],
                  settings: GateSettings, torch_compile: bool = False) -> GateResult:
@@ -100,21 +146,34 @@ class RemoteGate:
         files = {"problem": problem, "best": best, "initial": initial, **candidates}
         sources = {name: Path(path).read_text() for name, path in files.items()}
         self.board.update(self.operator, state=f"gating {len(candidates)} candidate(s)")
+        built = tuple(name for name in files if name != "problem") if self.prebuild_target else ()
+        prebuilt = [self._prebuilt(files[name], problem, sources[name], sources["problem"]) for name in built]
         reference = self._task.remote(self.gate, str(problem), str(best), str(initial),
-                                      {n: str(p) for n, p in candidates.items()}, settings, torch_compile, sources)
+                                      {n: str(p) for n, p in candidates.items()}, settings, torch_compile, sources,
+                                      built, *prebuilt)
         try:
             result, lease = ray.get(reference)
         except RayError as error:
             raise OptimizeError(f"the evaluation was lost {RETRIES + 1} times ({type(error).__name__}); the journal is "
                                 "intact: rerun with --resume") from None
         self.leases.append({"operator": self.operator, **lease})
+        if self.prebuild_target and lease.get("target"):  # the cluster's GPUs say what to compile for next
+            self.prebuild_target = lease["target"]
         self.board.update(self.operator, state="proposing", gpu=None)
         return result
+
+    def _prebuilt(self, solution: Path, problem: Path, source: str, problem_source: str) -> Any:
+        """The CPU task compiling one contestant (its object: the same source is compiled once per run)."""
+        key = (source, problem_source)
+        if key not in self._built:
+            self._built[key] = self._compile.remote(str(solution), str(problem), self.prebuild_target,
+                                                    {"solution": source, "problem": problem_source})
+        return self._built[key]
 
 
 def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, out: Path, *, address: str = "local",
                        gate: str = DEFAULT_GATE, echo: Callable[[str], None] = print,
-                       leases: list | None = None) -> dict[str, Any]:
+                       leases: list | None = None, prebuild_target: str | None = PREBUILD_TARGET) -> dict[str, Any]:
     """Every operator's loop at once on the cluster; the same document as ``optimize_suite``."""
     resources = connect(address)
     board = Board(echo=echo)
@@ -123,7 +182,7 @@ def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, 
 
     def one(op: Any) -> dict[str, Any]:
         folder = out / op.key
-        remote = RemoteGate(op.key, board, gate, leases)
+        remote = RemoteGate(op.key, board, gate, leases, prebuild_target)
         started = time.monotonic()
         try:
             optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,

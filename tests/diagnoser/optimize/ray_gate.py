@@ -18,3 +18,12 @@ def gate(problem, best, initial, candidates, settings, torch_compile=False):
         os._exit(1)  # the worker dies mid-evaluation, as a lost GPU or node would take it
     time.sleep(HOLD_S)
     return fake_gate(problem, best, initial, candidates, settings, torch_compile)
+
+
+def cache_gate(problem, best, initial, candidates, settings, torch_compile=False):
+    """What a judge starting here would find: the files in each contestant's private kernel cache."""
+    from ladder.runner.prebuild import cache_folder
+
+    files = {"best": best, "initial": initial, **candidates}
+    return {"cached_files": {name: sum(1 for entry in cache_folder(Path(path)).rglob("*") if entry.is_file())
+                             for name, path in files.items()}}

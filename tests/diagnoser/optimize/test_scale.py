@@ -79,7 +79,8 @@ def test_the_cluster_gives_the_one_process_results_leases_gpus_one_evaluation_at
     (ops[0].problem.with_name("kill-once")).write_text("")
     leases: list = []
     document = optimize_suite_ray(ops, settings(), "rules", tmp_path / "ray", address="local",
-                                  gate="tests.diagnoser.optimize.ray_gate:gate", echo=lambda line: None, leases=leases)
+                                  gate="tests.diagnoser.optimize.ray_gate:gate", echo=lambda line: None, leases=leases,
+                                  prebuild_target=None)  # the scripted candidates are not kernels
     assert not any("error" in row for row in document["operators"]), document["operators"]
     assert not ops[0].problem.with_name("kill-once").exists()  # the first evaluation died, and was retried
 
@@ -103,3 +104,28 @@ def test_the_cluster_gives_the_one_process_results_leases_gpus_one_evaluation_at
     assert accepted(tmp_path / "ray") == accepted(tmp_path / "one-process")
     assert [r["speedup_vs_initial"] for r in document["operators"]] == \
         [r["speedup_vs_initial"] for r in optimize_suite_one["operators"]]
+
+
+ADD = Path(__file__).resolve().parents[2] / "runner" / "fixtures" / "add"
+
+
+@pytest.mark.slow
+def test_contestants_compile_on_cpu_tasks_before_the_gpu_is_leased_and_the_gpu_task_finds_their_kernels(
+        cluster, tmp_path):
+    """Each contestant's kernels compile in the sandbox on a CPU task; the GPU task starts only with
+    their caches in hand and unpacks them where its judge looks. A contestant that fails to
+    compile is still evaluated (the judge compiles, or rejects, it itself)."""
+    from ladder.diagnoser.optimize.scale import Board, RemoteGate
+    best, broken = tmp_path / "best.py", tmp_path / "broken.py"
+    shutil.copy(ADD / "solution.py", best)
+    broken.write_text("raise ImportError('not a kernel')\n")
+    leases: list = []
+    gate = RemoteGate("add", Board(echo=lambda line: None), "tests.diagnoser.optimize.ray_gate:cache_gate", leases)
+    result = gate(ADD / "problem.py", best, best, {"candidate": ADD / "solution.py", "broken": broken}, GateSettings())
+    (lease,) = leases
+    built = lease["prebuilt"]
+    assert set(built) == {"best", "initial", "candidate", "broken"}
+    assert built["candidate"]["kernels"] == 2 and built["best"]["kernels"] == 2
+    assert "not a kernel" in built["broken"]["why_not"] and built["broken"]["kernels"] == 0
+    assert lease["started"] >= max(b["finished_at"] for b in built.values())  # the GPU waited on no compile
+    assert result["cached_files"]["candidate"] > 0 and result["cached_files"]["broken"] == 0
