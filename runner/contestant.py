@@ -181,7 +181,8 @@ class Contestant:
             if ours.keys() == theirs.keys() and all(ours[k].shape == theirs[k].shape for k in ours):
                 model.load_state_dict(theirs)
         self.model = model
-        gc.freeze()  # what exists now (torch, Triton, the model) is never scanned again: short collections
+        if self.sandboxed:  # the process is this contestant's: what exists now is never scanned again
+            gc.freeze()  # (torch, Triton, the model), so collections stay short. Never the judge's own heap.
         self.callables = {"model": lambda inputs: self._call(model, inputs)}
         if self.kind == "reference" and command.get("torch_compile"):
             compiled = torch.compile(model)

@@ -108,6 +108,17 @@ def test_guards_mode_is_one_of_two():
         Options(guards="off")
 
 
+def test_an_in_process_evaluation_leaves_the_callers_garbage_collector_as_it_was(interpreter):
+    """A frozen heap is never collected again: in the caller's process (rung 2 in-process, ``ladder
+    suite``) that kept every cycle alive and left later JIT compiles finding stale kernels."""
+    import gc
+
+    frozen = gc.get_freeze_count()
+    options = Options(seeds=1, seed=3, reps=4, cases=[0], contestants="in-process")
+    evaluate(str(ADD / "problem.py"), {"candidate": str(ADD / "solution.py")}, HostClockBackend(), options)
+    assert gc.get_freeze_count() == frozen and gc.isenabled()
+
+
 def test_ceilings_and_seeds_are_recorded(timed_result):
     assert timed_result["ceilings"]["source"] == "defaults" and timed_result["base_seed"] == 7
     assert timed_result["timed"] and timed_result["device_error"] is None
