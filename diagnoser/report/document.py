@@ -78,8 +78,20 @@ def _profile(report: dict, with_plots: bool) -> dict:
         "plots": drawn["plots"], "plots_missing": drawn["missing"],
         "unplaced": ", ".join(unplaced),
         "cases": [_case_row(c) for c in cases],
-        "notes": [f"case {c['case']}: {c.get('class') or '-'}: {c['why']}" for c in cases if c.get("why")],
+        "notes": [f"case {c['case']}: {c.get('class') or '-'}: {c['why']}" for c in cases if c.get("why")]
+        + _guard_notes(cases),
     }
+
+
+def _guard_notes(cases: list[dict]) -> list[str]:
+    """What the judge's honesty guards saw in the forward (rung 2 benches it as code under diagnosis,
+    so it was timed all the same): one line per thing seen, naming the cases it held for."""
+    seen: dict[str, list[str]] = {}
+    for case in cases:
+        for note in case.get("guard_notes") or []:
+            seen.setdefault(note, []).append(str(case["case"]))
+    return [f"case{'s' if len(held) > 1 else ''} {', '.join(held)}: not a kernel-only forward, timed as it is: {note}"
+            for note, held in seen.items()]
 
 
 def _case_row(case: dict) -> dict:

@@ -188,3 +188,13 @@ def test_without_a_device_each_chain_says_its_metric_was_not_measured(softmax):
     assert card["sites"][0]["metrics"] == [{"text": "not measured (the profile section says why)", "anchor": "no-profile"}]
     page = report.render(without_device(softmax), "html")
     assert 'href="#no-profile"' in page and 'id="no-profile"' in page
+
+
+def test_what_the_guards_saw_in_the_forward_is_in_the_profile_notes_with_its_cases():
+    noted = softmax_report()
+    for case in noted["profile"]["cases"][:2]:
+        case["guard_notes"] = ["forward calls torch compute ops: torch.relu"]
+    text = report.render(noted, "markdown")
+    assert "cases 0, 1: not a kernel-only forward, timed as it is: forward calls torch compute ops: torch.relu" in text
+    assert "not a kernel-only forward" in report.render(noted, "html")
+    assert "not a kernel-only forward" not in report.render(softmax_report(), "markdown")
