@@ -106,15 +106,19 @@ def private_folders(solution: Path, folder: Path) -> dict[str, str]:
     by its source's hash (the best and the initial version keep theirs from round to round, and what
     a candidate compiles lands only in its own), and its temporary files (the compilers' inputs)
     go to a folder of its own; the sentinel allows Triton's writes in those two places only."""
+    cache, scratch = kernel_cache(solution), folder / "tmp"
+    for path in (cache, scratch):
+        path.mkdir(parents=True, exist_ok=True)
+    return {"TRITON_CACHE_DIR": str(cache), "TMPDIR": str(scratch)}
+
+
+def kernel_cache(solution: Path) -> Path:
+    """The kernel cache of ``solution``'s contestants on this machine, named by its source's hash."""
     from triton import knobs
 
     digest = hashlib.sha256(Path(solution).read_bytes()).hexdigest()[:24]
     shared = Path(knobs.cache.dir)  # Triton's own reading of TRITON_CACHE_DIR and its default
-    cache = shared.parent / f"{shared.name}-contestants" / digest
-    scratch = folder / "tmp"
-    for path in (cache, scratch):
-        path.mkdir(parents=True, exist_ok=True)
-    return {"TRITON_CACHE_DIR": str(cache), "TMPDIR": str(scratch)}
+    return shared.parent / f"{shared.name}-contestants" / digest
 
 
 def local(name: str, backend: Any, tracer: Any) -> Handle:

@@ -27,6 +27,7 @@ from typing import Any
 from ladder.runner import contestants, sandbox
 from ladder.runner.backends.base import Backend
 from ladder.runner.channel import ContestantLost
+from ladder.runner.options import Options
 
 MAX_ARCHIVE = 512 << 20  # a kernel cache larger than this is not carried (the GPU compiles it itself)
 
@@ -66,7 +67,8 @@ def prebuild(solution: Path, problem: Path, target: str = "sm90", *, timeout_s: 
     handle = None
     try:
         handle = contestants.start("candidate", backend, exchange, limits or sandbox.Limits(
-            memory_bytes=sandbox.default_memory_limit(), processes=16), token, solution=solution)
+            memory_bytes=sandbox.default_memory_limit(), processes=Options().process_limit), token,
+            solution=solution)
         request = {"solution": str(solution), "problem": str(problem)}
         for command in ({"op": "load", "kind": "solution", "exchange": str(exchange), **request},
                         {"op": "precompile", "target": target, **request}):
@@ -89,8 +91,9 @@ def prebuild(solution: Path, problem: Path, target: str = "sm90", *, timeout_s: 
 
 def cache_folder(solution: Path) -> Path:
     """The candidate's private kernel cache on this machine (what its contestants compile into)."""
-    with tempfile.TemporaryDirectory(prefix="ladder-cache-") as scratch:
-        return Path(contestants.private_folders(solution, Path(scratch))["TRITON_CACHE_DIR"])
+    cache = contestants.kernel_cache(solution)
+    cache.mkdir(parents=True, exist_ok=True)
+    return cache
 
 
 def archive(folder: Path) -> bytes:

@@ -112,16 +112,12 @@ def _evaluate(gate: str, problem: str, best: str, initial: str, candidates: dict
 
 
 def _device_target() -> str | None:
-    """The compile target of the GPU this task holds (``sm90``), or None without one."""
-    try:
-        import torch
+    """The compile target of the GPU this task holds (``sm90``, as the judge compiles for it), or None."""
+    from ladder.runner.backends import load_backend
+    from ladder.runner.evaluate import compile_target
 
-        if torch.cuda.is_available():
-            major, minor = torch.cuda.get_device_capability()
-            return f"sm{major}{minor}"
-    except Exception:  # no usable device: the target stays what it was
-        pass
-    return None
+    cuda = load_backend("cuda")
+    return compile_target(cuda) if cuda.is_available() else None
 
 
 class RemoteGate:
@@ -136,7 +132,7 @@ class RemoteGate:
         self.prebuild_target = prebuild_target
         self._task = ray.remote(num_gpus=1, max_retries=RETRIES)(_evaluate)
         self._compile = ray.remote(num_cpus=1, max_retries=RETRIES)(_prebuild)
-        self._built: dict[tuple[str, str], Any] = {}  # (source, problem) -> its cache's object: the best's is built once
+        self._built: dict[tuple[str, str, str], Any] = {}  # (source, problem, target) -> its cache's object
 
     def __call__(self, problem: Path, best: Path, initial: Path, candidates: dict[str, Path],
                  settings: GateSettings, torch_compile: bool = False) -> GateResult:
@@ -163,8 +159,9 @@ class RemoteGate:
         return result
 
     def _prebuilt(self, solution: Path, problem: Path, source: str, problem_source: str) -> Any:
-        """The CPU task compiling one contestant (its object: the same source is compiled once per run)."""
-        key = (source, problem_source)
+        """The CPU task compiling one contestant (its object: the same source is compiled once per
+        run and target; the target changes once a GPU task has named its own)."""
+        key = (source, problem_source, self.prebuild_target)
         if key not in self._built:
             self._built[key] = self._compile.remote(str(solution), str(problem), self.prebuild_target,
                                                     {"solution": source, "problem": problem_source})
