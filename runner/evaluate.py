@@ -47,12 +47,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from ladder.runner import roofline, sandbox, seeds
 from ladder.runner.case import CASE_STAGES, CaseRun
 from ladder.runner.evaluation import Candidate, DeviceLost, Emit, Evaluation, new_contestant
 from ladder.runner.options import Options
+from ladder.runner.precompile import compile_target
 from ladder.runner.problem import (
     QUICK_MAX_ELEMENTS,
     ProblemError,
@@ -209,14 +208,6 @@ STAGES: dict[str, Callable[[Evaluation], None]] = {
     "contestants": start_contestants,
     "cases": cases,
 }
-
-
-def compile_target(backend: Any) -> str | None:
-    """``sm90`` for the CUDA device here (what its contestants compile for ahead of time), else None."""
-    if backend.name != "cuda":
-        return None
-    major, minor = torch.cuda.get_device_capability()
-    return f"sm{major}{minor}"
 
 
 def runner_digest(problem_path: str) -> str:

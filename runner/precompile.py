@@ -50,6 +50,16 @@ def precompile(pairs: list[tuple[Path, Path]], target: str, jobs: int,
             "solutions": results}
 
 
+def compile_target(backend: Any) -> str | None:
+    """``sm90`` for the CUDA device here (what its contestants compile for ahead of time), else None."""
+    if backend.name != "cuda":
+        return None
+    import torch
+
+    major, minor = torch.cuda.get_device_capability()
+    return f"sm{major}{minor}"
+
+
 def compile_kernels(solution: Path, problem: Path, target: str) -> list[Any]:
     """Every kernel ``solution`` launches on any case of ``problem``, compiled for ``target`` with no
     device, through the runner's aot backend (the JIT's own specialization of each launch).

@@ -114,7 +114,7 @@ def _evaluate(gate: str, problem: str, best: str, initial: str, candidates: dict
 def _device_target() -> str | None:
     """The compile target of the GPU this task holds (``sm90``, as the judge compiles for it), or None."""
     from ladder.runner.backends import load_backend
-    from ladder.runner.evaluate import compile_target
+    from ladder.runner.precompile import compile_target
 
     cuda = load_backend("cuda")
     return compile_target(cuda) if cuda.is_available() else None
