@@ -112,14 +112,15 @@ def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: 
     timed = last_gate is not None and last_gate.timed and last_gate.record.get("backend") == "npu"
     subject = Subject(str(best), str(problem), backend="npu" if timed else "aot", target=run.settings.target,
                       device=last_gate.device if timed else None)
-    steps = ladder.measured_rungs(_profile_from_gate(last_gate)) if timed else ladder.RUNGS
+    steps = ladder.measured_rungs(_profile_from_gate(last_gate, run.best_in_gate)) if timed else ladder.RUNGS
     state = ladder.new_state(subject)
     state["options"] = {"ncu": False}
     return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps, limits=run.settings.rung_timeouts)
 
 
-def _profile_from_gate(result: GateResult) -> dict[str, Any]:
+def _profile_from_gate(result: GateResult, name: str) -> dict[str, Any]:
+    """Rung 2's profile of contestant ``name`` as the gate timed it."""
     from ladder.diagnoser.profile import ascend
     from ladder.runner.bench import flat_record
 
-    return ascend.assemble(flat_record(result.record, BEST), {}, "msprof not used in the loop")
+    return ascend.assemble(flat_record(result.record, name), {}, "msprof not used in the loop")

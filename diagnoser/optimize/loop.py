@@ -32,7 +32,7 @@ from typing import Any, Callable
 from ladder.diagnoser.ladder import RUNG_TIMEOUTS_S
 from ladder.diagnoser.optimize import ascend
 from ladder.diagnoser.optimize.brief import Brief, brief_for
-from ladder.diagnoser.optimize.gate import GateResult, GateSettings, geomean, run_gate
+from ladder.diagnoser.optimize.gate import BEST, GateResult, GateSettings, geomean, run_gate
 from ladder.diagnoser.optimize.journal import Journal, JournalError, content_key
 from ladder.diagnoser.optimize.proposers import Paused, Proposal, Proposer
 from ladder.diagnoser.optimize.proposers.rules import source_hash
@@ -81,6 +81,9 @@ class Run:
     best_path: Path | None = None
     best: dict[str, Any] = field(default_factory=dict)
     last_gate: GateResult | None = None
+    # The contestant of ``last_gate`` that is the best now: the round's winner once one was accepted,
+    # so that the next diagnosis reads the new best's timing, not the one it replaced.
+    best_in_gate: str = BEST
     history: list[dict[str, Any]] = field(default_factory=list)
     seconds_before: float = 0.0
     started: float = field(default_factory=time.monotonic)
@@ -240,6 +243,10 @@ def gate_stage(state: Round) -> None:
     run = state.run
     if not state.files:
         return
+    if run.settings.deadline is not None and time.monotonic() + expected_gate_seconds(run, len(state.files)) \
+            > run.settings.deadline:
+        run.stopped = DEADLINE  # the round is not recorded: a resume diagnoses (cached) and proposes it again
+        return
     from ladder.runner.bench import BenchError
 
     try:
@@ -249,6 +256,18 @@ def gate_stage(state: Round) -> None:
     if state.result.record.get("device_error"):
         raise OptimizeError(f"round {state.number}: the device was lost ({state.result.record['device_error']}); "
                             "the journal is intact: rerun with --resume")
+
+
+def expected_gate_seconds(run: Run, candidates: int) -> float:
+    """How long a gate of ``candidates`` should take, from this run's earlier gates: seconds per
+    contestant (the best twice, the initial version, each candidate) at the slowest seen so far."""
+    header = run.journal.header()
+    seen = [(header.get("gate_seconds") or 0.0) / 2]
+    for record in run.journal.rounds():
+        gated = len([p for p in record.get("proposals", []) if p.get("file")])
+        if gated:
+            seen.append((record.get("stage_seconds") or {}).get("gate", 0.0) / (gated + 3))
+    return max(seen) * (candidates + 3)
 
 
 def record_stage(state: Round) -> None:
@@ -273,7 +292,7 @@ def record_stage(state: Round) -> None:
     elif state.result is not None:
         run.best = refresh_best(run.best, state.result)
     if state.result is not None:
-        run.last_gate = state.result
+        run.last_gate, run.best_in_gate = state.result, accepted["id"] if accepted else BEST
     shown = accepted or max(entries, key=lambda e: e["outcome"].get("geomean_vs_best") or 0.0, default=None)
     record = {
         "kind": "round", "round": state.number, "proposer": run.proposer.name,
@@ -378,17 +397,19 @@ def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: 
 
     device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
     subject = Subject(str(best), str(problem), backend="cuda" if device else "aot", target="sm90", device=device)
-    steps = ladder.measured_rungs(_profile_from_gate(last_gate)) if device is not None else ladder.RUNGS
+    steps = (ladder.measured_rungs(_profile_from_gate(last_gate, run.best_in_gate)) if device is not None
+             else ladder.RUNGS)
     state = ladder.new_state(subject)
     state["options"] = {"ncu": False}
     return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps, limits=run.settings.rung_timeouts)
 
 
-def _profile_from_gate(result: GateResult) -> dict[str, Any]:
+def _profile_from_gate(result: GateResult, name: str) -> dict[str, Any]:
+    """Rung 2's profile of contestant ``name`` as the gate timed it."""
     from ladder.diagnoser.profile import nvidia
     from ladder.runner.bench import flat_record
 
-    record = flat_record(result.record, "best")
+    record = flat_record(result.record, name)
     ceilings = nvidia.ceilings_for(record["device"], result.record.get("ceilings"))
     return nvidia.assemble(record, ceilings, {"available": False, "why": "ncu not used in the loop", "cases": {},
                                               "errors": {}})

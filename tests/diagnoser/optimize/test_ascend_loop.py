@@ -55,7 +55,7 @@ def test_on_an_npu_rung_2_reads_the_gates_timing_against_the_parts_ceilings():
             {"case": 0, "label": "c0", "correct": True, "time_ms": {"median": 2.0}, "kernels": ["k"], "launches": 1}]}}}
     gate = GateResult(verdicts={}, spread=0.01, best_cases=[], device="Ascend910B3", device_uuid=None, timed=True,
                       record=record)
-    profile = ascend._profile_from_gate(gate)
+    profile = ascend._profile_from_gate(gate, "best")
     assert profile["backend"] == "npu" and profile["ceilings"]["bandwidth"] == 1.2e12  # kb/hardware/ascend910b3.yaml
     (case,) = profile["cases"]
     assert case["efficiency"] == pytest.approx(0.5)  # 1.2 GB at 1.2 TB/s is 1 ms; it took 2 ms

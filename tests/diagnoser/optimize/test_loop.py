@@ -234,3 +234,50 @@ def test_a_diagnosis_rung_that_hangs_is_stopped_and_the_round_keeps_the_rest(tmp
     rungs = {r["rung"]: r for r in state["rungs"]}
     assert rungs[1]["status"] == "ok"
     assert rungs[3]["timed_out"] and 6 <= rungs[3]["seconds"] < 40
+
+
+def test_the_round_after_a_win_diagnoses_the_new_best_with_its_own_timing(pair, tmp_path):
+    """Rung 2 of the next round reads the gate's timing of the winner, not of the best it replaced."""
+    seen = []
+
+    def diagnose(best, problem, last_gate, run):
+        timed = last_gate.record["solutions"][run.best_in_gate]
+        seen.append((Path(best).read_text(), [c["time_ms"]["median"] for c in timed["cases"]]))
+        return {"reached": 2, "findings": []}
+
+    solution, problem = pair
+    optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"], []]),
+             Settings(rounds=3, evidence="full", gate=GateSettings()), gate=fake_gate, diagnose=diagnose)
+    (first_source, first_times), (second_source, second_times) = seen
+    assert "# speed: 1.0" in first_source and first_times == [1.0, 2.0, 3.0]
+    assert "# speed: 2.0" in second_source and second_times == [0.5, 1.0, 1.5]
+
+
+def test_a_gate_that_would_run_past_the_deadline_is_not_started_and_the_resume_gates_it(pair, tmp_path, monkeypatch):
+    import time
+
+    gates = []
+
+    def counting_gate(*args, **kwargs):
+        gates.append(kwargs.get("torch_compile", False))
+        return fake_gate(*args, **kwargs)
+
+    solution, problem = pair
+    monkeypatch.setattr(loop, "expected_gate_seconds", lambda run, candidates: 1e6)
+    settings = Settings(rounds=2, evidence="timing", gate=GateSettings(), deadline=time.monotonic() + 1000)
+    summary = optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]), settings, gate=counting_gate)
+    assert summary["stopped"] == loop.DEADLINE and gates == [True] and rounds_of(tmp_path) == []
+    monkeypatch.undo()
+    optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]),
+             Settings(rounds=1, evidence="timing", gate=GateSettings()), resume=True, gate=counting_gate)
+    assert [r["accepted"] for r in rounds_of(tmp_path)] == ["r1-c1"] and gates == [True, False]
+
+
+def test_the_expected_gate_time_is_the_slowest_seconds_per_contestant_seen(pair, tmp_path):
+    from types import SimpleNamespace
+
+    journal = Journal(tmp_path / "run")
+    journal.start({"solution": "s.py", "problem": "p.py", "gate_seconds": 20.0, "best": {}})
+    journal.append({"kind": "round", "round": 1, "stage_seconds": {"gate": 120.0},
+                    "proposals": [{"file": "a"}, {"file": "b"}, {"file": "c"}, {"file": None}]})
+    assert loop.expected_gate_seconds(SimpleNamespace(journal=journal), 2) == pytest.approx(100.0)
