@@ -93,10 +93,13 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
         jobs = [{"solution": items[i].solution, "problem": items[i].problem, "cases": [deciding[i]]} for i in order]
         kernels = sorted({k for i in order for k in nvidia.launched_kernels(records[i])})
         timeout = NCU_TIMEOUT_S if deadline is None else min(NCU_TIMEOUT_S, deadline - time.monotonic() - FINISH_S)
-        progress(f"Nsight Compute over {len(jobs)} kernels (at most {timeout:.0f} s)")
-        counters = profile_all(jobs, kernels, timeout)
-        if timeout < 30:
-            counters["why"] = f"ncu skipped: {timeout:.0f} s left before the deadline"
+        if timeout < NCU_MIN_S:
+            why = f"ncu skipped: {max(timeout, 0):.0f} s left before the deadline"
+            progress(why)
+            counters = {"available": False, "why": why, "cases": {}, "errors": {}}
+        else:
+            progress(f"Nsight Compute over {len(jobs)} kernels (at most {timeout:.0f} s)")
+            counters = profile_all(jobs, kernels, timeout)
         counters["cases"] = {(order[j], case): v for (j, case), v in counters["cases"].items()}
         counters["errors"] = {(order[j], case): v for (j, case), v in counters["errors"].items()}
         for i in records:

@@ -31,7 +31,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--deadline", type=float, default=480.0, help="seconds for this call")
-    parser.add_argument("--reserve", type=float, default=60.0, help="do not start an operator with less left")
+    parser.add_argument("--reserve", type=float, default=120.0, help="do not start an operator with less left")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--operator-budget", type=float, default=240.0)
     parser.add_argument("--only", nargs="*", default=())
