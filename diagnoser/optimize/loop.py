@@ -390,13 +390,20 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- diagnosis
 
 
-def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: Run) -> dict[str, Any]:
-    """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run)."""
+def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: Run,
+                  capture: str = "device") -> dict[str, Any]:
+    """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run).
+
+    Rung 3 captures through the JIT on this machine's GPU (``capture="device"``) when the gate timed
+    on one, or compiles ahead of time (``"aot"``, or no timed gate): a diagnosis that runs beside
+    other evaluations (a Ray CPU task) must not run kernels on a GPU it holds no lease on.
+    """
     from ladder.diagnoser import ladder
     from ladder.diagnoser.subject import Subject
 
     device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
-    subject = Subject(str(best), str(problem), backend="cuda" if device else "aot", target="sm90", device=device)
+    backend = "cuda" if device and capture == "device" else "aot"
+    subject = Subject(str(best), str(problem), backend=backend, target="sm90", device=device)
     steps = (ladder.measured_rungs(_profile_from_gate(last_gate, run.best_in_gate)) if device is not None
              else ladder.RUNGS)
     state = ladder.new_state(subject)

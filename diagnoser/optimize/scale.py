@@ -8,7 +8,9 @@ evaluation only: a GPU is leased per evaluation, never pinned to an operator, so
 model and no two timed evaluations share a GPU. Before it, every contestant's kernels compile on a
 CPU task of their own, in the judge's sandbox (``ladder.runner.prebuild``); the GPU task takes the
 caches as arguments, so Ray leases the GPU only once they are built, and the judge's own precompile
-finds every kernel. A task whose worker, GPU or node is lost is retried
+finds every kernel. Each round's diagnosis of the best is a CPU task too (``RemoteDiagnose``): rung 2
+is read from the gate's timing, and rung 3 compiles ahead of time for the target instead of running
+the kernel, so no GPU is touched outside a gate's lease. A task whose worker, GPU or node is lost is retried
 by Ray (``RETRIES`` times), then the operator's run stops with its journal intact (``--resume``).
 
 Without ``--ray`` nothing here is imported: the suite runs in one process as before.
@@ -111,6 +113,27 @@ def _evaluate(gate: str, problem: str, best: str, initial: str, candidates: dict
     return result, lease
 
 
+@dataclass
+class RunView:
+    """What a diagnosis reads of its run (``loop.Run`` holds a journal and callbacks; this travels)."""
+
+    settings: Settings
+    best_in_gate: str
+
+
+def _diagnose(best: str, problem: str, sources: dict[str, str], last_gate: GateResult | None,
+              view: RunView) -> dict[str, Any]:
+    """A CPU task's body: the ladder on the run's best, as its target diagnoses, with no GPU."""
+    import functools
+
+    from ladder.diagnoser.optimize import ascend, loop
+
+    diagnose = ascend.diagnose_for(view.settings.target) or functools.partial(loop.diagnose_best, capture="aot")
+    with tempfile.TemporaryDirectory(prefix="ladder-diagnose-") as folder:
+        local = _here({"best": best, "problem": problem}, sources, folder)
+        return diagnose(local["best"], local["problem"], last_gate, view)
+
+
 def _device_target() -> str | None:
     """The compile target of the GPU this task holds (``sm90``, as the judge compiles for it), or None."""
     from ladder.runner.backends import load_backend
@@ -168,6 +191,29 @@ class RemoteGate:
         return self._built[key]
 
 
+class RemoteDiagnose:
+    """The loop's diagnosis function, submitting each diagnosis as a Ray CPU task."""
+
+    def __init__(self, operator: str, board: Board):
+        import ray
+
+        self.operator, self.board = operator, board
+        self._task = ray.remote(num_cpus=1, max_retries=RETRIES)(_diagnose)
+
+    def __call__(self, best: Path, problem: Path, last_gate: GateResult | None, run: Any) -> dict[str, Any]:
+        import ray
+        from ray.exceptions import RayError
+
+        self.board.update(self.operator, state="diagnosing (CPU task)")
+        sources = {"best": Path(best).read_text(), "problem": Path(problem).read_text()}
+        view = RunView(run.settings, run.best_in_gate)
+        try:
+            return ray.get(self._task.remote(str(best), str(problem), sources, last_gate, view))
+        except RayError as error:
+            raise OptimizeError(f"the diagnosis was lost {RETRIES + 1} times ({type(error).__name__}); the journal "
+                                "is intact: rerun with --resume") from None
+
+
 def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, out: Path, *, address: str = "local",
                        gate: str = DEFAULT_GATE, echo: Callable[[str], None] = print,
                        leases: list | None = None, prebuild_target: str | None = PREBUILD_TARGET) -> dict[str, Any]:
@@ -183,7 +229,7 @@ def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, 
         started = time.monotonic()
         try:
             optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,
-                     resume=Journal(folder).exists(), gate=remote,
+                     resume=Journal(folder).exists(), gate=remote, diagnose=RemoteDiagnose(op.key, board),
                      progress=lambda line: board.update(op.key, round=Journal(folder).last_round() + 1
                                                         if Journal(folder).exists() else 0, state=line))
             row = operator_row(op.key, Journal(folder))

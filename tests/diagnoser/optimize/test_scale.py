@@ -129,3 +129,39 @@ def test_contestants_compile_on_cpu_tasks_before_the_gpu_is_leased_and_the_gpu_t
     assert "not a kernel" in built["broken"]["why_not"] and built["broken"]["kernels"] == 0
     assert lease["started"] >= max(b["finished_at"] for b in built.values())  # the GPU waited on no compile
     assert result["cached_files"]["candidate"] > 0 and result["cached_files"]["broken"] == 0
+
+
+def timed_on_h200(solution: Path) -> "GateResult":
+    """A gate as the judge on an H200 reports it: the best timed on every case of the add problem."""
+    from ladder.diagnoser.optimize.gate import GateResult
+
+    cases = [{"case": i, "bytes": 12.0 * n, "flops": 0.0, "reference_ms": {"median": 0.01}}
+             for i, n in enumerate((1000, 4097, 256))]
+    report = {"path": str(solution), "ok": True, "rejected": None, "static": [], "cases": [
+        {"case": i, "label": f"N={n}", "correct": True, "time_ms": {"median": 0.05, "p10": 0.05, "p90": 0.05},
+         "kernels": ["add_kernel"], "launches": 1} for i, n in enumerate((1000, 4097, 256))]}
+    record = {"problem": str(ADD / "problem.py"), "backend": "cuda", "device": "NVIDIA H200", "timed": True,
+              "cases": cases, "solutions": {"best": report}}
+    return GateResult(verdicts={}, spread=0.01, best_cases=[], device="NVIDIA H200", device_uuid="GPU-0", timed=True,
+                      record=record)
+
+
+@pytest.mark.slow
+def test_the_diagnosis_is_a_cpu_task_that_replays_the_gates_timing_and_compiles_instead_of_launching(
+        cluster, tmp_path, monkeypatch):
+    """Rung 2 from the GPU task's timing, rung 3 compiled ahead of time in a Ray worker: the driver
+    diagnoses nothing itself and no GPU is touched outside a gate's lease."""
+    from types import SimpleNamespace
+
+    from ladder.diagnoser.optimize import loop
+    from ladder.diagnoser.optimize.scale import Board, RemoteDiagnose
+
+    monkeypatch.setattr(loop, "diagnose_best", lambda *args, **kwargs: pytest.fail("diagnosed in the driver"))
+    monkeypatch.setenv("LADDER_INDEX_DIR", str(tmp_path / "no-index"))
+    run = SimpleNamespace(settings=Settings(rungs=(1, 2, 3)), best_in_gate="best")
+    state = RemoteDiagnose("add", Board(echo=lambda line: None))(ADD / "solution.py", ADD / "problem.py",
+                                                                 timed_on_h200(ADD / "solution.py"), run)
+    rungs = {r["rung"]: r for r in state["rungs"]}
+    assert rungs[2]["status"] == "ok" and state["profile"]["device"] == "NVIDIA H200"
+    assert [c["time_s"] for c in state["profile"]["cases"]] == pytest.approx([5e-5] * 3)
+    assert rungs[3]["status"] == "ok" and "(aot capture)" in rungs[3]["summary"] and state["facts"]
