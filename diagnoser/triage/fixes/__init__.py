@@ -14,6 +14,7 @@ from ladder.diagnoser.evidence import Finding
 from ..context import TriageContext
 from .autotune import fix_hardcoded_config
 from .edit import NotApplicable
+from .epilogue import fix_unfused_epilogue
 from .grouped import fix_grouped_order
 from .hints import fix_scalar_access
 from .npu_blocks import fix_ub_overflow, fix_unaligned_tail_axis
@@ -31,6 +32,7 @@ FIXES: dict[str, Fix] = {
     "nv.unpipelined-loop": fix_unpipelined,
     "nv.gemm-no-grouped-order": fix_grouped_order,
     "nv.scalar-access": fix_scalar_access,
+    "nv.unfused-epilogue": fix_unfused_epilogue,
     "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
     "npu.int64-scalar-fallback": fix_int64_scalar_fallback,
     "npu.where-condition-dtype": fix_where_condition_dtype,
