@@ -133,8 +133,8 @@ def _elementwise(module: SourceModule, kernel: Kernel) -> Elementwise:
                 scalars.append(name)
             elif name not in params | allowed_locals | module.tl_aliases | module.triton_aliases:
                 raise NotApplicable(f"{kernel.name} reads `{name}` from outside the kernel")
-        for call in ast.walk(node):
-            if isinstance(call, ast.Call) and call is not load and not _elementwise_call(module, call):
+        for call in _walk(node, skip=load):
+            if isinstance(call, ast.Call) and not _elementwise_call(module, call):
                 raise NotApplicable(f"{kernel.name} calls {ast.unparse(call.func)}, which is not elementwise")
     if not _contains(value, load) and not any(_contains(s.value, load) for s in kept):
         raise NotApplicable(f"{kernel.name} does not use what it loads")
@@ -401,18 +401,19 @@ def _argument(call: ast.Call, position: int, keyword: str) -> Optional[ast.expr]
     return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
-def _names(node: Optional[ast.AST], skip: Optional[ast.AST] = None) -> set[str]:
-    if node is None:
-        return set()
-    found, todo = set(), [node]
+def _walk(node: Optional[ast.AST], skip: Optional[ast.AST] = None) -> list[ast.AST]:
+    """Every node under `node` except those under `skip` (the load, whose arguments are replaced)."""
+    found, todo = [], [node] if node is not None else []
     while todo:
         sub = todo.pop()
-        if sub is skip:
-            continue
-        if isinstance(sub, ast.Name):
-            found.add(sub.id)
-        todo += list(ast.iter_child_nodes(sub))
+        if sub is not skip:
+            found.append(sub)
+            todo += list(ast.iter_child_nodes(sub))
     return found
+
+
+def _names(node: Optional[ast.AST], skip: Optional[ast.AST] = None) -> set[str]:
+    return {sub.id for sub in _walk(node, skip) if isinstance(sub, ast.Name)}
 
 
 def _contains(node: ast.AST, target: ast.AST) -> bool:
