@@ -1,0 +1,54 @@
+"""bench/optimize/recheck.py: every accepted best is judged again in a `ladder bench` of its own."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ladder.diagnoser.optimize.journal import Journal
+
+ROOT = Path(__file__).resolve().parents[3]
+ADD = ROOT / "tests" / "runner" / "fixtures" / "add"
+spec = importlib.util.spec_from_file_location("recheck", ROOT / "bench" / "optimize" / "recheck.py")
+recheck = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(recheck)
+
+
+def run_folder(runs: Path, key: str, best_file: str, best_round: int = 1) -> Path:
+    folder = runs / key
+    journal = Journal(folder)
+    best = {"round": best_round, "file": "best.py", "geomean_vs_initial": 1.25, "cases": []}
+    journal.start({"solution": str(ADD / "solution.py"), "problem": str(ADD / "problem.py"), "best": {"round": 0}})
+    journal.append({"kind": "round", "round": 1, "spread": 0.02, "accepted": "r1-c1", "best": best})
+    journal.append({"kind": "stop", "reason": "nothing new", "final": True, "after_round": 1, "best": best})
+    shutil.copy(ADD / "solution.py", folder / "initial.py")
+    shutil.copy(ADD / best_file, folder / "best.py")
+    return folder
+
+
+@pytest.mark.slow
+def test_a_wrong_best_fails_the_recheck_and_a_second_call_runs_nothing_again(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    run_folder(runs, "level1/good", "solution.py")
+    run_folder(runs, "level1/wrong", "wrong_values.py")
+    run_folder(runs, "level1/unchanged", "solution.py", best_round=0)
+    out = tmp_path / "recheck.json"
+    assert recheck.main(["--runs", str(runs), "--out", str(out), "--backend", "interpret", "--seeds", "1"]) == 1
+    rows = {Path(row["run"]).name: row for row in json.loads(out.read_text())["operators"]}
+    assert set(rows) == {"good", "wrong"}  # a run whose best is its initial version needs no re-check
+    assert rows["good"]["correct"] and not rows["good"]["timed"] and "ratio" not in rows["good"]
+    assert not rows["wrong"]["correct"] and "exceeds tolerance" in rows["wrong"]["why"]
+    assert rows["good"]["journal_spread"] == 0.02 and rows["good"]["base_seed"] is not None
+    capsys.readouterr()
+    assert recheck.main(["--runs", str(runs), "--out", str(out), "--backend", "interpret"]) == 1
+    assert "| level1/wrong | NO:" in capsys.readouterr().out
+    assert json.loads(out.read_text())["operators"] == list(rows.values())
+
+
+def test_the_speedup_must_agree_with_the_journals_within_its_spread():
+    rows = [{"run": "r/level1/a", "correct": True, "journal_speedup": 1.5, "speedup": 1.52, "ratio": 1.52 / 1.5,
+             "tolerance": 0.03, "within_spread": True}]
+    assert "| level1/a | yes | 1.500x | 1.520x | 1.013 (tolerance 3.0%) | yes |" in recheck.table(rows)
