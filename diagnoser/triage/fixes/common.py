@@ -2,6 +2,7 @@
 and walks a finding is about."""
 from __future__ import annotations
 
+import ast
 from typing import Optional
 
 from ladder.diagnoser.evidence import Finding
@@ -48,8 +49,6 @@ def reports_of(ctx: TriageContext, kernel: str) -> list[KernelReport]:
 
 def fresh_name(ctx: TriageContext, kernel: Kernel, wanted: str) -> str:
     """`wanted`, or `wanted_2`... if the kernel already uses that name."""
-    import ast
-
     used = {n.id for n in ast.walk(kernel.node) if isinstance(n, ast.Name)} | {p.name for p in kernel.params}
     name, index = wanted, 2
     while name in used:
@@ -60,3 +59,27 @@ def fresh_name(ctx: TriageContext, kernel: Kernel, wanted: str) -> str:
 def tl_name(ctx: TriageContext) -> str:
     """How this file names triton.language (`tl` in almost every kernel)."""
     return min(ctx.source.tl_aliases) if ctx.source.tl_aliases else "triton.language"
+
+
+def names_reaching(kernel: Kernel, node: ast.AST) -> set[str]:
+    """The names `node` is computed from inside the kernel, transitively through its assignments
+    (`+=` included), with `node`'s own names: what an address or a value depends on."""
+    definitions: dict[str, list[ast.AST]] = {}
+    for sub in ast.walk(kernel.node):
+        if isinstance(sub, ast.Assign):
+            for target in sub.targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        definitions.setdefault(name.id, []).append(sub.value)
+        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
+            definitions.setdefault(sub.target.id, []).append(sub.value)
+    seen: set[str] = set()
+    todo = [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for value in definitions.get(name, []):
+            todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
+    return seen

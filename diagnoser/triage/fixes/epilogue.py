@@ -21,6 +21,7 @@ from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from ..source import Kernel, LaunchSite, SourceModule, parse_module
+from .common import names_reaching
 from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, line_offsets, remove_statement, replace, span
 
 PATTERN = "nv.unfused-epilogue"
@@ -77,7 +78,7 @@ def _fuse(source: str, module: SourceModule, consumer_name: str) -> list[Edit]:
         raise NotApplicable(f"{consumer_name} does not read and write plain tensors of the forward")
     producer = module.kernels[producer_site.kernel]
     store, stored_param = _single_store(module, producer, _bound(producer, producer_site), intermediate.id)
-    _check_forward(module, forward, at, producer_site, consumer_site, intermediate.id, output.id, consumer_args)
+    _check_forward(module, forward, at, intermediate.id, output.id, consumer_args)
     scalars = {name: consumer_args.get(name) for name in epilogue.scalars}
     for name, value in scalars.items():
         if value is None:
@@ -87,9 +88,9 @@ def _fuse(source: str, module: SourceModule, consumer_name: str) -> list[Edit]:
     used = {n.id for n in ast.walk(producer.node) if isinstance(n, ast.Name)} | {p.name for p in producer.params}
     renames = _renames(epilogue, used)
     renames[epilogue.output_param] = stored_param
-    return (_producer_edits(source, module, producer, store, epilogue, renames)
+    return (_producer_edits(source, producer, store, epilogue, renames)
             + _launch_edits(source, producer_site, {renames[n]: v for n, v in scalars.items()})
-            + _forward_edits(source, forward, at, consumer_site, intermediate.id, output.id, consumer_args, epilogue)
+            + _forward_edits(source, forward, at, intermediate.id, output.id, consumer_args)
             + _remove_kernel(source, module.kernels[consumer_name]))
 
 
@@ -129,7 +130,7 @@ def _elementwise(module: SourceModule, kernel: Kernel) -> Elementwise:
         for name in _names(node, skip=load):
             if name in index or name in index_params or name == source_param:
                 raise NotApplicable(f"{kernel.name} computes with `{name}`, not only with the loaded value")
-            if name in params and name not in (output_param,) and name not in scalars:
+            if name in params and name != output_param and name not in scalars:
                 scalars.append(name)
             elif name not in params | allowed_locals | module.tl_aliases | module.triton_aliases:
                 raise NotApplicable(f"{kernel.name} reads `{name}` from outside the kernel")
@@ -188,28 +189,9 @@ def _single_store(module: SourceModule, producer: Kernel, args: dict[str, ast.ex
     passed = [name for name, value in args.items() if isinstance(value, ast.Name) and value.id == intermediate]
     if len(passed) != 1:
         raise NotApplicable(f"{producer.name} does not take `{intermediate}` as one argument")
-    if passed[0] not in _reaching(producer, _argument(stores[0], 0, "pointer")):
+    if passed[0] not in names_reaching(producer, _argument(stores[0], 0, "pointer")):
         raise NotApplicable(f"{producer.name} does not store to `{intermediate}`")
     return statement, passed[0]
-
-
-def _reaching(kernel: Kernel, node: ast.expr) -> set[str]:
-    defined: dict[str, list[ast.expr]] = {}
-    for sub in ast.walk(kernel.node):
-        if isinstance(sub, ast.Assign):
-            for target in sub.targets:
-                if isinstance(target, ast.Name):
-                    defined.setdefault(target.id, []).append(sub.value)
-        elif isinstance(sub, ast.AugAssign) and isinstance(sub.target, ast.Name):
-            defined.setdefault(sub.target.id, []).append(sub.value)
-    seen, todo = set(), list(_names(node))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            for value in defined.get(name, []):
-                todo += list(_names(value))
-    return seen
 
 
 def _renames(epilogue: Elementwise, used: set[str]) -> dict[str, str]:
@@ -223,7 +205,7 @@ def _renames(epilogue: Elementwise, used: set[str]) -> dict[str, str]:
     return renames
 
 
-def _producer_edits(source: str, module: SourceModule, producer: Kernel, store: ast.Expr, epilogue: Elementwise,
+def _producer_edits(source: str, producer: Kernel, store: ast.Expr, epilogue: Elementwise,
                     renames: dict[str, str]) -> list[Edit]:
     stored = _argument(store.value, 1, "value")
     computed = stored.func.value if _is_cast(stored) else stored  # the value before its cast to the output dtype
@@ -296,8 +278,8 @@ def _bound(kernel: Kernel, site: LaunchSite) -> dict[str, ast.expr]:
     return bound
 
 
-def _check_forward(module: SourceModule, forward: ast.FunctionDef, at: int, producer: LaunchSite,
-                   consumer: LaunchSite, intermediate: str, output: str, consumer_args: dict[str, ast.expr]) -> None:
+def _check_forward(module: SourceModule, forward: ast.FunctionDef, at: int, intermediate: str, output: str,
+                   consumer_args: dict[str, ast.expr]) -> None:
     """The intermediate lives only for the two launches, the output is a fresh tensor like it, and
     the consumer runs over all of it."""
     after = [n for s in forward.body[at + 1:] for n in ast.walk(s)]
@@ -348,8 +330,8 @@ def _launch_edits(source: str, site: LaunchSite, scalars: dict[str, ast.expr]) -
     return [Edit(end, end, "".join(f", {name}={source[slice(*span(source, value))]}" for name, value in scalars.items()))]
 
 
-def _forward_edits(source: str, forward: ast.FunctionDef, at: int, consumer: LaunchSite, intermediate: str,
-                   output: str, consumer_args: dict[str, ast.expr], epilogue: Elementwise) -> list[Edit]:
+def _forward_edits(source: str, forward: ast.FunctionDef, at: int, intermediate: str, output: str,
+                   consumer_args: dict[str, ast.expr]) -> list[Edit]:
     """The second launch and the output's allocation go (the element count too, when nothing else
     reads it); the forward's later uses of the output read the intermediate instead."""
     body = forward.body

@@ -15,7 +15,7 @@ from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from ..source import Kernel
-from .common import context_for, fresh_name, reports_of, target_kernels
+from .common import context_for, fresh_name, names_reaching, reports_of, target_kernels
 from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, remove_statement, span
 
 GROUP_SIZE = 8
@@ -108,29 +108,10 @@ def _rewrite(ctx: TriageContext, source: str, kernel: Kernel, reports) -> list[E
 
 def _names_reaching(kernel: Kernel, load_id: int) -> set[str]:
     """Names the address of the load with node id `load_id` is computed from, transitively."""
-    nodes = {id(n): n for n in ast.walk(kernel.node)}
-    load = nodes.get(load_id)
+    load = next((n for n in ast.walk(kernel.node) if id(n) == load_id), None)
     if not isinstance(load, ast.Call) or not load.args:
         return set()
-    definitions: dict[str, list[ast.AST]] = {}
-    for node in ast.walk(kernel.node):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        definitions.setdefault(name.id, []).append(node.value)
-        elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-            definitions.setdefault(node.target.id, []).append(node.value)
-    seen: set[str] = set()
-    todo = [n.id for n in ast.walk(load.args[0]) if isinstance(n, ast.Name)]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        for value in definitions.get(name, []):
-            todo.extend(n.id for n in ast.walk(value) if isinstance(n, ast.Name))
-    return seen
+    return names_reaching(kernel, load.args[0])
 
 
 def _divmod_pair(module, assigns: list[ast.Assign], names: dict[str, ast.Assign], a_names: set[str]):
