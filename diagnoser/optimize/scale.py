@@ -143,6 +143,18 @@ def _device_target() -> str | None:
     return compile_target(cuda) if cuda.is_available() else None
 
 
+def _awaited(reference: Any, what: str) -> Any:
+    """A task's result; a task Ray lost on every retry stops the operator's run, journal intact."""
+    import ray
+    from ray.exceptions import RayError
+
+    try:
+        return ray.get(reference)
+    except RayError as error:
+        raise OptimizeError(f"the {what} was lost {RETRIES + 1} times ({type(error).__name__}); the journal is "
+                            "intact: rerun with --resume") from None
+
+
 class RemoteGate:
     """The loop's gate function, submitting each evaluation as a Ray task on one GPU."""
 
@@ -159,9 +171,6 @@ class RemoteGate:
 
     def __call__(self, problem: Path, best: Path, initial: Path, candidates: dict[str, Path],
                  settings: GateSettings, torch_compile: bool = False) -> GateResult:
-        import ray
-        from ray.exceptions import RayError
-
         files = {"problem": problem, "best": best, "initial": initial, **candidates}
         sources = {name: Path(path).read_text() for name, path in files.items()}
         self.board.update(self.operator, state=f"gating {len(candidates)} candidate(s)")
@@ -170,11 +179,7 @@ class RemoteGate:
         reference = self._task.remote(self.gate, str(problem), str(best), str(initial),
                                       {n: str(p) for n, p in candidates.items()}, settings, torch_compile, sources,
                                       built, *prebuilt)
-        try:
-            result, lease = ray.get(reference)
-        except RayError as error:
-            raise OptimizeError(f"the evaluation was lost {RETRIES + 1} times ({type(error).__name__}); the journal is "
-                                "intact: rerun with --resume") from None
+        result, lease = _awaited(reference, "evaluation")
         self.leases.append({"operator": self.operator, **lease})
         if self.prebuild_target and lease.get("target"):  # the cluster's GPUs say what to compile for next
             self.prebuild_target = lease["target"]
@@ -201,17 +206,10 @@ class RemoteDiagnose:
         self._task = ray.remote(num_cpus=1, max_retries=RETRIES)(_diagnose)
 
     def __call__(self, best: Path, problem: Path, last_gate: GateResult | None, run: Any) -> dict[str, Any]:
-        import ray
-        from ray.exceptions import RayError
-
         self.board.update(self.operator, state="diagnosing (CPU task)")
         sources = {"best": Path(best).read_text(), "problem": Path(problem).read_text()}
         view = RunView(run.settings, run.best_in_gate)
-        try:
-            return ray.get(self._task.remote(str(best), str(problem), sources, last_gate, view))
-        except RayError as error:
-            raise OptimizeError(f"the diagnosis was lost {RETRIES + 1} times ({type(error).__name__}); the journal "
-                                "is intact: rerun with --resume") from None
+        return _awaited(self._task.remote(str(best), str(problem), sources, last_gate, view), "diagnosis")
 
 
 def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, out: Path, *, address: str = "local",
