@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from ladder.diagnoser.optimize.gate import CASE_SPREAD_FLOOR  # noqa: E402
+from ladder.diagnoser.optimize.gate import CASE_SPREAD_FLOOR, geomean  # noqa: E402
 from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
 
 PER_OPERATOR_S = 600.0
@@ -51,9 +51,12 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
     if backend:
         command += ["--backend", backend]
     began = time.monotonic()
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PER_OPERATOR_S)
+    try:
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PER_OPERATOR_S)
+    except subprocess.TimeoutExpired:
+        done = subprocess.CompletedProcess(command, None, "", f"no answer within {PER_OPERATOR_S:g} s")
     row = {"run": str(folder), "problem": str(problem), "journal_speedup": best.get("geomean_vs_initial"),
-           "journal_spread": _journal_spread(journal), "seconds": round(time.monotonic() - began, 1)}
+           "journal_spread": _journal_spread(journal, best), "seconds": round(time.monotonic() - began, 1)}
     try:
         record = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -67,7 +70,7 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
         reason = (record.get("rejected") or {}).get("reason") or (wrong[0].get("reason") if wrong else None)
         row["why"] = reason or "not correct"
     if row["timed"] and all(speedups):
-        row["speedup"] = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
+        row["speedup"] = geomean(speedups)
         tolerance = max(row["journal_spread"] or 0.0, CASE_SPREAD_FLOOR)
         row["ratio"] = row["speedup"] / row["journal_speedup"]
         row["tolerance"] = tolerance
@@ -75,10 +78,9 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
     return row
 
 
-def _journal_spread(journal: Journal) -> float | None:
+def _journal_spread(journal: Journal, best: dict) -> float | None:
     """The spread of the gate that accepted the best (the best against itself in that run)."""
-    best_round = journal.best().get("round", 0)
-    return next((r.get("spread") for r in journal.rounds() if r["round"] == best_round), None)
+    return next((r.get("spread") for r in journal.rounds() if r["round"] == best.get("round", 0)), None)
 
 
 def table(rows: list[dict]) -> str:
