@@ -33,9 +33,12 @@ this process, as the batched climbs of `ladder.diagnoser.batch` and recorded run
 from __future__ import annotations
 
 import functools
+import re
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from ladder.diagnoser import agreement, gap, rungs
 from ladder.diagnoser.subject import NothingLaunched, RungUnavailable, Subject
@@ -205,6 +208,8 @@ def _climb_rung(name: str, rung: Rung, subject: Subject, state: dict, record: di
         from ladder.runner.timelimit import TimedOut
 
         record.update(ran=True, status="failed", error=_one_line(error))
+        if where := _raised_at(error):
+            record["where"] = where
         if isinstance(error, TimedOut):
             record["timed_out"] = True
     else:
@@ -233,6 +238,18 @@ def _one_line(error: Exception) -> str:
     if isinstance(error, Failed):
         return str(error)
     return f"{type(error).__name__}: {error}".splitlines()[0]
+
+
+def _raised_at(error: Exception) -> str | None:
+    """`file:line in function` of the innermost frame that raised, so a failed rung's record says where
+    without a traceback (a rung run in a child process brings its traceback back as text)."""
+    from ladder.runner.timelimit import Failed
+
+    if isinstance(error, Failed):
+        frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', error.detail or "")
+        return f"{Path(frames[-1][0]).name}:{frames[-1][1]} in {frames[-1][2]}" if frames else None
+    frames = traceback.extract_tb(error.__traceback__)
+    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else None
 
 
 def _finish(state: dict, records: list[dict], rungs: dict[str, Rung], done: dict[int, dict], stopped: str | None) -> None:

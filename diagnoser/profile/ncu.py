@@ -316,6 +316,8 @@ def align(rows: list[KernelRow], log: list[dict]) -> tuple[dict, int]:
     cases: dict[tuple, list[dict]] = {}
     position, missing = 0, 0
     for entry in log:
+        if not isinstance(entry.get("launches", []), list):
+            continue  # a script job's summary line counts its launches; only lists name profiled ones
         launches = cases.setdefault((entry["job"], entry["case"]), [])
         for name in entry.get("launches", []):
             match = next((i for i in range(position, len(rows)) if rows[i].kernel == name), None)

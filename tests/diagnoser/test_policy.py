@@ -86,6 +86,7 @@ def test_a_failing_rung_records_its_error_and_the_climb_goes_on(gpu_subject):
     state = ladder.climb(gpu_subject, rungs=replaying("softmax_rows", replace={"ir": broken}))
     assert record(state, 3)["status"] == "failed"
     assert record(state, 3)["error"] == "ValueError: bad IR"
+    assert record(state, 3)["where"].startswith("test_policy.py:") and record(state, 3)["where"].endswith(" in broken")
     assert record(state, 4)["ran"]
 
 
@@ -173,6 +174,10 @@ def hung_ir(subject, state):
     time.sleep(600)
 
 
+def failing_ir(subject, state):
+    return {}["facts"]
+
+
 def nothing_launched(subject, state):
     raise NothingLaunched("plain.py launched no Triton kernel (aot capture): nothing to diagnose")
 
@@ -188,6 +193,13 @@ def test_a_rung_past_its_time_limit_is_stopped_and_recorded_as_timed_out(cpu_sub
     assert ir["status"] == "failed" and ir["timed_out"] and 1.5 <= ir["seconds"] < 30
     assert ir["error"].startswith("timed out: stopped after 1.5 s")
     assert record(state, 1)["status"] == "ok"
+
+
+def test_a_rung_failing_in_its_own_process_says_where_it_raised(cpu_subject):
+    state = ladder.climb(cpu_subject, rungs=limited_rungs(failing_ir), limits={"triage": 60, "ir": 60})
+    ir = record(state, 3)
+    assert ir["status"] == "failed" and ir["error"] == "KeyError: 'facts'"
+    assert ir["where"].startswith("test_policy.py:") and ir["where"].endswith(" in failing_ir")
 
 
 def test_a_subject_that_launches_nothing_ends_the_climb_with_an_error(cpu_subject):

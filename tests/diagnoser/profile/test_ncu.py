@@ -106,6 +106,15 @@ def test_align_maps_rows_to_cases_in_launch_order_skipping_other_kernels(rows):
     assert [c["kernel"] for c in cases[(0, 1)]] == ["matmul_kernel"]
 
 
+def test_align_skips_a_script_jobs_summary_line_that_counts_its_launches(rows):
+    # script_job logs `{"case": "script", "launches": 3}` before the profiled sites' name lists
+    log = [{"job": 0, "case": "script", "launches": 3, "sites": 2},
+           {"job": 0, "case": "site:add@train.py:9", "launches": ["add_kernel"]}]
+    cases, missing = ncu.align(rows, log)
+    assert [c["kernel"] for c in cases[(0, "site:add@train.py:9")]] == ["add_kernel"]
+    assert (0, "script") not in cases and missing == 0
+
+
 def test_align_counts_logged_launches_that_ncu_did_not_profile(rows):
     log = [{"job": 0, "case": 0, "launches": ["add_kernel", "add_kernel"]}]
     cases, missing = ncu.align(rows, log)
