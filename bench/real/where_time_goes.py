@@ -1,0 +1,103 @@
+"""Where a script's rungs 1-3 spend their time on the device, stage by stage, each in its own process.
+
+    PYTHONPATH=. python3 bench/real/where_time_goes.py --out $OUT/time-split.json [SCRIPT ...]
+
+A climb of `ladder diagnose SCRIPT --rungs 1-3` runs the script several times (rung 1 on meta
+tensors, rung 2's timing driver and its Nsight Compute pass, rung 3's JIT capture), each in a fresh
+interpreter. This times each of those alone, plus what they all pay (a bare interpreter importing
+torch and triton) and the script on its own, cold and warm, with and without Triton's autotuning
+cache, so that a change to the climb is predicted from numbers rather than guessed. Stages run in
+order and the document is rewritten after each, so a cut-off call keeps what it measured.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SET = REPO / "bench" / "sets" / "real"
+DEFAULT = ("flaggems_argmax", "flaggems_mm", "flashattn_layer_norm")
+PROFILE_STAGES = """
+import json, sys, time
+from ladder.diagnoser.profile import script
+path, stage = sys.argv[1], sys.argv[2]
+started = time.perf_counter()
+measured = script.profile(path, "cuda", use_ncu=False)
+timed = time.perf_counter() - started
+out = {"driver_s": round(timed, 2), "script_s": measured["steady_state"]["script_seconds"],
+       "sites": len(measured["cases"])}
+if stage == "ncu":
+    started = time.perf_counter()
+    counters = script.profile_sites(path, None, measured["cases"])
+    out.update(ncu_s=round(time.perf_counter() - started, 2), ncu_why=counters["why"])
+print(json.dumps(out))
+"""
+
+
+def timed(command: list[str], env: dict[str, str] | None = None, timeout: float = 300.0) -> dict:
+    """Wall seconds of one process, its exit status and its last line of output."""
+    started = time.perf_counter()
+    try:
+        done = subprocess.run(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+                              capture_output=True, text=True, timeout=timeout)
+        tail = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""])[-1][:400]
+        return {"wall_s": round(time.perf_counter() - started, 2), "exit": done.returncode, "last": tail}
+    except subprocess.TimeoutExpired:
+        return {"wall_s": round(time.perf_counter() - started, 2), "exit": None, "last": f"timed out at {timeout:g} s"}
+
+
+def rung_seconds(result: dict) -> dict:
+    try:
+        report = json.loads(result["last"]) if result["last"].startswith("{") else None
+    except json.JSONDecodeError:
+        report = None
+    return {**result, "last": result["last"][:120]} if report is None else {
+        "wall_s": result["wall_s"], "exit": result["exit"],
+        "rungs": {str(r["rung"]): r["seconds"] for r in report.get("rungs", []) if r.get("ran")}}
+
+
+def stages(script: Path) -> list[tuple[str, list[str], dict | None]]:
+    py, diagnose = sys.executable, [sys.executable, "-m", "ladder.diagnoser", "diagnose", str(script), "--json"]
+    autotune_cache = {"TRITON_CACHE_AUTOTUNING": "1"}
+    return [
+        ("imports", [py, "-c", "import torch, triton; torch.cuda.init()"], None),
+        ("script cold", [py, str(script)], None),
+        ("script warm", [py, str(script)], None),
+        ("script, autotune cache filled", [py, str(script)], autotune_cache),
+        ("script, autotune cache read", [py, str(script)], autotune_cache),
+        ("rung 1", [*diagnose, "--rungs", "1"], None),
+        ("rung 2 driver", [py, "-c", PROFILE_STAGES, str(script), "driver"], None),
+        ("rung 2 driver + ncu", [py, "-c", PROFILE_STAGES, str(script), "ncu"], None),
+        ("rung 3", [*diagnose, "--rungs", "3"], None),
+        ("rungs 1-3, one climb", [*diagnose, "--rungs", "1-3", "--exhaustive"], None),
+    ]
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("scripts", nargs="*", default=list(DEFAULT))
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--deadline", type=float, default=540.0, help="seconds after which no stage starts")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    document: dict = {"device": timed([sys.executable, "-c", "import torch; print(torch.cuda.get_device_name())"])["last"],
+                      "scripts": {}}
+    for name in args.scripts:
+        rows = document["scripts"].setdefault(name, {})
+        for stage, command, env in stages(SET / f"{name}.py"):
+            if time.monotonic() - started > args.deadline:
+                rows[stage] = {"skipped": "deadline"}
+                continue
+            rows[stage] = rung_seconds(timed(command, env))
+            print(f"{name}: {stage}: {json.dumps(rows[stage])}", flush=True)
+            args.out.write_text(json.dumps(document, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
