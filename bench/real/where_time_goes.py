@@ -6,7 +6,7 @@ A climb of `ladder diagnose SCRIPT --rungs 1-3` runs the script several times (r
 tensors, rung 2's timing driver and its Nsight Compute pass, rung 3's JIT capture), each in a fresh
 interpreter. This times each of those alone, plus what they all pay (a bare interpreter importing
 torch and triton) and the script on its own, cold and warm, with and without Triton's autotuning
-cache, so that a change to the climb is predicted from numbers rather than guessed. Stages run in
+cache, and the timing driver inside an ncu process (its medians beside the plain driver's), so that a change to the climb is predicted from numbers rather than guessed. Stages run in
 order and the document is rewritten after each, so a cut-off call keeps what it measured.
 """
 from __future__ import annotations
@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 SET = REPO / "bench" / "sets" / "real"
 DEFAULT = ("flaggems_argmax", "flaggems_mm", "flashattn_layer_norm")
 PROFILE_STAGES = """
@@ -30,7 +31,8 @@ started = time.perf_counter()
 measured = script.profile(path, "cuda", use_ncu=False)
 timed = time.perf_counter() - started
 out = {"driver_s": round(timed, 2), "script_s": measured["steady_state"]["script_seconds"],
-       "sites": len(measured["cases"])}
+       "sites": len(measured["cases"]),
+       "medians_ms": {c["site"]["key"].split("@")[0]: round(c["time_s"] * 1e3, 5) for c in measured["cases"] if c.get("time_s")}}
 if stage == "ncu":
     started = time.perf_counter()
     counters = script.profile_sites(path, None, measured["cases"])
@@ -40,29 +42,39 @@ print(json.dumps(out))
 
 
 def timed(command: list[str], env: dict[str, str] | None = None, timeout: float = 300.0) -> dict:
-    """Wall seconds of one process, its exit status and its last line of output."""
+    """Wall seconds of one process, its exit status and its last JSON line (else its last line)."""
     started = time.perf_counter()
     try:
         done = subprocess.run(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
                               capture_output=True, text=True, timeout=timeout)
-        tail = (done.stdout.strip().splitlines() or done.stderr.strip().splitlines() or [""])[-1][:400]
-        return {"wall_s": round(time.perf_counter() - started, 2), "exit": done.returncode, "last": tail}
     except subprocess.TimeoutExpired:
         return {"wall_s": round(time.perf_counter() - started, 2), "exit": None, "last": f"timed out at {timeout:g} s"}
+    lines = done.stdout.strip().splitlines()
+    last = next((line for line in reversed(lines) if line.startswith("{")), None)
+    last = last or (lines or done.stderr.strip().splitlines() or [""])[-1]
+    return {"wall_s": round(time.perf_counter() - started, 2), "exit": done.returncode, "last": last}
 
 
-def rung_seconds(result: dict) -> dict:
+def summarized(result: dict) -> dict:
+    """A stage's row: a climb's seconds per rung, another JSON answer as it is, else its last line."""
     try:
-        report = json.loads(result["last"]) if result["last"].startswith("{") else None
+        answer = json.loads(result["last"])
     except json.JSONDecodeError:
-        report = None
-    return {**result, "last": result["last"][:120]} if report is None else {
-        "wall_s": result["wall_s"], "exit": result["exit"],
-        "rungs": {str(r["rung"]): r["seconds"] for r in report.get("rungs", []) if r.get("ran")}}
+        return {**result, "last": result["last"][:300]}
+    row = {"wall_s": result["wall_s"], "exit": result["exit"]}
+    if isinstance(answer, dict) and "rungs" in answer:
+        return {**row, "rungs": {str(r["rung"]): r["seconds"] for r in answer["rungs"] if r.get("ran")}}
+    return {**row, "answer": answer}
 
 
 def stages(script: Path) -> list[tuple[str, list[str], dict | None]]:
+    from ladder.diagnoser.profile import ncu
+
     py, diagnose = sys.executable, [sys.executable, "-m", "ladder.diagnoser", "diagnose", str(script), "--json"]
+    # the timing driver inside an ncu process that profiles nothing (no profiler range is opened):
+    # what one script run serving both the timing and the counters would cost, and do to the medians
+    under_ncu = [ncu.find_ncu() or "ncu", "--profile-from-start", "off", "--clock-control", "none",
+                 "--target-processes", "all", py, "-c", PROFILE_STAGES, str(script), "driver"]
     autotune_cache = {"TRITON_CACHE_AUTOTUNING": "1"}
     return [
         ("imports", [py, "-c", "import torch, triton; torch.cuda.init()"], None),
@@ -73,6 +85,7 @@ def stages(script: Path) -> list[tuple[str, list[str], dict | None]]:
         ("rung 1", [*diagnose, "--rungs", "1"], None),
         ("rung 2 driver", [py, "-c", PROFILE_STAGES, str(script), "driver"], None),
         ("rung 2 driver + ncu", [py, "-c", PROFILE_STAGES, str(script), "ncu"], None),
+        ("rung 2 driver under ncu", under_ncu, None),
         ("rung 3", [*diagnose, "--rungs", "3"], None),
         ("rungs 1-3, one climb", [*diagnose, "--rungs", "1-3", "--exhaustive"], None),
     ]
@@ -93,7 +106,7 @@ def main(argv: list[str]) -> int:
             if time.monotonic() - started > args.deadline:
                 rows[stage] = {"skipped": "deadline"}
                 continue
-            rows[stage] = rung_seconds(timed(command, env))
+            rows[stage] = summarized(timed(command, env))
             print(f"{name}: {stage}: {json.dumps(rows[stage])}", flush=True)
             args.out.write_text(json.dumps(document, indent=1))
     return 0
