@@ -17,6 +17,8 @@ already computed. For a chunk and a question:
   backend's kind compiles through (1: TritonGPU for an NVIDIA question), to code shared by all
   backends (0.5) or to code the named backend never runs (0): "on the NPU" is not answered by the
   CUDA or the TritonGPU lowering; a question naming no backend gives every chunk 0.5;
+- `quoted`: how much of what the question quotes (a pasted error message) the chunk holds word for
+  word, in order (`ladder.indexer.quoted`);
 - `fused`: reciprocal-rank fusion of its dense and BM25 ranks, scaled to [0, 1] (agreement of the
   two retrievers, whatever their score scales).
 
@@ -24,7 +26,8 @@ The score is their weighted sum (`WEIGHTS`, which add up to 1), so it lies in [0
 same from one question to the next: `MIN_RELEVANCE` is the score below which a result is noise.
 The weights and the threshold were chosen on the tuning half of bench/index/questions-symptoms.yaml
 and the older development sets (bench/index/tune_rerank.py: a grid, then `--refine` around it),
-never on the held-out half.
+never on the held-out half; `quoted` came last, with the other weights scaled by 0.8 (and the
+threshold with them), so a question that quotes nothing ranks as it did before.
 """
 from __future__ import annotations
 
@@ -36,11 +39,11 @@ import numpy as np
 from ladder.indexer.backends import runs
 from ladder.indexer.text import keyword_text, keyword_tokens
 
-WEIGHTS = {"dense": 0.1, "coverage": 0.05, "file_coverage": 0.05, "phrases": 0.2, "named": 0.3, "backend": 0.05,
-           "fused": 0.25}
+WEIGHTS = {"dense": 0.08, "coverage": 0.04, "file_coverage": 0.04, "phrases": 0.16, "named": 0.24, "backend": 0.04,
+           "fused": 0.2, "quoted": 0.2}
 RRF_K = 10
 # Below this a result shares neither meaning nor rare words with the question.
-MIN_RELEVANCE = 0.27
+MIN_RELEVANCE = 0.216
 HEADER_KEYS = ("path", "symbol", "pass")
 # Words by which a question names its backend.
 BACKEND_WORDS = {
@@ -102,8 +105,10 @@ class Vocabulary:
 
 
 def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[str], records: list[dict],
-             vocabulary: Vocabulary, backend: str | None = None) -> dict[str, np.ndarray]:
-    """Each feature for each pooled row, in [0, 1]; `backend` is the one the question names."""
+             vocabulary: Vocabulary, backend: str | None = None,
+             quoted: dict[int, float] | None = None) -> dict[str, np.ndarray]:
+    """Each feature for each pooled row, in [0, 1]; `backend` is the one the question names, `quoted`
+    the rows holding what it quotes (`ladder.indexer.quoted`)."""
     rows_array = np.asarray(rows, dtype=np.int64)
     distinct = list(dict.fromkeys(tokens))
     weights = np.array([vocabulary.weight(t) for t in distinct]) if distinct else np.zeros(0)
@@ -129,7 +134,8 @@ def features(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[
     same = np.array([0.5 if backend is None or b == "common" else float(runs(backend, b)) for b in backends])
     return {"dense": np.clip(dense[rows_array], 0.0, 1.0) if rows else np.zeros(0), "backend": same,
             "coverage": coverage / total, "file_coverage": file_coverage / total, "phrases": phrases,
-            "named": named / total, "fused": fused * RRF_K / 2}
+            "named": named / total, "fused": fused * RRF_K / 2,
+            "quoted": np.array([(quoted or {}).get(row, 0.0) for row in rows])}
 
 
 def combine(values: dict[str, np.ndarray], weights: dict[str, float] = WEIGHTS) -> np.ndarray:
@@ -137,9 +143,10 @@ def combine(values: dict[str, np.ndarray], weights: dict[str, float] = WEIGHTS) 
 
 
 def scores(rows: list[int], dense: np.ndarray, bm25: np.ndarray, tokens: list[str], records: list[dict],
-           vocabulary: Vocabulary, backend: str | None = None) -> dict[int, float]:
+           vocabulary: Vocabulary, backend: str | None = None,
+           quoted: dict[int, float] | None = None) -> dict[int, float]:
     """Row -> relevance in [0, 1] for every pooled row."""
     if not rows:
         return {}
-    combined = combine(features(rows, dense, bm25, tokens, records, vocabulary, backend))
+    combined = combine(features(rows, dense, bm25, tokens, records, vocabulary, backend, quoted))
     return {row: float(value) for row, value in zip(rows, combined)}

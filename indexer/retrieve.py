@@ -35,7 +35,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ladder.indexer import embedding, rerank
+from ladder.indexer import embedding, quoted, rerank
 from ladder.indexer.backends import ALSO_RUNS
 from ladder.indexer.errors import IndexCorrupt
 from ladder.indexer.records import result
@@ -92,6 +92,7 @@ class _Opened:
             self._first_rows.setdefault(path, {}).setdefault(tree, row)
         self.implementations = implementations([path for _, path in self.files])
         self.vocabulary = rerank.Vocabulary(self.keywords, self.files)
+        self.quotes = quoted.QuoteMatcher(self.records, self.vocabulary)
 
     def row_of(self, path: str, tree: str) -> int | None:
         """The first chunk of `path`, in `tree` when that tree has it (a catalog entry names files of others)."""
@@ -191,6 +192,7 @@ class Query:
     dense: np.ndarray | None = None
     bm25: np.ndarray | None = None
     rows: list[int] = field(default_factory=list)  # pooled chunks
+    quoted: dict[int, float] = field(default_factory=dict)  # rows holding what the question quotes
     chunk_scores: dict[int, float] = field(default_factory=dict)
     files: list[tuple[int, float]] = field(default_factory=list)  # (best row, file score), best first
 
@@ -200,12 +202,14 @@ def pool(query: Query) -> None:
     query.dense = query.opened.dense_scores(query.text)
     query.bm25 = query.opened.keyword_scores(query.tokens, query.mask)
     lexical = [row for row in top(query.bm25, POOL, query.mask) if query.bm25[row] > 0]
-    query.rows = list(dict.fromkeys(top(query.dense, POOL, query.mask) + lexical))
+    query.quoted = {row: share for row, share in query.opened.quotes.shares(quoted.spans(query.text)).items()
+                    if query.mask is None or query.mask[row]}
+    query.rows = list(dict.fromkeys(top(query.dense, POOL, query.mask) + lexical + sorted(query.quoted)))
 
 
 def score_chunks(query: Query) -> None:
     query.chunk_scores = rerank.scores(query.rows, query.dense, query.bm25, query.tokens, query.opened.records,
-                                       query.opened.vocabulary, rerank.backend_named(query.text))
+                                       query.opened.vocabulary, rerank.backend_named(query.text), query.quoted)
 
 
 def by_file(query: Query) -> None:

@@ -51,7 +51,7 @@ def asked(question: dict, opened, tree: str) -> dict:
     query = retrieve.Query(question["q"], opened, None, 0.0)
     retrieve.pool(query)
     values = rerank.features(query.rows, query.dense, query.bm25, query.tokens, opened.records, opened.vocabulary,
-                             rerank.backend_named(question["q"]))
+                             rerank.backend_named(question["q"]), query.quoted)
     groups = [e if isinstance(e, list) else [e] for e in question["expected"]]
     return {"rows": query.rows, "values": values, "groups": groups, "tree": tree, "set": question["set"]}
 
