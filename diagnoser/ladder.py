@@ -32,7 +32,9 @@ this process, as the batched climbs of `ladder.diagnoser.batch` and recorded run
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import re
 import time
 import traceback
@@ -149,6 +151,27 @@ def _finding_key(finding: dict) -> tuple:
             None if finding.get("pattern") else finding.get("title"))
 
 
+# Triton's own switch for `cache_results` on every autotuner (triton.knobs.autotuning.cache).
+AUTOTUNE_CACHE_ENV = "TRITON_CACHE_AUTOTUNING"
+
+
+@contextlib.contextmanager
+def autotuned_once(subject: Subject):
+    """For a script, every run of the climb (rung 2's timing driver, its Nsight Compute pass, rung 3's
+    capture, each a process of its own) takes the autotuner's choice from Triton's disk cache once
+    the first run has benchmarked it: the later runs skip the benchmarking (the largest part of an
+    autotuned script's run), and the counters and the IR are those of the very configuration rung 2
+    timed rather than of a choice made again on other noise. A user's own setting is left alone."""
+    if not subject.script or AUTOTUNE_CACHE_ENV in os.environ:
+        yield
+        return
+    os.environ[AUTOTUNE_CACHE_ENV] = "1"
+    try:
+        yield
+    finally:
+        os.environ.pop(AUTOTUNE_CACHE_ENV, None)
+
+
 def climb(subject: Subject, state: dict | None = None, selected: set[int] | None = None,
           exhaustive: bool = False, rungs: dict[str, Rung] | None = None,
           progress: Callable[[str], None] | None = None,
@@ -164,22 +187,23 @@ def climb(subject: Subject, state: dict | None = None, selected: set[int] | None
     records = []
     ended: str | None = None  # why the climb ended early: nothing was launched
     try:
-        for name, rung in rungs.items():
-            if rung.number in done:
-                records.append(done[rung.number])
-                if done[rung.number].get("nothing_launched"):
-                    ended = state["error"] = done[rung.number]["error"]
-                continue
-            climb_it, why = (False, f"not climbed: {ended}") if ended else decide(rung, subject, state, selected,
-                                                                                  exhaustive)
-            record = {"rung": rung.number, "name": name, "title": rung.title, "ran": False, "why": why,
-                      "status": "skipped", "seconds": 0.0, "error": None}
-            records.append(record)
-            if climb_it:
-                if progress:
-                    progress(f"rung {rung.number}: {rung.title}")
-                ended = _climb_rung(name, rung, subject, state, record, limits)
-            state["gap"] = gap.assess(state.get("profile"), state["findings"])
+        with autotuned_once(subject):
+            for name, rung in rungs.items():
+                if rung.number in done:
+                    records.append(done[rung.number])
+                    if done[rung.number].get("nothing_launched"):
+                        ended = state["error"] = done[rung.number]["error"]
+                    continue
+                climb_it, why = (False, f"not climbed: {ended}") if ended else decide(rung, subject, state, selected,
+                                                                                      exhaustive)
+                record = {"rung": rung.number, "name": name, "title": rung.title, "ran": False, "why": why,
+                          "status": "skipped", "seconds": 0.0, "error": None}
+                records.append(record)
+                if climb_it:
+                    if progress:
+                        progress(f"rung {rung.number}: {rung.title}")
+                    ended = _climb_rung(name, rung, subject, state, record, limits)
+                state["gap"] = gap.assess(state.get("profile"), state["findings"])
     except KeyboardInterrupt as interrupt:
         during = next((r for r in records if r.get("interrupted")), None)
         _finish(state, records, rungs, done, "interrupted" + (f" during rung {during['rung']} ({during['title']})"
