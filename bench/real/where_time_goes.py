@@ -5,9 +5,15 @@
 A climb of `ladder diagnose SCRIPT --rungs 1-3` runs the script several times (rung 1 on meta
 tensors, rung 2's timing driver and its Nsight Compute pass, rung 3's JIT capture), each in a fresh
 interpreter. This times each of those alone, plus what they all pay (a bare interpreter importing
-torch and triton) and the script on its own, cold and warm, with and without Triton's autotuning
-cache, and the timing driver inside an ncu process (its medians beside the plain driver's), so that a change to the climb is predicted from numbers rather than guessed. Stages run in
-order and the document is rewritten after each, so a cut-off call keeps what it measured.
+torch and triton), the script on its own (cold and warm, with and without Triton's autotuning
+cache) and the timing driver inside an idle ncu process (its medians beside the plain driver's),
+so that a change to the climb is predicted from numbers rather than guessed.
+
+Each script gets a Triton cache of its own: the cold run compiles from nothing and the later stages
+reuse its kernels; every stage but the cache-read one starts with no autotuning choice on disk, as
+a climb does (it benchmarks once, then its later runs read the choice, which the driver + ncu stage
+reproduces). Stages run in order and the document is rewritten after each, so a cut-off call keeps
+what it measured.
 """
 from __future__ import annotations
 
@@ -16,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,7 +91,7 @@ def stages(script: Path) -> list[tuple[str, list[str], dict | None]]:
         ("script, autotune cache read", [py, str(script)], autotune_cache),
         ("rung 1", [*diagnose, "--rungs", "1"], None),
         ("rung 2 driver", [py, "-c", PROFILE_STAGES, str(script), "driver"], None),
-        ("rung 2 driver + ncu", [py, "-c", PROFILE_STAGES, str(script), "ncu"], None),
+        ("rung 2 driver + ncu", [py, "-c", PROFILE_STAGES, str(script), "ncu"], autotune_cache),
         ("rung 2 driver under ncu", under_ncu, None),
         ("rung 3", [*diagnose, "--rungs", "3"], None),
         ("rungs 1-3, one climb", [*diagnose, "--rungs", "1-3", "--exhaustive"], None),
@@ -100,13 +107,18 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     document: dict = {"device": timed([sys.executable, "-c", "import torch; print(torch.cuda.get_device_name())"])["last"],
                       "scripts": {}}
+    caches = Path(tempfile.mkdtemp(prefix="ladder-time-split-"))
     for name in args.scripts:
         rows = document["scripts"].setdefault(name, {})
+        cache = caches / name  # "script cold" compiles from nothing; later stages reuse its kernels
         for stage, command, env in stages(SET / f"{name}.py"):
             if time.monotonic() - started > args.deadline:
                 rows[stage] = {"skipped": "deadline"}
                 continue
-            rows[stage] = summarized(timed(command, env))
+            if stage != "script, autotune cache read":  # no stage but that one may start from a tuned choice
+                for tuned in cache.rglob("*.autotune.json"):
+                    tuned.unlink()
+            rows[stage] = summarized(timed(command, {**(env or {}), "TRITON_CACHE_DIR": str(cache)}))
             print(f"{name}: {stage}: {json.dumps(rows[stage])}", flush=True)
             args.out.write_text(json.dumps(document, indent=1))
     return 0
