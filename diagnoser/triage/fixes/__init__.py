@@ -21,9 +21,25 @@ from .npu_blocks import fix_ub_overflow, fix_unaligned_tail_axis
 from .npu_gather import fix_discrete_access
 from .npu_dtypes import fix_int64_scalar_fallback, fix_where_condition_dtype
 from .npu_grid import fix_grid_exceeds_cores
+from .padding import fix_padded_gemm
 from .tiles import fix_mma_v2, fix_tiny_block, fix_unpipelined
 
 Fix = Callable[[str, Optional[Finding], Optional[TriageContext]], str]
+
+
+def first_that_applies(*fixes: Fix) -> Fix:
+    """One fix for a pattern with several remedies, tried in order: the first that applies rewrites;
+    when none does, the reasons of all of them are the one line."""
+    def fix(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
+        reasons = []
+        for candidate in fixes:
+            try:
+                return candidate(source, finding, ctx)
+            except NotApplicable as refused:
+                reasons.append(str(refused))
+        raise NotApplicable("; ".join(reasons))
+    return fix
+
 
 FIXES: dict[str, Fix] = {
     "nv.hardcoded-config": fix_hardcoded_config,
@@ -31,7 +47,8 @@ FIXES: dict[str, Fix] = {
     "nv.mma-v2-on-hopper": fix_mma_v2,
     "nv.unpipelined-loop": fix_unpipelined,
     "nv.gemm-no-grouped-order": fix_grouped_order,
-    "nv.scalar-access": fix_scalar_access,
+    # hints where the alignment is true but unproven; a GEMM on zero-padded operands where it is false
+    "nv.scalar-access": first_that_applies(fix_scalar_access, fix_padded_gemm),
     "nv.unfused-epilogue": fix_unfused_epilogue,
     "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
     "npu.int64-scalar-fallback": fix_int64_scalar_fallback,

@@ -1,0 +1,291 @@
+"""nv.scalar-access on a GEMM whose sizes are not multiples of 16 -> the GEMM runs on zero-padded operands.
+
+Triton's JIT specializes an integer argument on one property: divisible by 16. With M, N or K at
+3000, 3333 or 4095 neither the row strides nor the masks `k < K`, `n < N` along the contiguous
+axis are provably aligned, so every load and store of the GEMM stays scalar (16-bit accesses in
+the sm90 PTX where the aligned cases get 128-bit `cp.async`); on the H200 those cases run at
+11-19% of their roofline against 75-91% for the aligned ones. Padding only the strides is not
+enough: the masks still compare against the unaligned sizes.
+
+What the rewrite does, and why it computes the same result: each input of the launch is copied
+(a small Triton kernel, so the hot path stays Triton) into a buffer whose last two dimensions are
+rounded up to multiples of 16 and filled with zeros beyond the data; the output is allocated with
+its last two dimensions rounded up the same way; the launch gets the rounded sizes; the forward
+returns the output's original extent. The padded rows and columns of the inputs are zeros, so
+each kept output element sums exactly the products it summed before; the padded part of the
+output is never returned. This holds only for a kernel whose one cross-element operation is the
+dot, so the fix refuses any kernel that reduces, scans, sorts or uses atomics, any launch passing
+a tensor the forward did not receive or allocate (a bias would have to be padded too), and any
+tensor the kernel does not index through its strides. Inputs already aligned are passed as they
+are: an aligned case costs one check per input.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ladder.diagnoser.evidence import Finding
+
+from ..context import TriageContext
+from ..source import LaunchSite
+from .common import context_for, target_kernels, tl_name
+from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, replace, segment, span
+
+ALIGN = 16  # what the JIT's divisibility specialization tests integers for
+PAD, ROUND = "_zero_padded", "_up16"
+# Operations across elements other than the dot: over a padded axis they would see the zeros.
+ACROSS = {"sum", "max", "min", "reduce", "cumsum", "cumprod", "associative_scan", "argmax", "argmin", "sort",
+          "histogram", "xor_sum", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or",
+          "atomic_xor", "atomic_xchg", "atomic_cas", "gather", "topk", "flip"}
+
+HELPERS = '''
+
+@{triton}.jit
+def _zero_pad_kernel(src_ptr, dst_ptr, rows, cols, rows_padded, cols_padded, stride_sb, stride_sr, stride_sc,
+                     BLOCK: {tl}.constexpr):
+    """One row of the padded copy: the source's row where it has one, zeros past its extent."""
+    program = {tl}.program_id(0).to({tl}.int64)
+    batch, row = program // rows_padded, program % rows_padded
+    offs = {tl}.program_id(1) * BLOCK + {tl}.arange(0, BLOCK)
+    inside = (row < rows) & (offs < cols)
+    value = {tl}.load(src_ptr + batch * stride_sb + row * stride_sr + offs * stride_sc, mask=inside, other=0)
+    {tl}.store(dst_ptr + program * cols_padded + offs, value, mask=offs < cols_padded)
+
+
+def {round}(n):
+    """`n` rounded up to a multiple of {align}, the divisibility Triton's JIT specializes integers on."""
+    return -(-n // {align}) * {align}
+
+
+def {pad}(x):
+    """`x` with its last two dimensions rounded up to multiples of {align}, zeros beyond its data (`x`
+    itself when they already are): the GEMM's loads and masks become provably aligned, and the
+    zeros add nothing to any product that is kept."""
+    rows, cols = x.shape[-2], x.shape[-1]
+    if rows % {align} == 0 and cols % {align} == 0:
+        return x
+    batches = x.numel() // (rows * cols) if x.numel() else 0
+    out = torch.empty((*x.shape[:-2], {round}(rows), {round}(cols)), device=x.device, dtype=x.dtype)
+    if out.numel():
+        stride_b = x.stride(0) if x.dim() == 3 else 0
+        block = 1024
+        _zero_pad_kernel[(batches * {round}(rows), {triton}.cdiv({round}(cols), block))](
+            x, out, rows, cols, {round}(rows), {round}(cols), stride_b, x.stride(-2), x.stride(-1), BLOCK=block)
+    return out
+'''
+
+
+def fix_padded_gemm(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
+    ctx = context_for(source, ctx)
+    if PAD in source:
+        raise NotApplicable("nv.scalar-access: the GEMM already runs on padded operands")
+    if not ctx.traces or not any(t.launches for t in ctx.traces):
+        raise NotApplicable("nv.scalar-access: padding needs the problem's cases (which of them are misaligned)")
+    names = {kernel.name for kernel in target_kernels(ctx, finding, "nv.scalar-access")}
+    sites = [site for site in ctx.source.launches if site.kernel in names and site.function is not None]
+    if len(sites) != 1:
+        raise NotApplicable(f"nv.scalar-access: padding rewrites one GEMM launch, the file has {len(sites)}")
+    edits = _rewrite(source, ctx, sites[0])
+    module = ctx.source.tree
+    if "torch" not in {a.asname or a.name for n in module.body if isinstance(n, ast.Import) for a in n.names}:
+        raise NotApplicable("nv.scalar-access: padding needs `import torch` in the file")
+    first = min(min([n.lineno] + [d.lineno for d in n.decorator_list]) for n in module.body
+                if isinstance(n, (ast.FunctionDef, ast.ClassDef)))
+    triton = min(ctx.source.triton_aliases) if ctx.source.triton_aliases else "triton"
+    helpers = HELPERS.format(triton=triton, tl=tl_name(ctx), pad=PAD, round=ROUND, align=ALIGN)
+    edits.append(insert_before_line(source, first, helpers.lstrip("\n") + "\n\n"))
+    return apply(source, edits)
+
+
+def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
+    kernel = ctx.source.kernels[site.kernel]
+    calls = {n.func.attr for n in ast.walk(kernel.node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    if "dot" not in calls:
+        raise NotApplicable(f"nv.scalar-access: {site.kernel} has no tl.dot, and padding is only exact for a GEMM")
+    if calls & ACROSS:
+        raise NotApplicable(f"nv.scalar-access: {site.kernel} calls tl.{sorted(calls & ACROSS)[0]}, which would "
+                            "see the padding's zeros")
+    forward, launch = site.function, _statement_of(site)
+    parameters = {a.arg for a in forward.args.args} - {"self"}
+    output, returned = _returned_output(forward, launch)
+    strided = {n.func.value.id for arg in site.args for n in ast.walk(arg) if isinstance(n, ast.Call)
+               and isinstance(n.func, ast.Attribute) and n.func.attr == "stride" and isinstance(n.func.value, ast.Name)}
+    sizes = _sizes(forward, launch)
+    ranks = _ranks(ctx, site, kernel)
+    inputs, rounded = [], []
+    for position, argument in enumerate(site.args):
+        kind = _kind(ctx, site, kernel, position)
+        if kind == "tensor":
+            if not isinstance(argument, ast.Name) or argument.id not in parameters | {output.id}:
+                raise NotApplicable(f"nv.scalar-access: the launch passes `{segment(source, argument)}`, neither an input "
+                                    "nor the returned output: padding would have to extend it too")
+            if argument.id not in strided:
+                raise NotApplicable(f"nv.scalar-access: `{argument.id}` is passed without its strides (indexed as flat memory)")
+            if argument.id != output.id:
+                inputs.append(argument.id)
+        elif kind == "int" and not (isinstance(argument, ast.Call) and _is_stride(argument)):
+            origin = sizes.get(argument.id) if isinstance(argument, ast.Name) else None
+            if origin is None:
+                raise NotApplicable(f"nv.scalar-access: `{segment(source, argument)}` is not a size the forward reads "
+                                    "off an input's shape")
+            tensor, dim = origin
+            rank = ranks.get(tensor, 2)
+            if (dim + rank if dim < 0 else dim) >= rank - 2:  # one of the last two dimensions: padded
+                rounded.append(argument)
+    if not inputs:
+        raise NotApplicable("nv.scalar-access: the launch passes no input of the forward")
+    if any(ranks.get(name, 2) not in (2, 3) for name in inputs):
+        raise NotApplicable("nv.scalar-access: padding copies 2-D and 3-D operands only")
+    if not _misaligned(ctx, site, kernel):
+        raise NotApplicable("nv.scalar-access: every case's GEMM sizes are multiples of 16 already")
+    allocation = _allocation(forward, output, launch)
+    dims = _dims(allocation)
+    if any(isinstance(n, ast.Name) and n.id in inputs for d in dims for n in ast.walk(d)):
+        raise NotApplicable(f"nv.scalar-access: `{output.id}`'s shape is read off an input that padding replaces")
+    kept = [segment(source, d) for d in dims]
+    padded_dims = kept[:-2] + [f"{ROUND}({d})" for d in kept[-2:]]
+    if len(allocation.args) == 1:
+        edits = [replace(source, allocation.args[0], f"({', '.join(padded_dims)})")]
+    else:
+        edits = [_replace_positional(source, allocation, padded_dims)]
+    edits += [replace(source, argument, f"{ROUND}({segment(source, argument)})") for argument in rounded]
+    edits.append(insert_before_line(source, launch.lineno, f"{indentation(source, launch.lineno)}"
+                                    f"{', '.join(inputs)} = {', '.join(f'{PAD}({n})' for n in inputs)}\n"))
+    extent = ", ".join([":"] * (len(kept) - 2) + [f":{d}" for d in kept[-2:]])
+    edits.append(replace(source, returned.value, f"{output.id}[{extent}]"))
+    return edits
+
+
+def _statement_of(site: LaunchSite) -> ast.stmt:
+    """The forward's top-level statement that is the launch (a launch inside a block is left alone)."""
+    for statement in site.function.body:
+        if any(node is site.node for node in ast.walk(statement)):
+            if not isinstance(statement, ast.Expr):
+                raise NotApplicable("nv.scalar-access: the launch is inside a block; padding rewrites a plain launch")
+            return statement
+    raise NotApplicable("nv.scalar-access: the launch is not a statement of its function")
+
+
+def _returned_output(forward: ast.FunctionDef, launch: ast.stmt) -> tuple[ast.Name, ast.Return]:
+    """The output: the one name the forward returns right after the launch, used nowhere in between."""
+    returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return)]
+    last = forward.body[-1]
+    if len(returns) != 1 or returns[0] is not last or not isinstance(last.value, ast.Name):
+        raise NotApplicable("nv.scalar-access: padding needs a forward that ends in `return OUTPUT`")
+    between = forward.body[forward.body.index(launch) + 1:-1]
+    if any(isinstance(n, ast.Name) and n.id == last.value.id for s in between for n in ast.walk(s)):
+        raise NotApplicable(f"nv.scalar-access: `{last.value.id}` is used between the launch and the return")
+    return last.value, last
+
+
+def _allocation(forward: ast.FunctionDef, output: ast.Name, launch: ast.stmt) -> ast.Call:
+    """`OUTPUT = torch.empty(...)`, the output's one assignment, before the launch."""
+    assigned = [s for s in forward.body if isinstance(s, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == output.id for t in s.targets)]
+    if len(assigned) != 1 or assigned[0].lineno > launch.lineno or len(assigned[0].targets) != 1:
+        raise NotApplicable(f"nv.scalar-access: `{output.id}` is not assigned once before the launch")
+    value = assigned[0].value
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "empty"
+            and isinstance(value.func.value, ast.Name) and value.func.value.id == "torch" and value.args):
+        raise NotApplicable(f"nv.scalar-access: `{output.id}` is not a `torch.empty(shape, ...)`")
+    return value
+
+
+def _dims(allocation: ast.Call) -> list[ast.expr]:
+    shape = allocation.args[0] if len(allocation.args) == 1 else None
+    dims = list(shape.elts) if isinstance(shape, (ast.Tuple, ast.List)) else list(allocation.args)
+    if len(dims) not in (2, 3) or any(isinstance(d, ast.Starred) for d in dims):
+        raise NotApplicable("nv.scalar-access: the output is not allocated with 2 or 3 explicit dimensions")
+    return dims
+
+
+def _replace_positional(source: str, allocation: ast.Call, padded_dims: list[str]) -> Edit:
+    """`torch.empty(M, N, ...)`: the dimensions as one tuple, the keywords kept."""
+    start, _ = span(source, allocation.args[0])
+    _, end = span(source, allocation.args[-1])
+    return Edit(start, end, f"({', '.join(padded_dims)})")
+
+
+def _sizes(forward: ast.FunctionDef, launch: ast.stmt) -> dict[str, tuple[str, int]]:
+    """name -> (tensor, dimension) for sizes the forward reads off a tensor before the launch:
+    `M, K = A.shape`, `N = B.shape[1]`, `N = B.size(-1)` (a negative dimension counts from the end)."""
+    found: dict[str, tuple[str, int]] = {}
+    for statement in forward.body[:forward.body.index(launch)]:
+        if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+            continue
+        target, value = statement.targets[0], statement.value
+        if isinstance(target, ast.Tuple) and _shape_of(value):
+            rank = len(target.elts)
+            for index, element in enumerate(target.elts):
+                if isinstance(element, ast.Name):
+                    found[element.id] = (_shape_of(value), index - rank)
+        elif isinstance(target, ast.Name):
+            indexed = _indexed_shape(value)
+            if indexed:
+                found[target.id] = indexed
+            else:
+                found.pop(target.id, None)
+    return found
+
+
+def _shape_of(node: ast.expr) -> Optional[str]:
+    """`X.shape` or `X.size()` -> "X"."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name):
+        return node.value.id
+    if (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "size" and isinstance(node.func.value, ast.Name)):
+        return node.func.value.id
+    return None
+
+
+def _indexed_shape(node: ast.expr) -> Optional[tuple[str, int]]:
+    """`X.shape[i]` or `X.size(i)` with a literal i -> ("X", i)."""
+    if isinstance(node, ast.Subscript) and _shape_of(node.value):
+        index = node.slice
+        if isinstance(index, ast.Constant) and isinstance(index.value, int):
+            return _shape_of(node.value), index.value
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
+            return _shape_of(node.value), -index.operand.value
+    if (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "size" and isinstance(node.func.value, ast.Name)):
+        index = node.args[0]
+        if isinstance(index, ast.Constant) and isinstance(index.value, int):
+            return node.func.value.id, index.value
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
+            return node.func.value.id, -index.operand.value
+    return None
+
+
+def _is_stride(node: ast.Call) -> bool:
+    return isinstance(node.func, ast.Attribute) and node.func.attr == "stride"
+
+
+def _records(ctx: TriageContext, site: LaunchSite):
+    return [launch for trace in ctx.traces for launch in trace.launches
+            if launch.kernel == site.kernel and launch.line == site.line]
+
+
+def _kind(ctx: TriageContext, site: LaunchSite, kernel, position: int) -> Optional[str]:
+    if position >= len(kernel.params):
+        return None
+    kinds = {launch.args[kernel.params[position].name].kind for launch in _records(ctx, site)
+             if kernel.params[position].name in launch.args}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _ranks(ctx: TriageContext, site: LaunchSite, kernel) -> dict[str, int]:
+    """The rank of each tensor the launch passes by name, as the traced cases pass it."""
+    ranks = {}
+    for position, argument in enumerate(site.args[:len(kernel.params)]):
+        if isinstance(argument, ast.Name):
+            for launch in _records(ctx, site):
+                info = launch.args.get(kernel.params[position].name)
+                if info is not None and info.kind == "tensor":
+                    ranks[argument.id] = len(info.shape)
+    return ranks
+
+
+def _misaligned(ctx: TriageContext, site: LaunchSite, kernel) -> bool:
+    """Whether some traced case passes a tensor whose last two dimensions are not both multiples of 16."""
+    return any(info.kind == "tensor" and len(info.shape) >= 2 and (info.shape[-1] % ALIGN or info.shape[-2] % ALIGN)
+               for launch in _records(ctx, site) for info in launch.args.values())
