@@ -15,8 +15,8 @@ returns the output's original extent. The padded rows and columns of the inputs 
 each kept output element sums exactly the products it summed before; the padded part of the
 output is never returned. This holds only for a kernel whose one cross-element operation is the
 dot, so the fix refuses any kernel that reduces, scans, sorts or uses atomics, any launch passing
-a tensor the forward did not receive or allocate (a bias would have to be padded too), and any
-tensor the kernel does not index through its strides. Inputs already aligned are passed as they
+a tensor that is neither an input, one of the module's own tensors (a weight, a bias: padded like
+the inputs) nor the returned output, and any matrix the kernel does not index through its strides. Inputs already aligned are passed as they
 are: an aligned case costs one check per input.
 """
 from __future__ import annotations
@@ -58,19 +58,21 @@ def {round}(n):
 
 
 def {pad}(x):
-    """`x` with its last two dimensions rounded up to multiples of {align}, zeros beyond its data (`x`
-    itself when they already are): the GEMM's loads and masks become provably aligned, and the
-    zeros add nothing to any product that is kept."""
-    rows, cols = x.shape[-2], x.shape[-1]
-    if rows % {align} == 0 and cols % {align} == 0:
+    """`x` with its last two dimensions (a vector: its one) rounded up to multiples of {align}, zeros
+    beyond its data (`x` itself when they already are): the GEMM's loads and masks become provably
+    aligned, and the zeros add nothing to any product or epilogue value that is kept."""
+    rows, cols = (x.shape[-2] if x.dim() > 1 else 1), x.shape[-1]
+    rows_padded = {round}(rows) if x.dim() > 1 else 1
+    if rows == rows_padded and cols % {align} == 0:
         return x
-    batches = x.numel() // (rows * cols) if x.numel() else 0
-    out = torch.empty((*x.shape[:-2], {round}(rows), {round}(cols)), device=x.device, dtype=x.dtype)
-    if out.numel():
-        stride_b = x.stride(0) if x.dim() == 3 else 0
+    shape = (*x.shape[:-2], rows_padded, {round}(cols)) if x.dim() > 1 else ({round}(cols),)
+    out = torch.empty(shape, device=x.device, dtype=x.dtype)
+    if x.numel():
+        batches = x.numel() // (rows * cols)
+        stride_b, stride_r = (x.stride(0) if x.dim() == 3 else 0), (x.stride(-2) if x.dim() > 1 else 0)
         block = 1024
-        _zero_pad_kernel[(batches * {round}(rows), {triton}.cdiv({round}(cols), block))](
-            x, out, rows, cols, {round}(rows), {round}(cols), stride_b, x.stride(-2), x.stride(-1), BLOCK=block)
+        _zero_pad_kernel[(batches * rows_padded, {triton}.cdiv({round}(cols), block))](
+            x, out, rows, cols, rows_padded, {round}(cols), stride_b, stride_r, x.stride(-1), BLOCK=block)
     return out
 '''
 
@@ -106,20 +108,22 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
         raise NotApplicable(f"nv.scalar-access: {site.kernel} calls tl.{sorted(calls & ACROSS)[0]}, which would "
                             "see the padding's zeros")
     forward, launch = site.function, _statement_of(site)
-    parameters = {a.arg for a in forward.args.args} - {"self"}
+    parameters = ({a.arg for a in forward.args.args} - {"self"}) | _module_tensors(forward, launch)
     output, returned = _returned_output(forward, launch)
-    strided = {n.func.value.id for arg in site.args for n in ast.walk(arg) if isinstance(n, ast.Call)
-               and isinstance(n.func, ast.Attribute) and n.func.attr == "stride" and isinstance(n.func.value, ast.Name)}
+    strided = {n.func.value.id for arg in [*site.args, *site.keywords.values()] for n in ast.walk(arg)
+               if isinstance(n, ast.Call) and _is_stride(n) and isinstance(n.func.value, ast.Name)}
     sizes = _sizes(forward, launch)
     ranks = _ranks(ctx, site, kernel)
-    inputs, rounded = [], []
+    inputs, rounded, inline = [], [], []
     for position, argument in enumerate(site.args):
         kind = _kind(ctx, site, kernel, position)
-        if kind == "tensor":
+        if kind == "tensor" and _from_self(argument) and _rank_at(ctx, site, kernel, position) == 1:
+            inline.append(argument)  # `self.bias`, read as a vector: padded where it is passed
+        elif kind == "tensor":
             if not isinstance(argument, ast.Name) or argument.id not in parameters | {output.id}:
                 raise NotApplicable(f"nv.scalar-access: the launch passes `{segment(source, argument)}`, neither an input "
                                     "nor the returned output: padding would have to extend it too")
-            if argument.id not in strided:
+            if argument.id not in strided and ranks.get(argument.id, 2) > 1:
                 raise NotApplicable(f"nv.scalar-access: `{argument.id}` is passed without its strides (indexed as flat memory)")
             if argument.id != output.id:
                 inputs.append(argument.id)
@@ -132,10 +136,15 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
             rank = ranks.get(tensor, 2)
             if (dim + rank if dim < 0 else dim) >= rank - 2:  # one of the last two dimensions: padded
                 rounded.append(argument)
+    for name, value in site.keywords.items():
+        kinds = {launch.args[name].kind for launch in _records(ctx, site) if name in launch.args}
+        if kinds & {"tensor", "int"}:
+            raise NotApplicable(f"nv.scalar-access: `{name}=` passes a {sorted(kinds)[0]} by keyword; padding "
+                                "rewrites positional operands and sizes only")
     if not inputs:
-        raise NotApplicable("nv.scalar-access: the launch passes no input of the forward")
-    if any(ranks.get(name, 2) not in (2, 3) for name in inputs):
-        raise NotApplicable("nv.scalar-access: padding copies 2-D and 3-D operands only")
+        raise NotApplicable("nv.scalar-access: the launch passes no matrix of the forward's own")
+    if any(ranks.get(name, 2) not in (1, 2, 3) for name in inputs):
+        raise NotApplicable("nv.scalar-access: padding copies operands of 1 to 3 dimensions only")
     if not _misaligned(ctx, site, kernel):
         raise NotApplicable("nv.scalar-access: every case's GEMM sizes are multiples of 16 already")
     allocation = _allocation(forward, output, launch)
@@ -149,11 +158,34 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
     else:
         edits = [_replace_positional(source, allocation, padded_dims)]
     edits += [replace(source, argument, f"{ROUND}({segment(source, argument)})") for argument in rounded]
+    edits += [replace(source, argument, f"{PAD}({segment(source, argument)})") for argument in inline]
     edits.append(insert_before_line(source, launch.lineno, f"{indentation(source, launch.lineno)}"
                                     f"{', '.join(inputs)} = {', '.join(f'{PAD}({n})' for n in inputs)}\n"))
     extent = ", ".join([":"] * (len(kept) - 2) + [f":{d}" for d in kept[-2:]])
     edits.append(replace(source, returned.value, f"{output.id}[{extent}]"))
     return edits
+
+
+def _module_tensors(forward: ast.FunctionDef, launch: ast.stmt) -> set[str]:
+    """Names the forward binds to its module's own tensors before the launch (`w, b = self.linear.weight,
+    self.linear.bias`): operands like its inputs, padded the same way."""
+    names = set()
+    for statement in forward.body[:forward.body.index(launch)]:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+            pairs = (zip(target.elts, value.elts) if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple)
+                     and len(target.elts) == len(value.elts) else [(target, value)])
+            names |= {t.id for t, v in pairs if isinstance(t, ast.Name) and _from_self(v)}
+    return names
+
+
+def _from_self(node: ast.expr) -> bool:
+    """`self.x`, `self.linear.weight`: one of the module's own tensors."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id == "self"
 
 
 def _statement_of(site: LaunchSite) -> ast.stmt:
@@ -271,6 +303,12 @@ def _kind(ctx: TriageContext, site: LaunchSite, kernel, position: int) -> Option
     kinds = {launch.args[kernel.params[position].name].kind for launch in _records(ctx, site)
              if kernel.params[position].name in launch.args}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _rank_at(ctx: TriageContext, site: LaunchSite, kernel, position: int) -> Optional[int]:
+    ranks = {len(launch.args[kernel.params[position].name].shape) for launch in _records(ctx, site)
+             if position < len(kernel.params) and kernel.params[position].name in launch.args}
+    return ranks.pop() if len(ranks) == 1 else None
 
 
 def _ranks(ctx: TriageContext, site: LaunchSite, kernel) -> dict[str, int]:

@@ -13,11 +13,12 @@ from ladder.diagnoser.triage.fixes import NotApplicable, apply_fix
 from .triage_helpers import ROOT, write_pair
 
 PATTERN = "nv.scalar-access"
-KERNELS = ROOT / "kernels" / "level1"
+KERNELS = ROOT / "kernels"
 
 
 def pair(name: str) -> tuple[str, str]:
-    return str(KERNELS / name / "solution.py"), str(KERNELS / name / "problem.py")
+    folder = KERNELS / (name if "/" in name else f"level1/{name}")
+    return str(folder / "solution.py"), str(folder / "problem.py")
 
 
 def test_the_gemm_gets_rounded_sizes_padded_inputs_and_returns_the_original_extent(tmp_path):
@@ -41,6 +42,13 @@ def test_a_batched_gemm_pads_only_its_last_two_dimensions():
     assert "grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), batch)" in padded  # the batch is not rounded
 
 
+def test_the_modules_weight_and_bias_are_padded_like_the_inputs():
+    padded = apply_fix(PATTERN, *pair("level2/76_gemm_add_relu"))
+    assert "x, w = _zero_padded(x), _zero_padded(w)" in padded  # `w = self.linear.weight`, a matrix with strides
+    assert "x, w, _zero_padded(self.bias), y, _up16(M), _up16(N), _up16(K)," in padded  # a vector, padded where passed
+    assert padded.rstrip().endswith("return y[:M, :N]")
+
+
 @pytest.mark.parametrize("change,reason", [
     (("acc += tl.dot(a, b)", "acc += tl.dot(a, b)\n        acc += tl.sum(a, axis=1)[:, None]"),
      "calls tl.sum, which would see the padding's zeros"),
@@ -50,6 +58,8 @@ def test_a_batched_gemm_pads_only_its_last_two_dimensions():
     (("C = torch.empty((M, N), device=A.device, dtype=torch.bfloat16)", "C = torch.empty_like(A)"),
      "`C` is not a `torch.empty(shape, ...)`"),
     (("A.stride(0), A.stride(1), ", "K, 1, "), "`A` is passed without its strides"),
+    (("C.stride(0), C.stride(1),", "stride_cm=C.stride(0), stride_cn=C.stride(1),"),
+     "`stride_cm=` passes a int by keyword"),
 ])
 def test_a_kernel_the_zeros_would_change_is_refused_with_its_reason(tmp_path, change, reason):
     solution, problem = pair("02_matmul")
@@ -84,7 +94,8 @@ def test_every_case_compiles_to_one_specialization_with_128_bit_accesses(tmp_pat
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name,best", [("01_square_matmul", False), ("02_matmul", False), ("17_matmul_transposed_b", False),
-                                       ("03_batched_matmul", False), ("02_matmul", True)])
+                                       ("03_batched_matmul", False), ("02_matmul", True),
+                                       ("level2/09_matmul_subtract_multiply_relu", False), ("level2/76_gemm_add_relu", False)])
 def test_the_padded_gemm_is_judged_correct_under_the_interpreter(tmp_path, name, best):
     """The judge's own check on every case's small size (misaligned ones among them), the original beside it."""
     from ladder.runner.bench import bench
