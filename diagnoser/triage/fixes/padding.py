@@ -143,6 +143,10 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
                                 "rewrites positional operands and sizes only")
     if not inputs:
         raise NotApplicable("nv.scalar-access: the launch passes no matrix of the forward's own")
+    after = forward.body[forward.body.index(launch) + 1:]
+    used = sorted({n.id for s in after for n in ast.walk(s) if isinstance(n, ast.Name)} & set(inputs))
+    if used:
+        raise NotApplicable(f"nv.scalar-access: `{used[0]}` is used after the launch, where it would be the padded copy")
     if any(ranks.get(name, 2) not in (1, 2, 3) for name in inputs):
         raise NotApplicable("nv.scalar-access: padding copies operands of 1 to 3 dimensions only")
     if not _misaligned(ctx, site, kernel):

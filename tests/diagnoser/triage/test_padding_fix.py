@@ -54,6 +54,7 @@ def test_the_modules_weight_and_bias_are_padded_like_the_inputs():
      "calls tl.sum, which would see the padding's zeros"),
     (("        return C", "        C = C * 2\n        return C"), "`C` is used between the launch and the return"),
     (("        return C", "        return C * 2"), "padding needs a forward that ends in `return OUTPUT`"),
+    (("        return C", "        self.seen = A.shape\n        return C"), "`A` is used after the launch"),
     (("A, B, C, M, N, K,", "A, B, C, M, N, K + 0,"), "`K + 0` is not a size the forward reads off an input's shape"),
     (("C = torch.empty((M, N), device=A.device, dtype=torch.bfloat16)", "C = torch.empty_like(A)"),
      "`C` is not a `torch.empty(shape, ...)`"),
