@@ -110,15 +110,20 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
     forward, launch = site.function, _statement_of(site)
     parameters = ({a.arg for a in forward.args.args} - {"self"}) | _module_tensors(forward, launch)
     output, returned = _returned_output(forward, launch)
-    strided = {n.func.value.id for arg in [*site.args, *site.keywords.values()] for n in ast.walk(arg)
-               if isinstance(n, ast.Call) and _is_stride(n) and isinstance(n.func.value, ast.Name)}
+    strided = {_operand(n.func.value) for arg in [*site.args, *site.keywords.values()] for n in ast.walk(arg)
+               if isinstance(n, ast.Call) and _is_stride(n)} - {None}
     sizes = _sizes(forward, launch)
     ranks = _ranks(ctx, site, kernel)
-    inputs, rounded, inline = [], [], []
+    inputs, rounded, inline, bound = [], [], [], {}
     for position, argument in enumerate(site.args):
         kind = _kind(ctx, site, kernel, position)
         if kind == "tensor" and _from_self(argument) and _rank_at(ctx, site, kernel, position) == 1:
             inline.append(argument)  # `self.bias`, read as a vector: padded where it is passed
+        elif kind == "tensor" and _from_self(argument):
+            text = _operand(argument)  # `self.gemm.weight` with its strides: padded once, before the launch
+            if text not in strided:
+                raise NotApplicable(f"nv.scalar-access: `{text}` is passed without its strides (indexed as flat memory)")
+            bound.setdefault(text, f"_padded_{argument.attr}" + (f"_{len(bound) + 1}" if bound else ""))
         elif kind == "tensor":
             if not isinstance(argument, ast.Name) or argument.id not in parameters | {output.id}:
                 raise NotApplicable(f"nv.scalar-access: the launch passes `{segment(source, argument)}`, neither an input "
@@ -141,7 +146,7 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
         if kinds & {"tensor", "int"}:
             raise NotApplicable(f"nv.scalar-access: `{name}=` passes a {sorted(kinds)[0]} by keyword; padding "
                                 "rewrites positional operands and sizes only")
-    if not inputs:
+    if not inputs and not bound:
         raise NotApplicable("nv.scalar-access: the launch passes no matrix of the forward's own")
     after = forward.body[forward.body.index(launch) + 1:]
     used = sorted({n.id for s in after for n in ast.walk(s) if isinstance(n, ast.Name)} & set(inputs))
@@ -163,8 +168,11 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
         edits = [_replace_positional(source, allocation, padded_dims)]
     edits += [replace(source, argument, f"{ROUND}({segment(source, argument)})") for argument in rounded]
     edits += [replace(source, argument, f"{PAD}({segment(source, argument)})") for argument in inline]
+    edits += [replace(source, node, bound[_operand(node)]) for argument in site.args for node in ast.walk(argument)
+              if _operand(node) in bound]
+    names, values = [*inputs, *bound.values()], [*(f"{PAD}({n})" for n in inputs), *(f"{PAD}({t})" for t in bound)]
     edits.append(insert_before_line(source, launch.lineno, f"{indentation(source, launch.lineno)}"
-                                    f"{', '.join(inputs)} = {', '.join(f'{PAD}({n})' for n in inputs)}\n"))
+                                    f"{', '.join(names)} = {', '.join(values)}\n"))
     extent = ", ".join([":"] * (len(kept) - 2) + [f":{d}" for d in kept[-2:]])
     edits.append(replace(source, returned.value, f"{output.id}[{extent}]"))
     return edits
@@ -181,6 +189,13 @@ def _module_tensors(forward: ast.FunctionDef, launch: ast.stmt) -> set[str]:
                      and len(target.elts) == len(value.elts) else [(target, value)])
             names |= {t.id for t, v in pairs if isinstance(t, ast.Name) and _from_self(v)}
     return names
+
+
+def _operand(node: ast.AST) -> Optional[str]:
+    """A tensor the forward names: `A`, or the module's `self.gemm.weight`, as its source text."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return ast.unparse(node) if _from_self(node) else None
 
 
 def _from_self(node: ast.expr) -> bool:
@@ -265,12 +280,11 @@ def _sizes(forward: ast.FunctionDef, launch: ast.stmt) -> dict[str, tuple[str, i
 
 
 def _shape_of(node: ast.expr) -> Optional[str]:
-    """`X.shape` or `X.size()` -> "X"."""
-    if isinstance(node, ast.Attribute) and node.attr == "shape" and isinstance(node.value, ast.Name):
-        return node.value.id
-    if (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "size" and isinstance(node.func.value, ast.Name)):
-        return node.func.value.id
+    """`X.shape` or `X.size()` -> "X" (also `self.gemm.weight.shape` -> "self.gemm.weight")."""
+    if isinstance(node, ast.Attribute) and node.attr == "shape":
+        return _operand(node.value)
+    if isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute) and node.func.attr == "size":
+        return _operand(node.func.value)
     return None
 
 
@@ -283,12 +297,12 @@ def _indexed_shape(node: ast.expr) -> Optional[tuple[str, int]]:
         if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
             return _shape_of(node.value), -index.operand.value
     if (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "size" and isinstance(node.func.value, ast.Name)):
+            and node.func.attr == "size" and _operand(node.func.value)):
         index = node.args[0]
         if isinstance(index, ast.Constant) and isinstance(index.value, int):
-            return node.func.value.id, index.value
+            return _operand(node.func.value), index.value
         if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
-            return node.func.value.id, -index.operand.value
+            return _operand(node.func.value), -index.operand.value
     return None
 
 
@@ -316,14 +330,14 @@ def _rank_at(ctx: TriageContext, site: LaunchSite, kernel, position: int) -> Opt
 
 
 def _ranks(ctx: TriageContext, site: LaunchSite, kernel) -> dict[str, int]:
-    """The rank of each tensor the launch passes by name, as the traced cases pass it."""
+    """The rank of each tensor the launch passes by name (`A`, `self.gemm.weight`), as the traced cases pass it."""
     ranks = {}
     for position, argument in enumerate(site.args[:len(kernel.params)]):
-        if isinstance(argument, ast.Name):
+        if _operand(argument):
             for launch in _records(ctx, site):
                 info = launch.args.get(kernel.params[position].name)
                 if info is not None and info.kind == "tensor":
-                    ranks[argument.id] = len(info.shape)
+                    ranks[_operand(argument)] = len(info.shape)
     return ranks
 
 
