@@ -271,9 +271,12 @@ def _raised_at(error: Exception) -> str | None:
 
     if isinstance(error, Failed):
         frames = re.findall(r'File "([^"]+)", line (\d+), in (\S+)', error.detail or "")
-        return f"{Path(frames[-1][0]).name}:{frames[-1][1]} in {frames[-1][2]}" if frames else None
-    frames = traceback.extract_tb(error.__traceback__)
-    return f"{Path(frames[-1].filename).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else None
+    else:
+        frames = [(f.filename, f.lineno, f.name) for f in traceback.extract_tb(error.__traceback__)]
+    if not frames:
+        return None
+    filename, line, function = frames[-1]
+    return f"{Path(filename).name}:{line} in {function}"
 
 
 def _finish(state: dict, records: list[dict], rungs: dict[str, Rung], done: dict[int, dict], stopped: str | None) -> None:

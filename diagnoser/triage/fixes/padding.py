@@ -290,19 +290,21 @@ def _shape_of(node: ast.expr) -> Optional[str]:
 
 def _indexed_shape(node: ast.expr) -> Optional[tuple[str, int]]:
     """`X.shape[i]` or `X.size(i)` with a literal i -> ("X", i)."""
-    if isinstance(node, ast.Subscript) and _shape_of(node.value):
-        index = node.slice
-        if isinstance(index, ast.Constant) and isinstance(index.value, int):
-            return _shape_of(node.value), index.value
-        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
-            return _shape_of(node.value), -index.operand.value
+    if isinstance(node, ast.Subscript) and _shape_of(node.value) and _literal_int(node.slice) is not None:
+        return _shape_of(node.value), _literal_int(node.slice)
     if (isinstance(node, ast.Call) and len(node.args) == 1 and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "size" and _operand(node.func.value)):
-        index = node.args[0]
-        if isinstance(index, ast.Constant) and isinstance(index.value, int):
-            return _operand(node.func.value), index.value
-        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub) and isinstance(index.operand, ast.Constant):
-            return _operand(node.func.value), -index.operand.value
+            and node.func.attr == "size" and _operand(node.func.value) and _literal_int(node.args[0]) is not None):
+        return _operand(node.func.value), _literal_int(node.args[0])
+    return None
+
+
+def _literal_int(node: ast.expr) -> Optional[int]:
+    """`1` -> 1, `-1` -> -1; anything else -> None."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_int(node.operand)
+        return None if inner is None else -inner
     return None
 
 
@@ -331,14 +333,9 @@ def _rank_at(ctx: TriageContext, site: LaunchSite, kernel, position: int) -> Opt
 
 def _ranks(ctx: TriageContext, site: LaunchSite, kernel) -> dict[str, int]:
     """The rank of each tensor the launch passes by name (`A`, `self.gemm.weight`), as the traced cases pass it."""
-    ranks = {}
-    for position, argument in enumerate(site.args[:len(kernel.params)]):
-        if _operand(argument):
-            for launch in _records(ctx, site):
-                info = launch.args.get(kernel.params[position].name)
-                if info is not None and info.kind == "tensor":
-                    ranks[_operand(argument)] = len(info.shape)
-    return ranks
+    return {_operand(argument): rank for position, argument in enumerate(site.args)
+            if _operand(argument) and _kind(ctx, site, kernel, position) == "tensor"
+            and (rank := _rank_at(ctx, site, kernel, position)) is not None}
 
 
 def _misaligned(ctx: TriageContext, site: LaunchSite, kernel) -> bool:
