@@ -22,7 +22,8 @@ are: an aligned case costs one check per input.
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from dataclasses import dataclass, field
+from typing import Any, Optional
 
 from ladder.diagnoser.evidence import Finding
 
@@ -99,7 +100,41 @@ def fix_padded_gemm(source: str, finding: Optional[Finding], ctx: Optional[Triag
     return apply(source, edits)
 
 
+@dataclass
+class GemmLaunch:
+    """The one GEMM launch padding rewrites, and what the stages read of the forward around it."""
+
+    source: str
+    ctx: TriageContext
+    site: LaunchSite
+    kernel: Any
+    forward: ast.FunctionDef
+    launch: ast.stmt
+    output: ast.Name           # the tensor the kernel writes and the forward returns
+    returned: ast.Return
+    ranks: dict[str, int]      # tensor name -> its rank in the captured cases
+
+
+@dataclass
+class Operands:
+    """What padding does to each argument of the launch."""
+
+    inputs: list[str] = field(default_factory=list)       # the forward's own matrices: padded copies
+    rounded: list[ast.expr] = field(default_factory=list)  # sizes of the last two dimensions: rounded up
+    inline: list[ast.expr] = field(default_factory=list)   # the module's vectors (`self.bias`): padded in place
+    bound: dict[str, str] = field(default_factory=dict)    # the module's matrices: padded once, bound to a name
+
+
 def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
+    """The edits, stage by stage; each stage refuses, with its reason, what it cannot keep exact."""
+    gemm = _gemm_launch(source, ctx, site)
+    operands = _operands(gemm)
+    _refuse_unpaddable(gemm, operands)
+    return _edits(gemm, operands)
+
+
+def _gemm_launch(source: str, ctx: TriageContext, site: LaunchSite) -> GemmLaunch:
+    """The launch, if its kernel's one cross-element operation is the dot."""
     kernel = ctx.source.kernels[site.kernel]
     calls = {n.func.attr for n in ast.walk(kernel.node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
     if "dot" not in calls:
@@ -108,55 +143,73 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
         raise NotApplicable(f"nv.scalar-access: {site.kernel} calls tl.{sorted(calls & ACROSS)[0]}, which would "
                             "see the padding's zeros")
     forward, launch = site.function, _statement_of(site)
-    parameters = ({a.arg for a in forward.args.args} - {"self"}) | _module_tensors(forward, launch)
     output, returned = _returned_output(forward, launch)
+    return GemmLaunch(source, ctx, site, kernel, forward, launch, output, returned, _ranks(ctx, site, kernel))
+
+
+def _operands(gemm: GemmLaunch) -> Operands:
+    """Each positional argument classified: an input, a module tensor, a size to round, or as it is."""
+    source, ctx, site, kernel = gemm.source, gemm.ctx, gemm.site, gemm.kernel
+    parameters = ({a.arg for a in gemm.forward.args.args} - {"self"}) | _module_tensors(gemm.forward, gemm.launch)
     strided = {_operand(n.func.value) for arg in [*site.args, *site.keywords.values()] for n in ast.walk(arg)
                if isinstance(n, ast.Call) and _is_stride(n)} - {None}
-    sizes = _sizes(forward, launch)
-    ranks = _ranks(ctx, site, kernel)
-    inputs, rounded, inline, bound = [], [], [], {}
+    sizes = _sizes(gemm.forward, gemm.launch)
+    operands = Operands()
     for position, argument in enumerate(site.args):
         kind = _kind(ctx, site, kernel, position)
         if kind == "tensor" and _from_self(argument) and _rank_at(ctx, site, kernel, position) == 1:
-            inline.append(argument)  # `self.bias`, read as a vector: padded where it is passed
+            operands.inline.append(argument)  # `self.bias`, read as a vector: padded where it is passed
         elif kind == "tensor" and _from_self(argument):
             text = _operand(argument)  # `self.gemm.weight` with its strides: padded once, before the launch
             if text not in strided:
                 raise NotApplicable(f"nv.scalar-access: `{text}` is passed without its strides (indexed as flat memory)")
+            bound = operands.bound
             bound.setdefault(text, f"_padded_{argument.attr}" + (f"_{len(bound) + 1}" if bound else ""))
         elif kind == "tensor":
-            if not isinstance(argument, ast.Name) or argument.id not in parameters | {output.id}:
+            if not isinstance(argument, ast.Name) or argument.id not in parameters | {gemm.output.id}:
                 raise NotApplicable(f"nv.scalar-access: the launch passes `{segment(source, argument)}`, neither an input "
                                     "nor the returned output: padding would have to extend it too")
-            if argument.id not in strided and ranks.get(argument.id, 2) > 1:
+            if argument.id not in strided and gemm.ranks.get(argument.id, 2) > 1:
                 raise NotApplicable(f"nv.scalar-access: `{argument.id}` is passed without its strides (indexed as flat memory)")
-            if argument.id != output.id:
-                inputs.append(argument.id)
+            if argument.id != gemm.output.id:
+                operands.inputs.append(argument.id)
         elif kind == "int" and not (isinstance(argument, ast.Call) and _is_stride(argument)):
             origin = sizes.get(argument.id) if isinstance(argument, ast.Name) else None
             if origin is None:
                 raise NotApplicable(f"nv.scalar-access: `{segment(source, argument)}` is not a size the forward reads "
                                     "off an input's shape")
             tensor, dim = origin
-            rank = ranks.get(tensor, 2)
+            rank = gemm.ranks.get(tensor, 2)
             if (dim + rank if dim < 0 else dim) >= rank - 2:  # one of the last two dimensions: padded
-                rounded.append(argument)
-    for name, value in site.keywords.items():
+                operands.rounded.append(argument)
+    for name in site.keywords:
         kinds = {launch.args[name].kind for launch in _records(ctx, site) if name in launch.args}
         if kinds & {"tensor", "int"}:
             raise NotApplicable(f"nv.scalar-access: `{name}=` passes a {sorted(kinds)[0]} by keyword; padding "
                                 "rewrites positional operands and sizes only")
-    if not inputs and not bound:
+    return operands
+
+
+def _refuse_unpaddable(gemm: GemmLaunch, operands: Operands) -> None:
+    """Refuse a launch with nothing to pad, or whose padded inputs the forward reads again."""
+    inputs = operands.inputs
+    if not inputs and not operands.bound:
         raise NotApplicable("nv.scalar-access: the launch passes no matrix of the forward's own")
-    after = forward.body[forward.body.index(launch) + 1:]
+    after = gemm.forward.body[gemm.forward.body.index(gemm.launch) + 1:]
     used = sorted({n.id for s in after for n in ast.walk(s) if isinstance(n, ast.Name)} & set(inputs))
     if used:
         raise NotApplicable(f"nv.scalar-access: `{used[0]}` is used after the launch, where it would be the padded copy")
-    if any(ranks.get(name, 2) not in (1, 2, 3) for name in inputs):
+    if any(gemm.ranks.get(name, 2) not in (1, 2, 3) for name in inputs):
         raise NotApplicable("nv.scalar-access: padding copies operands of 1 to 3 dimensions only")
-    if not _misaligned(ctx, site, kernel):
+    if not _misaligned(gemm.ctx, gemm.site, gemm.kernel):
         raise NotApplicable("nv.scalar-access: every case's GEMM sizes are multiples of 16 already")
-    allocation = _allocation(forward, output, launch)
+
+
+def _edits(gemm: GemmLaunch, operands: Operands) -> list:
+    """The output allocated padded, the sizes rounded, the operands padded before the launch, and the
+    returned output cut back to its extent."""
+    source, output, inputs, bound = gemm.source, gemm.output, operands.inputs, operands.bound
+    allocation = _allocation(gemm.forward, output, gemm.launch)
     dims = _dims(allocation)
     if any(isinstance(n, ast.Name) and n.id in inputs for d in dims for n in ast.walk(d)):
         raise NotApplicable(f"nv.scalar-access: `{output.id}`'s shape is read off an input that padding replaces")
@@ -166,15 +219,15 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
         edits = [replace(source, allocation.args[0], f"({', '.join(padded_dims)})")]
     else:
         edits = [_replace_positional(source, allocation, padded_dims)]
-    edits += [replace(source, argument, f"{ROUND}({segment(source, argument)})") for argument in rounded]
-    edits += [replace(source, argument, f"{PAD}({segment(source, argument)})") for argument in inline]
-    edits += [replace(source, node, bound[_operand(node)]) for argument in site.args for node in ast.walk(argument)
+    edits += [replace(source, argument, f"{ROUND}({segment(source, argument)})") for argument in operands.rounded]
+    edits += [replace(source, argument, f"{PAD}({segment(source, argument)})") for argument in operands.inline]
+    edits += [replace(source, node, bound[_operand(node)]) for argument in gemm.site.args for node in ast.walk(argument)
               if _operand(node) in bound]
     names, values = [*inputs, *bound.values()], [*(f"{PAD}({n})" for n in inputs), *(f"{PAD}({t})" for t in bound)]
-    edits.append(insert_before_line(source, launch.lineno, f"{indentation(source, launch.lineno)}"
-                                    f"{', '.join(names)} = {', '.join(values)}\n"))
+    line = gemm.launch.lineno
+    edits.append(insert_before_line(source, line, f"{indentation(source, line)}{', '.join(names)} = {', '.join(values)}\n"))
     extent = ", ".join([":"] * (len(kept) - 2) + [f":{d}" for d in kept[-2:]])
-    edits.append(replace(source, returned.value, f"{output.id}[{extent}]"))
+    edits.append(replace(source, gemm.returned.value, f"{output.id}[{extent}]"))
     return edits
 
 
