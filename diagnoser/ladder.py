@@ -32,9 +32,7 @@ this process, as the batched climbs of `ladder.diagnoser.batch` and recorded run
 """
 from __future__ import annotations
 
-import contextlib
 import functools
-import os
 import re
 import time
 import traceback
@@ -44,6 +42,7 @@ from pathlib import Path
 
 from ladder.diagnoser import agreement, gap, rungs
 from ladder.diagnoser.subject import NothingLaunched, RungUnavailable, Subject
+from ladder.runner.capture.picks import choices_recorded
 
 SCHEMA = "ladder.diagnose/1"
 
@@ -151,27 +150,6 @@ def _finding_key(finding: dict) -> tuple:
             None if finding.get("pattern") else finding.get("title"))
 
 
-# Triton's own switch for `cache_results` on every autotuner (triton.knobs.autotuning.cache).
-AUTOTUNE_CACHE_ENV = "TRITON_CACHE_AUTOTUNING"
-
-
-@contextlib.contextmanager
-def autotuned_once(subject: Subject):
-    """For a script, every run of the climb (rung 2's timing driver, its Nsight Compute pass, rung 3's
-    capture, each a process of its own) takes the autotuner's choice from Triton's disk cache once
-    the first run has benchmarked it: the later runs skip the benchmarking (the largest part of an
-    autotuned script's run), and the counters and the IR are those of the very configuration rung 2
-    timed rather than of a choice made again on other noise. A user's own setting is left alone."""
-    if not subject.script or AUTOTUNE_CACHE_ENV in os.environ:
-        yield
-        return
-    os.environ[AUTOTUNE_CACHE_ENV] = "1"
-    try:
-        yield
-    finally:
-        os.environ.pop(AUTOTUNE_CACHE_ENV, None)
-
-
 def climb(subject: Subject, state: dict | None = None, selected: set[int] | None = None,
           exhaustive: bool = False, rungs: dict[str, Rung] | None = None,
           progress: Callable[[str], None] | None = None,
@@ -187,7 +165,7 @@ def climb(subject: Subject, state: dict | None = None, selected: set[int] | None
     records = []
     ended: str | None = None  # why the climb ended early: nothing was launched
     try:
-        with autotuned_once(subject):
+        with choices_recorded():
             for name, rung in rungs.items():
                 if rung.number in done:
                     records.append(done[rung.number])

@@ -15,7 +15,9 @@ Among the accepted, the fastest on the geomean becomes the new best.
 
 The judge's processes run without this process's secrets (``without_secrets``): candidates are
 written by models and agents, and one that raised with a key in its message would carry the key
-into the verdict, the journal and the report.
+into the verdict, the journal and the report. They record each autotuner's choice in the
+contestant's own kernel cache (``choices_recorded``): the best keeps the configuration it was timed
+with from round to round, and the next round's rung 3 describes that configuration alone.
 """
 from __future__ import annotations
 
@@ -95,12 +97,13 @@ def run_gate(problem: Path, best: Path, initial: Path, candidates: dict[str, Pat
     """Judge the candidates against the best (and the initial version) in one interleaved run;
     ``torch_compile`` also times the reference compiled (the baseline's figures for reports)."""
     from ladder.runner.bench import bench as runner_bench
+    from ladder.runner.capture.picks import choices_recorded
 
     solutions: dict[str, Path] = {BEST: best, BEST_AGAIN: best}
     if initial.read_bytes() != best.read_bytes():
         solutions[INITIAL] = initial
     solutions.update(candidates)
-    with without_secrets():
+    with without_secrets(), choices_recorded():
         result = (bench or runner_bench)(problem, solutions, settings.backend, timeout=settings.timeout_s,
                                          progress=progress, torch_compile=torch_compile, **settings.options())
     return decide(result, list(candidates), INITIAL if INITIAL in solutions else BEST)

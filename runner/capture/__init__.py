@@ -10,7 +10,8 @@ Two ways to fill it:
 - on a CPU, through the compile-only `aot` backend (`ladder.runner.backends.aot`), which reproduces the
   JIT's specialization from the actual arguments.
 Both drive the same workload runner (`run_target`): a problem/solution pair case by case, or a
-script. Imports nothing beyond torch, triton and the standard library.
+script. Imports nothing beyond torch, triton and the standard library at import time (a JIT
+capture reads, when it runs, where the runner keeps a solution's kernel cache).
 
 =================  ===========================================================================
 ``record``         `CapturedKernel`, its JSON rendering, `save` and `load`
@@ -20,6 +21,7 @@ script. Imports nothing beyond torch, triton and the standard library.
 ``standins``       device stand-ins, so that a forward runs with no GPU for ahead-of-time capture
 ``labels``         one record per distinct compiled kernel, labelled by what differs
 ``jit``            capture through Triton's JIT hooks on a GPU
+``picks``          a JIT capture's autotuners reuse the choices the solution's timed runs recorded
 =================  ===========================================================================
 """
 from __future__ import annotations

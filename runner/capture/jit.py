@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 from ladder.runner.capture.labels import merge_and_label
 from ladder.runner.capture.nvidia import nvidia_record
+from ladder.runner.capture.picks import chosen_configs
 from ladder.runner.capture.record import CapturedKernel
 from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.capture.workload import run_target
@@ -149,8 +150,9 @@ def fresh_compiles() -> Iterator[None]:
 
 def capture(solution_path: str | Path, problem_path: str | Path | None = None, case_index: int | None = None,
             argv: list[str] | None = None) -> list[CapturedKernel]:
-    """Every kernel the solution's forward (or the script) compiles and launches, on this GPU."""
-    with JitCapture() as session:
+    """Every kernel the solution's forward (or the script) compiles and launches, on this GPU; an
+    autotuned kernel in the configs its timed runs chose, where they recorded their choice."""
+    with chosen_configs(solution_path), JitCapture() as session:
         run_target(solution_path, problem_path, case_index, device="cuda",
                    on_case=lambda case: setattr(session, "case", case), argv=argv)
     return session.kernels()

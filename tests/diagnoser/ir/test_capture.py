@@ -319,3 +319,75 @@ def test_jit_capture_leaves_out_the_autotuner_s_timing_launches(gpu_stand_in):
     assert len(session.kernels()) == 2  # both configs were compiled to be timed
     (chosen,) = launched
     assert len(chosen.launches) == 1 and chosen.launches[0]["grid"][0] in (4, 16)
+
+
+AUTOTUNED_SCRIPT = textwrap.dedent('''
+    import torch
+    import triton
+    import triton.language as tl
+
+
+    @triton.autotune(configs=[triton.Config({"BLOCK": 1024}, num_warps=4), triton.Config({"BLOCK": 256}, num_warps=2)],
+                     key=["n"])
+    @triton.jit
+    def tuned_copy(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+
+
+    x = torch.empty(4096)
+    tuned_copy[lambda meta: (triton.cdiv(4096, meta["BLOCK"]),)](x, x, 4096)
+''')
+
+
+def record_a_choice_of_the_small_block(script, cache) -> None:
+    """Run the script as a timed run would, leaving the autotuner's choice in ``cache``; then make
+    the second config the faster one in that record (the stand-in times every config alike)."""
+    import runpy
+
+    from triton import knobs
+
+    with knobs.cache.scope(), knobs.autotuning.scope():
+        knobs.cache.dir, knobs.autotuning.cache = str(cache), True
+        runpy.run_path(str(script))
+    (choice,) = cache.glob("*/*.autotune.json")
+    record = json.loads(choice.read_text())
+    record["configs_timings"] = [[config, [2.0] * 3 if config["kwargs"]["BLOCK"] == 1024 else [1.0] * 3]
+                                 for config, _ in record["configs_timings"]]
+    choice.write_text(json.dumps(record))
+
+
+@pytest.mark.parametrize("where", ["shared cache", "the solution's contestant cache"])
+def test_jit_capture_compiles_only_the_config_a_timed_run_chose(gpu_stand_in, tmp_path, monkeypatch, where):
+    from ladder.runner.capture import capture
+    from ladder.runner.contestants import kernel_cache
+
+    script = tmp_path / "tuned.py"
+    script.write_text(AUTOTUNED_SCRIPT)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    assert len(capture(script)) == 2  # nothing recorded: every config compiled to be timed
+    cache = tmp_path / "cache" if where == "shared cache" else kernel_cache(script)
+    record_a_choice_of_the_small_block(script, cache)
+    before = sorted(cache.rglob("*"))
+    (kernel,) = capture(script)
+    assert kernel.constexprs["BLOCK"] == 256 and kernel.launches == [{"case": None, "grid": [16, 1, 1]}]
+    assert sorted(cache.rglob("*")) == before  # the capture compiled into a cache of its own
+
+
+def test_recording_blocks_that_overlap_keep_the_setting_until_the_last_ends(monkeypatch):
+    import os
+
+    from ladder.runner.capture.picks import choices_recorded
+
+    monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
+    first, second = choices_recorded(), choices_recorded()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert os.environ["TRITON_CACHE_AUTOTUNING"] == "1"  # the second block still runs
+    second.__exit__(None, None, None)
+    assert "TRITON_CACHE_AUTOTUNING" not in os.environ
+    monkeypatch.setenv("TRITON_CACHE_AUTOTUNING", "0")
+    with choices_recorded():
+        assert os.environ["TRITON_CACHE_AUTOTUNING"] == "0"  # the user's choice
+    assert os.environ["TRITON_CACHE_AUTOTUNING"] == "0"

@@ -1,4 +1,5 @@
-"""The judge's processes never inherit this process's secrets (a candidate could print them into its verdict)."""
+"""The judge's processes' environment: never this process's secrets (a candidate could print them into its
+verdict), and the autotuner's choices recorded (the next round's rung 3 reads them)."""
 from __future__ import annotations
 
 import os
@@ -33,3 +34,20 @@ def test_names_that_only_look_alike_are_kept(monkeypatch):
     monkeypatch.setenv("LADDER_EVALUATION", "x")
     with without_secrets():
         assert os.environ["TOKENIZERS_PARALLELISM"] == "false" and os.environ["LADDER_EVALUATION"] == "x"
+
+
+def test_the_judge_records_the_autotuners_choices_and_leaves_no_setting_behind(tmp_path, monkeypatch):
+    monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
+    seen = {}
+
+    def bench(problem, solutions, backend, **options):
+        seen.update(os.environ)
+        raise RuntimeError("stop here")
+
+    solution = tmp_path / "solution.py"
+    solution.write_text("class ModelNew: pass\n")
+    try:
+        run_gate(tmp_path / "problem.py", solution, solution, {}, GateSettings(), bench=bench)
+    except RuntimeError:
+        pass
+    assert seen["TRITON_CACHE_AUTOTUNING"] == "1" and "TRITON_CACHE_AUTOTUNING" not in os.environ
