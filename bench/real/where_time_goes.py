@@ -6,8 +6,8 @@ A climb of `ladder diagnose SCRIPT --rungs 1-3` runs the script several times (r
 tensors, rung 2's timing driver and its Nsight Compute pass, rung 3's JIT capture), each in a fresh
 interpreter. This times each of those alone, plus what they all pay (a bare interpreter importing
 torch and triton), the script on its own (cold and warm, with and without Triton's autotuning
-cache) and the timing driver inside an idle ncu process (its medians beside the plain driver's),
-so that a change to the climb is predicted from numbers rather than guessed.
+cache), the timing driver inside an idle ncu process (its medians beside the plain driver's) and
+rung 2 as it now runs with ncu (timed and profiled in one run of the script), so that a change to the climb is predicted from numbers rather than guessed.
 
 Each script gets a Triton cache of its own: the cold run compiles from nothing and the later stages
 reuse its kernels; every stage but the cache-read one starts with no autotuning choice on disk, as
@@ -35,7 +35,7 @@ import json, sys, time
 from ladder.diagnoser.profile import script
 path, stage = sys.argv[1], sys.argv[2]
 started = time.perf_counter()
-measured = script.profile(path, "cuda", use_ncu=False)
+measured = script.profile(path, "cuda", use_ncu=stage == "one run")
 timed = time.perf_counter() - started
 out = {"driver_s": round(timed, 2), "script_s": measured["steady_state"]["script_seconds"],
        "sites": len(measured["cases"]),
@@ -44,6 +44,8 @@ if stage == "ncu":
     started = time.perf_counter()
     counters = script.profile_sites(path, None, measured["cases"])
     out.update(ncu_s=round(time.perf_counter() - started, 2), ncu_why=counters["why"])
+if stage == "one run":
+    out.update(ncu_why=measured["ncu"]["why"])
 print(json.dumps(out))
 """
 
@@ -93,6 +95,7 @@ def stages(script: Path) -> list[tuple[str, list[str], dict | None]]:
         ("rung 2 driver", [py, "-c", PROFILE_STAGES, str(script), "driver"], None),
         ("rung 2 driver + ncu", [py, "-c", PROFILE_STAGES, str(script), "ncu"], autotune_cache),
         ("rung 2 driver under ncu", under_ncu, None),
+        ("rung 2 timed and profiled in one run", [py, "-c", PROFILE_STAGES, str(script), "one run"], autotune_cache),
         ("rung 3", [*diagnose, "--rungs", "3"], None),
         ("rungs 1-3, one climb", [*diagnose, "--rungs", "1-3", "--exhaustive"], None),
     ]

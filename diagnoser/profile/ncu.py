@@ -241,8 +241,9 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
     """Profile the driver's jobs under ncu; counters per launch, mapped back to (job, case).
 
     Returns {"available": bool, "why": one line, "cases": {(job, case): [counters per launch]},
-    "errors": {(job, case): one line}, "started": [jobs the driver began, in order]}, plus
-    "timed_out": True when ncu ran past `timeout` (its table, printed at the end, is lost). Never raises
+    "errors": {(job, case): one line}, "started": [jobs the driver began, in order], "log": the driver's
+    log lines}, plus "timed_out": True when ncu ran past `timeout` (its table, printed at the end, is
+    lost). Never raises
     for a missing or failing ncu: the ladder then says so and uses what events and the IR give.
     """
     executable = find_ncu()
@@ -254,7 +255,8 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
         program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)]
         output, returncode = _run(command(executable, program, kernels, launch_count=launch_count), timeout)
         if output is None:  # slow, not broken: the caller may still profile other jobs
-            return {**_unavailable(f"ncu did not finish within {timeout:.0f} s"), "timed_out": True}
+            log = [entry for entry in read_log(log_path) if entry.get("case") != "start"]
+            return {**_unavailable(f"ncu did not finish within {timeout:.0f} s", log), "timed_out": True, "log": log}
         rows = parse_raw_csv(output)
         if not rows and unknown_metric(output):
             log_path.unlink(missing_ok=True)
@@ -265,10 +267,10 @@ def profile_jobs(jobs: list[dict], kernels: list[str] | None = None, timeout: fl
     started = [entry["job"] for entry in log if entry.get("case") == "start"]
     log = [entry for entry in log if entry.get("case") != "start"]
     if not rows:
-        return {**_unavailable(diagnose_failure(output or "", returncode), log), "started": started}
+        return {**_unavailable(diagnose_failure(output or "", returncode), log), "started": started, "log": log}
     cases, missing = align(rows, log)
     why = f"{len(rows)} launches profiled" + (f"; {missing} logged launches had no ncu row" if missing else "")
-    return {"available": True, "why": why, "cases": cases, "errors": _errors(log), "started": started}
+    return {"available": True, "why": why, "cases": cases, "errors": _errors(log), "started": started, "log": log}
 
 
 def read_log(path: Path) -> list[dict]:

@@ -17,9 +17,11 @@ as it weighs a KernelBench pair's (`ladder.diagnoser.gap`):
    A variant that ran faster than that floor spans memory it does not read (a paged cache, a
    gather): its floor is unknown rather than wrong.
 3. Where Nsight Compute is present, it profiles the sites that carry most of the time (at most
-   `NCU_SITES`, until `NCU_SHARE`), one replay each inside the profiler range, filtered to their
-   kernels and bounded by a launch count and a timeout, so any script finishes; those cases are
-   then classed from the counters.
+   `NCU_SITES`, until `NCU_SHARE`), one replay each inside the profiler range, bounded by a launch
+   count and a timeout, so any script finishes; those cases are then classed from the counters.
+   The driver runs inside ncu and chooses those sites from the times it has just measured
+   (`profile_in_one_run`), so the script runs once; where that run fails, it is timed in one run
+   and profiled in a second, filtered to the chosen kernels.
 
 Under the interpreter (a CPU), replays are timed on the host clock: the result says `clock: host`,
 its times are the interpreter's, not a device's, and no gap is assessed from them.
@@ -32,6 +34,7 @@ import tempfile
 from pathlib import Path
 
 from ladder.diagnoser.profile import ncu, nvidia, roofline
+from ladder.diagnoser.profile.script_job import heaviest, site_seconds
 from ladder.runner import roofline as runner_roofline
 
 DEVICE_TIMING = {"budget_s": 0.05, "min_reps": 10, "max_reps": 100, "total_s": 20.0}
@@ -55,8 +58,51 @@ def profile(script: str, backend: str = "cuda", *, use_ncu: bool = True, argv: l
             timeout_s: float = SCRIPT_TIMEOUT_S) -> dict:
     """Rung 2's output for a script (module docstring) on `backend` (`cuda`, or `interpret` on a CPU)."""
     timing = DEVICE_TIMING if backend == "cuda" else HOST_TIMING
-    entries = run_driver([{"script": str(script), "argv": argv or [], "backend": backend, "time": timing}],
-                         timeout_s, backend)
+    job = {"script": str(script), "argv": argv or [], "backend": backend, "time": timing}
+    if backend == "cuda" and use_ncu and ncu.find_ncu():
+        measured = profile_in_one_run(script, job, timeout_s)
+        if measured is not None:
+            return measured
+    measured = measure(script, run_driver([job], timeout_s, backend), backend)
+    if backend == "cuda" and use_ncu:
+        attach_counters(measured, profile_sites(script, argv, measured["cases"]))
+    else:
+        why = "ncu not used (--no-ncu)" if backend == "cuda" else "no device: Nsight Compute needs a GPU"
+        measured["ncu"] = {"available": False, "why": why}
+    return measured
+
+
+def profile_in_one_run(script: str, job: dict, timeout_s: float) -> dict | None:
+    """Time the sites and profile the heaviest in one run of the script, inside Nsight Compute.
+
+    The driver times every site outside the profiler range (ncu sees nothing of it: the medians
+    agree with a run without ncu within 0.4% on the H200, bench/results/real-time-split), chooses
+    the sites carrying most of the time from those medians and replays them inside the range. This
+    saves a second run of the script (7-10 s on the H200). None when the driver did not get through
+    the timing under ncu (it crashed or hung there, or ncu failed to start it): the caller then times
+    and profiles in two runs, as before. A run that timed its sites and then hung in the profiler
+    keeps its timing, with ncu reported unavailable.
+    """
+    merged = {**job, "profile": {"choose": {"sites": NCU_SITES, "share": NCU_SHARE}, "launches": NCU_LAUNCHES}}
+    counters = ncu.profile_jobs([merged], None, timeout_s + NCU_TIMEOUT_S, launch_count=NCU_SITES * NCU_LAUNCHES)
+    entries = counters.get("log", [])
+    choice = next((e for e in entries if e.get("case") == "profile-choice"), None)
+    if choice is None:
+        return None
+    measured = measure(script, entries, "cuda")
+    if counters.get("timed_out"):  # timed, then the profiling ran past its time
+        counters = {"available": False, "why": f"{counters['why']}, after the timing"}
+    elif not choice["sites"]:
+        counters = {"available": False, "why": "no launch site was timed, so none was chosen for ncu"}
+    else:
+        counters["why"] = (f"{len(choice['sites'])} launch sites carrying {choice['share']:.0%} of the kernel time, "
+                           f"{NCU_LAUNCHES} replay each, in the run that timed them: " + counters["why"])
+    attach_counters(measured, counters)
+    return measured
+
+
+def measure(script: str, entries: list[dict], backend: str) -> dict:
+    """The sites' timed profile from the driver's log (ScriptError when it holds nothing to time)."""
     facts = next((e for e in entries if e.get("case") == "script"), None)
     crashed = next((e["error"] for e in entries if e.get("case") == "all" and e.get("error")), None)
     sites = [e["site"] for e in entries if e.get("case") == "site"]
@@ -74,11 +120,6 @@ def profile(script: str, backend: str = "cuda", *, use_ncu: bool = True, argv: l
         why = (f"the script failed ({facts['failed']})" if facts.get("failed") else
                measured["cases"][0].get("why", "no launch was timed"))
         raise ScriptError(f"{Path(script).name}: no launch of its {len(sites)} site(s) could be timed: {why}")
-    if backend == "cuda" and use_ncu:
-        attach_counters(measured, profile_sites(script, argv, measured["cases"]))
-    else:
-        why = "ncu not used (--no-ncu)" if backend == "cuda" else "no device: Nsight Compute needs a GPU"
-        measured["ncu"] = {"available": False, "why": why}
     return measured
 
 
@@ -96,19 +137,6 @@ def run_driver(jobs: list[dict], timeout_s: float, backend: str) -> list[dict]:
         tail = [line for line in output.strip().splitlines() if line.strip()][-1:] or [f"status {returncode}"]
         raise ScriptError(f"the profiling driver failed: {tail[0][:300]}")
     return entries
-
-
-def site_seconds(site: dict) -> tuple[float | None, bool]:
-    """The kernel time the site carries over the script (launches x replayed median), and whether
-    part of it is estimated (launches of variants not timed, at the timed ones' mean time)."""
-    timed = [v for v in site["variants"] if v.get("time_ms")]
-    if not timed:
-        return None, False
-    seconds = sum(v["launches"] * v["time_ms"]["median"] for v in timed) / 1e3
-    untimed = site.get("other_launches", 0) + sum(v["launches"] for v in site["variants"] if not v.get("time_ms"))
-    if untimed:
-        seconds += untimed * seconds / sum(v["launches"] for v in timed)
-    return seconds, bool(untimed)
 
 
 def assemble(facts: dict, sites: list[dict], ceilings: dict, clock: str) -> dict:
@@ -183,21 +211,14 @@ def _beyond_floor(case: dict) -> None:
 
 
 def profile_sites(script: str, argv: list[str] | None, cases: list[dict]) -> dict:
-    """Nsight Compute over the cases carrying most of the time (module docstring, point 3)."""
-    chosen, share = [], 0.0
-    for case in sorted((c for c in cases if c.get("time_s")), key=lambda c: -(c["site"]["share"] or 0.0)):
-        if len(chosen) >= NCU_SITES or (chosen and share >= NCU_SHARE):
-            break
-        chosen.append(case)
-        share += case["site"]["share"] or 0.0
+    """Nsight Compute over the cases carrying most of the time, in a run of its own (module docstring, point 3)."""
+    chosen, share = heaviest([(case["site"]["share"], {**case["site"], "kernel": case["kernels"][0]})
+                              for case in cases if case.get("time_s")], NCU_SITES, NCU_SHARE)
     if not chosen:
         return {"available": False, "why": "no launch site was timed, so none was chosen for ncu", "cases": {}, "errors": {}}
-    heaviest = {c["site"]["key"]: max((v for v in c["site"]["variants"] if v.get("time_ms")),
-                                      key=lambda v: v["launches"] * v["time_ms"]["median"])["key"] for c in chosen}
     job = {"script": str(script), "argv": argv or [], "backend": "cuda",
-           "profile": {"sites": [{"key": key, "variant": variant} for key, variant in heaviest.items()],
-                       "launches": NCU_LAUNCHES}}
-    counters = ncu.profile_jobs([job], sorted({c["kernels"][0] for c in chosen}), NCU_TIMEOUT_S,
+           "profile": {"sites": [{"key": c["key"], "variant": c["variant"]} for c in chosen], "launches": NCU_LAUNCHES}}
+    counters = ncu.profile_jobs([job], sorted({c["kernel"] for c in chosen}), NCU_TIMEOUT_S,
                                 launch_count=len(chosen) * NCU_LAUNCHES)
     counters["why"] = (f"{len(chosen)} launch sites carrying {share:.0%} of the kernel time, {NCU_LAUNCHES} replay each: "
                        + counters["why"])

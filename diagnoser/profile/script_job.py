@@ -2,7 +2,7 @@
 
     {"script": path, "argv": [...], "backend": "cuda" | "interpret",
      "time": {"budget_s", "min_reps", "max_reps", "total_s"} | null,
-     "profile": {"sites": [{"key", "variant"}], "launches": n} | null}
+     "profile": {"sites": [{"key", "variant"}] | "choose": {"sites": n, "share": x}, "launches": n} | null}
 
 1. The script runs as `__main__` under `ladder.runner.capture.sites.SiteRecorder`: every launch is counted
    by its site, the autotuner's benchmarking launches apart, and each site's first variants are
@@ -12,7 +12,11 @@
    launches first, until `total_s` of timing is spent; what is left says it was not timed.
 3. `profile`: each named site's variant is replayed `launches` times between cudaProfilerStart and
    cudaProfilerStop, logged under the case `site:KEY`, so that Nsight Compute (run with
-   `--profile-from-start off`) sees those replays and nothing else of the script.
+   `--profile-from-start off`) sees those replays and nothing else of the script. With `choose`
+   instead of named sites (a job that is timed and profiled in one run, under Nsight Compute), the
+   driver picks them itself from the times it just measured (`heaviest`: the sites carrying most of
+   the kernel time, at most `sites`, until they carry `share` of it) and logs its choice
+   (`case: profile-choice`): one run of the script instead of one to time and one to profile.
 
 One log line for the script (`case: script`: what it launched, what was left out, how long it
 ran) and one per site (`case: site`), written as they are known.
@@ -48,13 +52,54 @@ def run(job: dict, log: Any, emit: Callable[[dict], None], profiled: Callable) -
           "tuning_launches": recorder.tuning_launches, "untracked_launches": recorder.untracked_launches,
           "backend": backend.name, "device": backend.device_name(), **({"failed": failure} if failure else {})})
     timings = _time_sites(sites, backend, {**DEFAULT_TIMING, **job["time"]}) if job.get("time") else {}
+    described = []
     for site in sites:
-        described = site.to_dict()
-        for variant in described["variants"]:
+        described.append(site.to_dict())
+        for variant in described[-1]["variants"]:
             variant.update(timings.get((site.key, variant["key"]), {"not_timed": "timing was not asked for"}))
-        emit({"case": "site", "site": described})
-    if job.get("profile"):
-        _profile_sites(sites, job["profile"], log, emit, profiled, backend.device_type)
+        emit({"case": "site", "site": described[-1]})
+    wanted = job.get("profile")
+    if wanted and "choose" in wanted:
+        chosen, share = heaviest(time_shares(described), wanted["choose"]["sites"], wanted["choose"]["share"])
+        emit({"case": "profile-choice", "sites": chosen, "share": share})
+        wanted = {"sites": chosen, "launches": wanted.get("launches", 1)}
+    if wanted:
+        _profile_sites(sites, wanted, log, emit, profiled, backend.device_type)
+
+
+def site_seconds(site: dict) -> tuple[float | None, bool]:
+    """The kernel time the site carries over the script (launches x replayed median), and whether
+    part of it is estimated (launches of variants not timed, at the timed ones' mean time)."""
+    timed = [v for v in site["variants"] if v.get("time_ms")]
+    if not timed:
+        return None, False
+    seconds = sum(v["launches"] * v["time_ms"]["median"] for v in timed) / 1e3
+    untimed = site.get("other_launches", 0) + sum(v["launches"] for v in site["variants"] if not v.get("time_ms"))
+    if untimed:
+        seconds += untimed * seconds / sum(v["launches"] for v in timed)
+    return seconds, bool(untimed)
+
+
+def time_shares(sites: list[dict]) -> list[tuple[float | None, dict]]:
+    """Each site with the share of the script's kernel time it carries (None: it was not timed)."""
+    seconds = [site_seconds(site)[0] for site in sites]
+    total = sum(s for s in seconds if s)
+    return [(s / total if s and total else None, site) for s, site in zip(seconds, sites)]
+
+
+def heaviest(shares: list[tuple[float | None, dict]], count: int, share: float) -> tuple[list[dict], float]:
+    """The sites Nsight Compute profiles, from (share of the kernel time, described site): the heaviest
+    first, at most `count`, until together they carry `share`; each in the variant carrying most of
+    its time. Returns the choices (`key`, `variant`, `kernel`) and the share they carry."""
+    chosen, reached = [], 0.0
+    for carried, site in sorted((pair for pair in shares if pair[0]), key=lambda pair: -pair[0]):
+        if len(chosen) >= count or (chosen and reached >= share):
+            break
+        variant = max((v for v in site["variants"] if v.get("time_ms")),
+                      key=lambda v: v["launches"] * v["time_ms"]["median"])
+        chosen.append({"key": site["key"], "variant": variant["key"], "kernel": site["kernel"]})
+        reached += carried
+    return chosen, reached
 
 
 def _time_sites(sites: list, backend: Any, settings: dict) -> dict[tuple[str, str], dict]:

@@ -178,3 +178,82 @@ def test_a_script_whose_only_launch_fails_fails_rung_two_with_its_error():
     with pytest.raises(script.ScriptError, match=r"failing_launch.py: no launch of its 1 site\(s\) could be timed: "
                                                  r"the script failed \(.*power of 2"):
         script.profile(str(SCRIPTS / "failing_launch.py"), "interpret")
+
+
+def driven_under_a_stand_in_ncu(monkeypatch, answer):
+    """`ncu.profile_jobs` replaced by the real driver on the job (under the interpreter, so no GPU is
+    needed), its log handed to `answer`, which plays what ncu returned; the two-run way refused."""
+    real_driver, calls = script.run_driver, []
+
+    def profile_jobs(jobs, kernels, timeout, launch_count=None):
+        calls.append((jobs, kernels, launch_count))
+        entries = real_driver([{**jobs[0], "backend": "interpret", "time": script.HOST_TIMING}], 120, "interpret")
+        return answer(entries)
+
+    def second_run(*args, **kwargs):
+        raise AssertionError("the script was run a second time")
+
+    monkeypatch.setattr(ncu, "find_ncu", lambda: "/opt/ncu")
+    monkeypatch.setattr(ncu, "profile_jobs", profile_jobs)
+    monkeypatch.setattr(script, "run_driver", second_run)
+    monkeypatch.setattr(script.nvidia, "ceilings_for", lambda device, cached: H200)
+    return calls
+
+
+def profiled_rows(entries):
+    return {"available": True, "why": "2 launches profiled", "errors": {}, "started": [0], "log": entries,
+            "cases": {(0, e["case"]): [ncu.counters(ROWS[1])] for e in entries if str(e["case"]).startswith("site:")}}
+
+
+def test_with_ncu_the_script_runs_once_timed_then_its_heaviest_sites_profiled(monkeypatch):
+    calls = driven_under_a_stand_in_ncu(monkeypatch, profiled_rows)
+    measured = script.profile(str(SCRIPTS / "two_sites.py"), "cuda")
+    (jobs, kernels, launch_count), = calls
+    assert kernels is None and launch_count == script.NCU_SITES * script.NCU_LAUNCHES
+    assert jobs[0]["time"] and jobs[0]["profile"]["choose"] == {"sites": script.NCU_SITES, "share": script.NCU_SHARE}
+    profiled = [case for case in measured["cases"] if case.get("ncu")]
+    assert profiled and all(case["util_source"] == "ncu" for case in profiled)
+    assert measured["ncu"]["available"]
+    assert measured["ncu"]["why"].startswith(f"{len(profiled)} launch sites carrying")
+    assert "in the run that timed them" in measured["ncu"]["why"]
+
+
+def test_the_driver_profiles_the_sites_it_chose_from_its_own_timings():
+    job = {"script": str(SCRIPTS / "two_sites.py"), "argv": [], "backend": "interpret", "time": script.HOST_TIMING,
+           "profile": {"choose": {"sites": 1, "share": 0.5}, "launches": 2}}
+    entries = script.run_driver([job], 120, "interpret")
+    sites = [e["site"] for e in entries if e["case"] == "site"]
+    (choice,) = [e for e in entries if e["case"] == "profile-choice"]
+    heaviest = max(sites, key=lambda site: script.site_seconds(site)[0] or 0.0)
+    assert [c["key"] for c in choice["sites"]] == [heaviest["key"]] and 0 < choice["share"] <= 1
+    (profiled,) = [e for e in entries if str(e["case"]).startswith("site:")]  # the interpreter names no launch
+    assert profiled["case"] == f"site:{heaviest['key']}" and "error" not in profiled
+
+
+def test_a_run_that_hangs_in_the_profiler_keeps_its_timing_and_says_ncu_did_not_finish(monkeypatch):
+    def hung(entries):
+        return {"available": False, "why": "ncu did not finish within 420 s", "timed_out": True, "cases": {},
+                "errors": {}, "started": [0], "log": entries}
+
+    driven_under_a_stand_in_ncu(monkeypatch, hung)
+    measured = script.profile(str(SCRIPTS / "two_sites.py"), "cuda")
+    assert all(case.get("time_s") for case in measured["cases"])
+    assert measured["ncu"] == {"available": False, "why": "ncu did not finish within 420 s, after the timing"}
+
+
+def test_a_driver_that_fails_under_ncu_is_timed_and_profiled_in_two_runs(monkeypatch, interpreted):
+    real_driver = script.run_driver
+    driven_under_a_stand_in_ncu(monkeypatch, lambda entries: {"available": False, "why": "ncu: the driver crashed",
+                                                               "cases": {}, "errors": {}, "started": [0], "log": []})
+    runs = []
+
+    def second_run(jobs, timeout_s, backend):
+        runs.append(jobs[0])
+        return real_driver([{**jobs[0], "backend": "interpret"}], 120, "interpret")
+
+    monkeypatch.setattr(script, "run_driver", second_run)
+    monkeypatch.setattr(script, "profile_sites", lambda path, argv, cases: {"available": True, "why": "profiled apart",
+                                                                             "cases": {}, "errors": {}})
+    measured = script.profile(str(SCRIPTS / "two_sites.py"), "cuda")
+    assert len(runs) == 1 and "profile" not in runs[0]
+    assert measured["ncu"] == {"available": True, "why": "profiled apart"}
