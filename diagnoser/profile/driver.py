@@ -21,11 +21,13 @@ machine: stdlib, torch, triton and the runner only.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import traceback
 from pathlib import Path
 
+from ladder.runner.capture.picks import as_timed
 from ladder.runner.capture.tuning import AutotuneWatch
 
 MAX_WARMUP_CALLS = 5
@@ -109,13 +111,20 @@ def profiled(log: LaunchLog, run, device: str = "cuda") -> list[str]:
 
 
 def run_pair(job: dict, log: LaunchLog, emit) -> None:
-    import torch
-
     from ladder.runner.problem import load_problem, load_solution
 
     device = job.get("device", "cuda")
     problem = load_problem(job["problem"])
-    model_new = load_solution(job["solution"])
+    # On a GPU, on the judge's kernels and autotuner choices (its autotuners are built at the import)
+    with as_timed(job["solution"]) if device == "cuda" else contextlib.nullcontext():
+        model_new = load_solution(job["solution"])
+        run_cases(problem, model_new, job, log, emit, device)
+
+
+def run_cases(problem, model_new, job: dict, log: LaunchLog, emit, device: str) -> None:
+    """Each asked case: inputs built, the forward warmed up, then one forward inside the profiler range."""
+    import torch
+
     indices = job.get("cases")
     for index in range(len(problem.cases)) if indices is None else indices:
         try:

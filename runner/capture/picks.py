@@ -1,6 +1,7 @@
 """The autotuner's choices, recorded by the runs that time a solution and reused by its capture.
 
-`choices_recorded` (the writers' side) and `chosen_configs` (the capture's side).
+`choices_recorded` (the writers' side), `chosen_configs` (the capture's side) and `as_timed` (the
+profiling driver's side).
 
 An autotuned kernel met in a JIT capture used to be autotuned again: every config compiled (the
 capture bypasses the disk cache) and benchmarked, 25-50 s for a GEMM with nine configs, and the IR
@@ -84,3 +85,22 @@ def chosen_configs(solution: str | Path) -> Iterator[Path]:
         knobs.cache.dir = str(cache)
         knobs.autotuning.cache = True
         yield cache
+
+
+@contextlib.contextmanager
+def as_timed(solution: str | Path) -> Iterator[None]:
+    """Run the solution on the kernels and autotuner choices its sandboxed timing left in its own
+    kernel cache (`ladder.runner.contestants.kernel_cache`), where there is one: the Nsight Compute
+    pass of rung 2 then profiles the configuration the judge timed, without compiling every config
+    again and benchmarking them under the profiler. The cache holds what this same source compiles
+    to, so what the pass adds to it is what the judge would compile."""
+    from triton import knobs
+
+    from ladder.runner.contestants import kernel_cache
+
+    own = kernel_cache(Path(solution)) if Path(solution).is_file() else None
+    with knobs.cache.scope(), knobs.autotuning.scope():
+        if own is not None and own.is_dir():
+            knobs.cache.dir = str(own)
+        knobs.autotuning.cache = True
+        yield

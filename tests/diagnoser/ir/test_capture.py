@@ -391,3 +391,22 @@ def test_recording_blocks_that_overlap_keep_the_setting_until_the_last_ends(monk
     with choices_recorded():
         assert os.environ["TRITON_CACHE_AUTOTUNING"] == "0"  # the user's choice
     assert os.environ["TRITON_CACHE_AUTOTUNING"] == "0"
+
+
+def test_the_profiling_driver_runs_a_solution_on_its_judges_cache_where_it_has_one(tmp_path, monkeypatch):
+    from triton import knobs
+
+    from ladder.runner.capture.picks import as_timed
+    from ladder.runner.contestants import kernel_cache
+
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
+    solution = tmp_path / "solution.py"
+    solution.write_text("class ModelNew: pass\n")
+    with as_timed(solution):  # never timed: the shared cache, choices recorded from here on
+        assert knobs.cache.dir == str(tmp_path / "cache") and knobs.autotuning.cache
+    own = kernel_cache(solution)
+    own.mkdir(parents=True)
+    with as_timed(solution):
+        assert knobs.cache.dir == str(own) and knobs.autotuning.cache
+    assert knobs.cache.dir == str(tmp_path / "cache") and not knobs.autotuning.cache
