@@ -13,7 +13,9 @@ rounded up to multiples of 16 and filled with zeros beyond the data; the output 
 its last two dimensions rounded up the same way; the launch gets the rounded sizes; the forward
 returns the output's original extent. The padded rows and columns of the inputs are zeros, so
 each kept output element sums exactly the products it summed before; the padded part of the
-output is never returned. This holds only for a kernel whose one cross-element operation is the
+output is never returned. An output the forward does not return but passes on to later launches
+(a row sum or a norm after the GEMM) stays padded: they receive its strides and the sizes they
+were given, so they read its kept extent only; any other read of it is refused. This holds only for a kernel whose one cross-element operation is the
 dot, so the fix refuses any kernel that reduces, scans, sorts or uses atomics, any launch passing
 a tensor that is neither an input, one of the module's own tensors (a weight, a bias: padded like
 the inputs) nor the returned output, and any matrix the kernel does not index through its strides. Inputs already aligned are passed as they
@@ -85,7 +87,8 @@ def fix_padded_gemm(source: str, finding: Optional[Finding], ctx: Optional[Triag
     if not ctx.traces or not any(t.launches for t in ctx.traces):
         raise NotApplicable("nv.scalar-access: padding needs the problem's cases (which of them are misaligned)")
     names = {kernel.name for kernel in target_kernels(ctx, finding, "nv.scalar-access")}
-    sites = [site for site in ctx.source.launches if site.kernel in names and site.function is not None]
+    sites = [site for site in ctx.source.launches if site.kernel in names and site.function is not None
+             and "dot" in _calls(ctx.source.kernels[site.kernel])]
     if len(sites) != 1:
         raise NotApplicable(f"nv.scalar-access: padding rewrites one GEMM launch, the file has {len(sites)}")
     edits = _rewrite(source, ctx, sites[0])
@@ -110,8 +113,8 @@ class GemmLaunch:
     kernel: Any
     forward: ast.FunctionDef
     launch: ast.stmt
-    output: ast.Name           # the tensor the kernel writes and the forward returns
-    returned: ast.Return
+    output: ast.Name           # the tensor the kernel writes
+    returned: Optional[ast.Return]  # the forward's `return OUTPUT`; None for an output later launches read
     ranks: dict[str, int]      # tensor name -> its rank in the captured cases
 
 
@@ -133,17 +136,22 @@ def _rewrite(source: str, ctx: TriageContext, site: LaunchSite) -> list:
     return _edits(gemm, operands)
 
 
+def _calls(kernel) -> set[str]:
+    """The `tl.X(...)`/`obj.X(...)` calls a kernel makes, by attribute name."""
+    return {n.func.attr for n in ast.walk(kernel.node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+
+
 def _gemm_launch(source: str, ctx: TriageContext, site: LaunchSite) -> GemmLaunch:
     """The launch, if its kernel's one cross-element operation is the dot."""
     kernel = ctx.source.kernels[site.kernel]
-    calls = {n.func.attr for n in ast.walk(kernel.node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)}
+    calls = _calls(kernel)
     if "dot" not in calls:
         raise NotApplicable(f"nv.scalar-access: {site.kernel} has no tl.dot, and padding is only exact for a GEMM")
     if calls & ACROSS:
         raise NotApplicable(f"nv.scalar-access: {site.kernel} calls tl.{sorted(calls & ACROSS)[0]}, which would "
                             "see the padding's zeros")
     forward, launch = site.function, _statement_of(site)
-    output, returned = _returned_output(forward, launch)
+    output, returned = _output(forward, launch, site)
     return GemmLaunch(source, ctx, site, kernel, forward, launch, output, returned, _ranks(ctx, site, kernel))
 
 
@@ -195,8 +203,7 @@ def _refuse_unpaddable(gemm: GemmLaunch, operands: Operands) -> None:
     inputs = operands.inputs
     if not inputs and not operands.bound:
         raise NotApplicable("nv.scalar-access: the launch passes no matrix of the forward's own")
-    after = gemm.forward.body[gemm.forward.body.index(gemm.launch) + 1:]
-    used = sorted({n.id for s in after for n in ast.walk(s) if isinstance(n, ast.Name)} & set(inputs))
+    used = sorted(_read_after(gemm.forward, gemm.launch) & set(inputs))
     if used:
         raise NotApplicable(f"nv.scalar-access: `{used[0]}` is used after the launch, where it would be the padded copy")
     if any(gemm.ranks.get(name, 2) not in (1, 2, 3) for name in inputs):
@@ -206,7 +213,7 @@ def _refuse_unpaddable(gemm: GemmLaunch, operands: Operands) -> None:
 
 
 def _edits(gemm: GemmLaunch, operands: Operands) -> list:
-    """The output allocated padded, the sizes rounded, the operands padded before the launch, and the
+    """The output allocated padded, the sizes rounded, the operands padded before the launch, and a
     returned output cut back to its extent."""
     source, output, inputs, bound = gemm.source, gemm.output, operands.inputs, operands.bound
     allocation = _allocation(gemm.forward, output, gemm.launch)
@@ -226,8 +233,9 @@ def _edits(gemm: GemmLaunch, operands: Operands) -> list:
     names, values = [*inputs, *bound.values()], [*(f"{PAD}({n})" for n in inputs), *(f"{PAD}({t})" for t in bound)]
     line = gemm.launch.lineno
     edits.append(insert_before_line(source, line, f"{indentation(source, line)}{', '.join(names)} = {', '.join(values)}\n"))
-    extent = ", ".join([":"] * (len(kept) - 2) + [f":{d}" for d in kept[-2:]])
-    edits.append(replace(source, gemm.returned.value, f"{output.id}[{extent}]"))
+    if gemm.returned is not None:  # an output later launches read keeps its padding: they are given its strides
+        extent = ", ".join([":"] * (len(kept) - 2) + [f":{d}" for d in kept[-2:]])
+        edits.append(replace(source, gemm.returned.value, f"{output.id}[{extent}]"))
     return edits
 
 
@@ -270,6 +278,66 @@ def _statement_of(site: LaunchSite) -> ast.stmt:
     raise NotApplicable("nv.scalar-access: the launch is not a statement of its function")
 
 
+def _output(forward: ast.FunctionDef, launch: ast.stmt, site: LaunchSite) -> tuple[ast.Name, Optional[ast.Return]]:
+    """The tensor the GEMM writes: the name the forward returns right after the launch, or else the one
+    launch argument allocated before it that later launches read through its strides only (a GEMM
+    whose output a row reduction or a norm reads next). Those launches keep the sizes they were
+    given, so they read the kept extent of the padded buffer and never its padding."""
+    last = forward.body[-1]
+    passed = [argument for argument in site.args if isinstance(argument, ast.Name)]
+    if isinstance(last, ast.Return) and isinstance(last.value, ast.Name) and last.value.id in {a.id for a in passed}:
+        return _returned_output(forward, launch)
+    before = forward.body[:forward.body.index(launch)]
+    allocated = {t.id for s in before if isinstance(s, ast.Assign) and _is_torch_empty(s.value)
+                 for t in s.targets if isinstance(t, ast.Name)}
+    written = [argument for argument in passed if argument.id in allocated]
+    if len(written) != 1:
+        raise NotApplicable("nv.scalar-access: padding needs a forward that ends in `return OUTPUT`, or an output "
+                            "that only later launches read")
+    _read_through_strides_only(forward, launch, written[0].id)
+    return written[0], None
+
+
+def _read_through_strides_only(forward: ast.FunctionDef, launch: ast.stmt, name: str) -> None:
+    """Refuse an intermediate output read after the launch other than as a launch argument passed with
+    its row stride, or through `.stride()` (its shape, a copy, a return would see the padding)."""
+    for statement in forward.body[forward.body.index(launch) + 1:]:
+        parents = {child: node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(statement):
+            if not (isinstance(node, ast.Name) and node.id == name):
+                continue
+            parent = parents.get(node)
+            if isinstance(parent, ast.Attribute) and parent.attr == "stride" and isinstance(parents.get(parent), ast.Call):
+                continue
+            if (isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call) and node in parent.args
+                    and isinstance(parent.func, ast.Subscript) and any(_is_row_stride(a, name) for a in parent.args)):
+                continue
+            raise NotApplicable(f"nv.scalar-access: `{name}` is read after the launch other than by a launch given "
+                                f"its strides (line {node.lineno}): it would see the padding")
+
+
+def _is_row_stride(node: ast.expr, name: str) -> bool:
+    """`NAME.stride(0)` (or `NAME.stride(-2)` of a matrix)."""
+    return (isinstance(node, ast.Call) and _is_stride(node) and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == name and len(node.args) == 1 and _literal_int(node.args[0]) in (0, -2))
+
+
+def _is_torch_empty(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "empty"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch")
+
+
+def _read_after(forward: ast.FunctionDef, launch: ast.stmt) -> set[str]:
+    """Names the forward reads after the launch, leaving out `.device` and `.dtype`, which a padded
+    copy shares with its original."""
+    names = set()
+    for statement in forward.body[forward.body.index(launch) + 1:]:
+        parents = {child: node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
+        names |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)
+                  and not (isinstance(parents.get(node), ast.Attribute) and parents[node].attr in ("device", "dtype"))}
+    return names
+
+
 def _returned_output(forward: ast.FunctionDef, launch: ast.stmt) -> tuple[ast.Name, ast.Return]:
     """The output: the one name the forward returns right after the launch, used nowhere in between."""
     returns = [n for n in ast.walk(forward) if isinstance(n, ast.Return)]
@@ -289,8 +357,7 @@ def _allocation(forward: ast.FunctionDef, output: ast.Name, launch: ast.stmt) ->
     if len(assigned) != 1 or assigned[0].lineno > launch.lineno or len(assigned[0].targets) != 1:
         raise NotApplicable(f"nv.scalar-access: `{output.id}` is not assigned once before the launch")
     value = assigned[0].value
-    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "empty"
-            and isinstance(value.func.value, ast.Name) and value.func.value.id == "torch" and value.args):
+    if not (_is_torch_empty(value) and value.args):
         raise NotApplicable(f"nv.scalar-access: `{output.id}` is not a `torch.empty(shape, ...)`")
     return value
 

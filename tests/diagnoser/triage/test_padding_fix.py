@@ -58,11 +58,39 @@ def test_a_weight_passed_as_the_modules_attribute_is_padded_once_before_the_laun
     assert "_padded_weight.stride(0), _padded_weight.stride(1)," in padded and padded.rstrip().endswith("return h[:M, :N]")
 
 
+def test_an_output_that_later_launches_read_through_its_strides_stays_padded():
+    padded = apply_fix(PATTERN, *pair("level2/56_matmul_sigmoid_sum"))
+    assert "h = torch.empty((_up16(M), _up16(N)), device=x.device, dtype=torch.float32)" in padded
+    assert "x, w, b = _zero_padded(x), _zero_padded(w), _zero_padded(b)" in padded
+    assert "row_sum_kernel[(M,)](h, y, N, h.stride(0), BLOCK_SIZE=1024)" in padded  # the kept extent, by its stride
+    assert "y = torch.empty((M, 1), device=x.device, dtype=x.dtype)" in padded  # a padded copy's device and dtype
+    assert padded.rstrip().endswith("return y")
+
+
+@pytest.mark.parametrize("name,change,reason", [
+    ("level2/30_gemm_group_norm_hardtanh", None, "`h` is read after the launch other than by a launch given its strides"),
+    ("level2/56_matmul_sigmoid_sum", ("(h, y, N, h.stride(0),", "(h, y, N, N,"),
+     "`h` is read after the launch other than by a launch given its strides"),
+    ("level2/56_matmul_sigmoid_sum", ("return y", "return y + h.sum()"),
+     "`h` is read after the launch other than by a launch given its strides"),
+    ("level2/18_matmul_sum_max_avgpool_lse_lse", None, "calls tl.atomic_add, which would see the padding's zeros"),
+])
+def test_an_output_read_after_the_launch_in_any_other_way_is_refused(tmp_path, name, change, reason):
+    solution, problem = pair(name)
+    if change:
+        source = Path(solution).read_text()
+        assert change[0] in source
+        solution, problem = write_pair(tmp_path / "k", source.replace(change[0], change[1]), problem)
+    with pytest.raises(NotApplicable) as refused:
+        apply_fix(PATTERN, solution, problem)
+    assert reason in str(refused.value)
+
+
 @pytest.mark.parametrize("change,reason", [
     (("acc += tl.dot(a, b)", "acc += tl.dot(a, b)\n        acc += tl.sum(a, axis=1)[:, None]"),
      "calls tl.sum, which would see the padding's zeros"),
     (("        return C", "        C = C * 2\n        return C"), "`C` is used between the launch and the return"),
-    (("        return C", "        return C * 2"), "padding needs a forward that ends in `return OUTPUT`"),
+    (("        return C", "        return C * 2"), "`C` is read after the launch other than by a launch given its strides"),
     (("        return C", "        self.seen = A.shape\n        return C"), "`A` is used after the launch"),
     (("A, B, C, M, N, K,", "A, B, C, M, N, K + 0,"), "`K + 0` is not a size the forward reads off an input's shape"),
     (("C = torch.empty((M, N), device=A.device, dtype=torch.bfloat16)", "C = torch.empty_like(A)"),
@@ -106,7 +134,8 @@ def test_every_case_compiles_to_one_specialization_with_128_bit_accesses(tmp_pat
 @pytest.mark.parametrize("name,best", [("01_square_matmul", False), ("02_matmul", False), ("17_matmul_transposed_b", False),
                                        ("03_batched_matmul", False), ("02_matmul", True),
                                        ("level2/09_matmul_subtract_multiply_relu", False), ("level2/76_gemm_add_relu", False),
-                                       ("level2/12_gemm_multiply_leaky_relu", True)])
+                                       ("level2/12_gemm_multiply_leaky_relu", True),
+                                       ("level2/14_gemm_divide_sum_scaling", False), ("level2/56_matmul_sigmoid_sum", False)])
 def test_the_padded_gemm_is_judged_correct_under_the_interpreter(tmp_path, name, best):
     """The judge's own check on every case's small size (misaligned ones among them), the original beside it."""
     from ladder.runner.bench import bench
