@@ -51,16 +51,20 @@ print(json.dumps(out))
 
 
 def timed(command: list[str], env: dict[str, str] | None = None, timeout: float = 300.0) -> dict:
-    """Wall seconds of one process, its exit status and its last JSON line (else its last line)."""
+    """Wall seconds of one process, its exit status and its JSON answer (its whole output, else its
+    last JSON line, else its last line)."""
     started = time.perf_counter()
     try:
         done = subprocess.run(command, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
                               capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"wall_s": round(time.perf_counter() - started, 2), "exit": None, "last": f"timed out at {timeout:g} s"}
-    lines = done.stdout.strip().splitlines()
-    last = next((line for line in reversed(lines) if line.startswith("{")), None)
-    last = last or (lines or done.stderr.strip().splitlines() or [""])[-1]
+    try:  # `ladder diagnose --json` prints one indented document
+        last = json.dumps(json.loads(done.stdout))
+    except json.JSONDecodeError:
+        lines = done.stdout.strip().splitlines()
+        last = next((line for line in reversed(lines) if line.startswith("{")), None)
+        last = last or (lines or done.stderr.strip().splitlines() or [""])[-1]
     return {"wall_s": round(time.perf_counter() - started, 2), "exit": done.returncode, "last": last}
 
 
