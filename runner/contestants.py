@@ -8,7 +8,6 @@ only: the suite's own solutions, the reference). Either way the judge holds a ``
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import sys
@@ -20,7 +19,7 @@ from typing import Any
 from ladder.runner import sandbox
 from ladder.runner.channel import LocalChannel, PipeChannel
 from ladder.runner.errors import last_error_line
-from ladder.runner.paths import child_pythonpath
+from ladder.runner.paths import child_pythonpath, kernel_cache
 
 LOG_TAIL = 200
 
@@ -110,15 +109,6 @@ def private_folders(solution: Path, folder: Path) -> dict[str, str]:
     for path in (cache, scratch):
         path.mkdir(parents=True, exist_ok=True)
     return {"TRITON_CACHE_DIR": str(cache), "TMPDIR": str(scratch)}
-
-
-def kernel_cache(solution: Path) -> Path:
-    """The kernel cache of ``solution``'s contestants on this machine, named by its source's hash."""
-    from triton import knobs
-
-    digest = hashlib.sha256(Path(solution).read_bytes()).hexdigest()[:24]
-    shared = Path(knobs.cache.dir)  # Triton's own reading of TRITON_CACHE_DIR and its default
-    return shared.parent / f"{shared.name}-contestants" / digest
 
 
 def local(name: str, backend: Any, tracer: Any) -> Handle:

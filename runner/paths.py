@@ -1,7 +1,9 @@
 """Where this copy of ladder imports from, for the child processes it starts (workers, contestants,
-the Ascend capture, Nsight Compute's target)."""
+the Ascend capture, Nsight Compute's target), and where a solution's contestants keep their kernels
+(read by the captures and the profiling driver too, so it imports nothing of the runner)."""
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
@@ -19,3 +21,12 @@ def import_root() -> Path:
 def child_pythonpath(existing: str | None = None) -> str:
     """PYTHONPATH for a child process: the import root first, then what the parent had."""
     return os.pathsep.join(filter(None, [str(import_root()), existing]))
+
+
+def kernel_cache(solution: Path) -> Path:
+    """The kernel cache of ``solution``'s contestants on this machine, named by its source's hash."""
+    from triton import knobs
+
+    digest = hashlib.sha256(Path(solution).read_bytes()).hexdigest()[:24]
+    shared = Path(knobs.cache.dir)  # Triton's own reading of TRITON_CACHE_DIR and its default
+    return shared.parent / f"{shared.name}-contestants" / digest

@@ -28,6 +28,7 @@ from ladder.runner import contestants, sandbox
 from ladder.runner.backends.base import Backend
 from ladder.runner.channel import ContestantLost
 from ladder.runner.options import Options
+from ladder.runner.paths import kernel_cache
 
 MAX_ARCHIVE = 512 << 20  # a kernel cache larger than this is not carried (the GPU compiles it itself)
 
@@ -91,7 +92,7 @@ def prebuild(solution: Path, problem: Path, target: str = "sm90", *, timeout_s: 
 
 def cache_folder(solution: Path) -> Path:
     """The candidate's private kernel cache on this machine (what its contestants compile into)."""
-    cache = contestants.kernel_cache(solution)
+    cache = kernel_cache(solution)
     cache.mkdir(parents=True, exist_ok=True)
     return cache
 

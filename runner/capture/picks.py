@@ -61,7 +61,7 @@ def recorded_choices(solution: str | Path) -> list[Path]:
     and the shared one)."""
     from triton import knobs
 
-    from ladder.runner.contestants import kernel_cache
+    from ladder.runner.paths import kernel_cache
 
     places = [Path(knobs.cache.dir)]
     if Path(solution).is_file():
@@ -90,13 +90,13 @@ def chosen_configs(solution: str | Path) -> Iterator[Path]:
 @contextlib.contextmanager
 def as_timed(solution: str | Path) -> Iterator[None]:
     """Run the solution on the kernels and autotuner choices its sandboxed timing left in its own
-    kernel cache (`ladder.runner.contestants.kernel_cache`), where there is one: the Nsight Compute
+    kernel cache (`ladder.runner.paths.kernel_cache`), where there is one: the Nsight Compute
     pass of rung 2 then profiles the configuration the judge timed, without compiling every config
     again and benchmarking them under the profiler. The cache holds what this same source compiles
     to, so what the pass adds to it is what the judge would compile."""
     from triton import knobs
 
-    from ladder.runner.contestants import kernel_cache
+    from ladder.runner.paths import kernel_cache
 
     own = kernel_cache(Path(solution)) if Path(solution).is_file() else None
     with knobs.cache.scope(), knobs.autotuning.scope():

@@ -360,7 +360,7 @@ def record_a_choice_of_the_small_block(script, cache) -> None:
 @pytest.mark.parametrize("where", ["shared cache", "the solution's contestant cache"])
 def test_jit_capture_compiles_only_the_config_a_timed_run_chose(gpu_stand_in, tmp_path, monkeypatch, where):
     from ladder.runner.capture import capture
-    from ladder.runner.contestants import kernel_cache
+    from ladder.runner.paths import kernel_cache
 
     script = tmp_path / "tuned.py"
     script.write_text(AUTOTUNED_SCRIPT)
@@ -397,7 +397,7 @@ def test_the_profiling_driver_runs_a_solution_on_its_judges_cache_where_it_has_o
     from triton import knobs
 
     from ladder.runner.capture.picks import as_timed
-    from ladder.runner.contestants import kernel_cache
+    from ladder.runner.paths import kernel_cache
 
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("TRITON_CACHE_AUTOTUNING", raising=False)
