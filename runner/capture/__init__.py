@@ -10,8 +10,8 @@ Two ways to fill it:
 - on a CPU, through the compile-only `aot` backend (`ladder.runner.backends.aot`), which reproduces the
   JIT's specialization from the actual arguments.
 Both drive the same workload runner (`run_target`): a problem/solution pair case by case, or a
-script. Imports nothing beyond torch, triton and the standard library at import time (a JIT
-capture reads, when it runs, where the runner keeps a solution's kernel cache).
+script. Imports nothing beyond torch, triton, the standard library and `ladder.runner.paths` (where
+a solution's timed runs keep their kernels; it imports nothing of the runner).
 
 =================  ===========================================================================
 ``record``         `CapturedKernel`, its JSON rendering, `save` and `load`

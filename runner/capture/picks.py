@@ -25,6 +25,8 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from ladder.runner.paths import kernel_cache
+
 PICKS = "*/*.autotune.json"
 # Triton's own switch for `cache_results` on every autotuner (triton.knobs.autotuning.cache).
 AUTOTUNE_CACHE_ENV = "TRITON_CACHE_AUTOTUNING"
@@ -61,8 +63,6 @@ def recorded_choices(solution: str | Path) -> list[Path]:
     and the shared one)."""
     from triton import knobs
 
-    from ladder.runner.paths import kernel_cache
-
     places = [Path(knobs.cache.dir)]
     if Path(solution).is_file():
         places.insert(0, kernel_cache(Path(solution)))
@@ -95,8 +95,6 @@ def as_timed(solution: str | Path) -> Iterator[None]:
     again and benchmarking them under the profiler. The cache holds what this same source compiles
     to, so what the pass adds to it is what the judge would compile."""
     from triton import knobs
-
-    from ladder.runner.paths import kernel_cache
 
     own = kernel_cache(Path(solution)) if Path(solution).is_file() else None
     with knobs.cache.scope(), knobs.autotuning.scope():

@@ -15,8 +15,8 @@ returns the output's original extent. The padded rows and columns of the inputs 
 each kept output element sums exactly the products it summed before; the padded part of the
 output is never returned. An output the forward does not return but passes on to later launches
 (a row sum or a norm after the GEMM) stays padded: they receive its strides and the sizes they
-were given, so they read its kept extent only; any other read of it is refused. This holds only for a kernel whose one cross-element operation is the
-dot, so the fix refuses any kernel that reduces, scans, sorts or uses atomics, any launch passing
+were given, so they read its kept extent only; any other read of it is refused. This holds only
+for a kernel whose one cross-element operation is the dot, so the fix refuses any kernel that reduces, scans, sorts or uses atomics, any launch passing
 a tensor that is neither an input, one of the module's own tensors (a weight, a bias: padded like
 the inputs) nor the returned output, and any matrix the kernel does not index through its strides. Inputs already aligned are passed as they
 are: an aligned case costs one check per input.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from ladder.diagnoser.evidence import Finding
 
@@ -301,19 +301,17 @@ def _output(forward: ast.FunctionDef, launch: ast.stmt, site: LaunchSite) -> tup
 def _read_through_strides_only(forward: ast.FunctionDef, launch: ast.stmt, name: str) -> None:
     """Refuse an intermediate output read after the launch other than as a launch argument passed with
     its row stride, or through `.stride()` (its shape, a copy, a return would see the padding)."""
-    for statement in forward.body[forward.body.index(launch) + 1:]:
-        parents = {child: node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
-        for node in ast.walk(statement):
-            if not (isinstance(node, ast.Name) and node.id == name):
-                continue
-            parent = parents.get(node)
-            if isinstance(parent, ast.Attribute) and parent.attr == "stride" and isinstance(parents.get(parent), ast.Call):
-                continue
-            if (isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call) and node in parent.args
-                    and isinstance(parent.func, ast.Subscript) and any(_is_row_stride(a, name) for a in parent.args)):
-                continue
-            raise NotApplicable(f"nv.scalar-access: `{name}` is read after the launch other than by a launch given "
-                                f"its strides (line {node.lineno}): it would see the padding")
+    for node, parents in _names_after(forward, launch):
+        if node.id != name:
+            continue
+        parent = parents.get(node)
+        if isinstance(parent, ast.Attribute) and parent.attr == "stride" and isinstance(parents.get(parent), ast.Call):
+            continue
+        if (isinstance(node.ctx, ast.Load) and isinstance(parent, ast.Call) and node in parent.args
+                and isinstance(parent.func, ast.Subscript) and any(_is_row_stride(a, name) for a in parent.args)):
+            continue
+        raise NotApplicable(f"nv.scalar-access: `{name}` is read after the launch other than by a launch given "
+                            f"its strides (line {node.lineno}): it would see the padding")
 
 
 def _is_row_stride(node: ast.expr, name: str) -> bool:
@@ -330,12 +328,15 @@ def _is_torch_empty(node: ast.expr) -> bool:
 def _read_after(forward: ast.FunctionDef, launch: ast.stmt) -> set[str]:
     """Names the forward reads after the launch, leaving out `.device` and `.dtype`, which a padded
     copy shares with its original."""
-    names = set()
+    return {node.id for node, parents in _names_after(forward, launch)
+            if not (isinstance(parents.get(node), ast.Attribute) and parents[node].attr in ("device", "dtype"))}
+
+
+def _names_after(forward: ast.FunctionDef, launch: ast.stmt) -> Iterator[tuple[ast.Name, dict[ast.AST, ast.AST]]]:
+    """Every name in the forward's statements after the launch, with its statement's child -> parent map."""
     for statement in forward.body[forward.body.index(launch) + 1:]:
         parents = {child: node for node in ast.walk(statement) for child in ast.iter_child_nodes(node)}
-        names |= {node.id for node in ast.walk(statement) if isinstance(node, ast.Name)
-                  and not (isinstance(parents.get(node), ast.Attribute) and parents[node].attr in ("device", "dtype"))}
-    return names
+        yield from ((node, parents) for node in ast.walk(statement) if isinstance(node, ast.Name))
 
 
 def _returned_output(forward: ast.FunctionDef, launch: ast.stmt) -> tuple[ast.Name, ast.Return]:
