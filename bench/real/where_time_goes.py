@@ -110,6 +110,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("scripts", nargs="*", default=list(DEFAULT))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--deadline", type=float, default=540.0, help="seconds after which no stage starts")
+    parser.add_argument("--stages", nargs="*", help="run only these stages (by name), e.g. to re-measure one change")
     args = parser.parse_args(argv)
     started = time.monotonic()
     document: dict = {"device": timed([sys.executable, "-c", "import torch; print(torch.cuda.get_device_name())"])["last"],
@@ -119,6 +120,8 @@ def main(argv: list[str]) -> int:
         rows = document["scripts"].setdefault(name, {})
         cache = caches / name  # "script cold" compiles from nothing; later stages reuse its kernels
         for stage, command, env in stages(SET / f"{name}.py"):
+            if args.stages and stage not in args.stages:
+                continue
             if time.monotonic() - started > args.deadline:
                 rows[stage] = {"skipped": "deadline"}
                 continue
