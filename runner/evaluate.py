@@ -75,8 +75,10 @@ def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options
         base_seed=options.seed if options.seed is not None else seeds.draw(),
         token=f"judge-{random.SystemRandom().getrandbits(64):016x}", sandboxed=options.contestants == "process")
     try:
-        for stage in STAGES.values():
+        for name, stage in STAGES.items():
+            began = time.monotonic()
             stage(evaluation)
+            evaluation.add_seconds(name, time.monotonic() - began)
     finally:
         for handle in [c.handle for c in evaluation.candidates if c.handle] + [evaluation.reference_timer]:
             if handle is not None:
@@ -105,6 +107,7 @@ def evaluate(problem_path: str, solutions: dict[str, str], backend: Any, options
         "device_error": evaluation.device_error,
         "solutions": {c.name: c.report(evaluation.indexes, problem) for c in evaluation.candidates},
         "elapsed_s": round(time.time() - started, 3),
+        "stage_seconds": evaluation.stage_seconds,
     }
 
 
@@ -195,8 +198,10 @@ def cases(evaluation: Evaluation) -> None:
     try:
         for index in evaluation.indexes:
             case = CaseRun(evaluation, index)
-            for stage in CASE_STAGES.values():
+            for name, stage in CASE_STAGES.items():
+                began = time.monotonic()
                 stage(case)
+                evaluation.add_seconds(f"case {name}", time.monotonic() - began)
             evaluation.case_reports.append(case.report)
     except DeviceLost as error:
         evaluation.device_error = str(error)

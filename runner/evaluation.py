@@ -129,6 +129,11 @@ class Evaluation:
     reference_timer: contestants.Handle | None = None
     flush_buffer: Any = None
     runner_digest: str = ""
+    stage_seconds: dict[str, float] = field(default_factory=dict)  # per stage, the per-case ones summed
+
+    def add_seconds(self, stage: str, seconds: float) -> None:
+        """Wall seconds spent in a stage, so that a slow judgement says where its time went."""
+        self.stage_seconds[stage] = round(self.stage_seconds.get(stage, 0.0) + seconds, 2)
 
     def request(self, candidate: Candidate, command: dict[str, Any]) -> dict[str, Any] | None:
         """A request to a candidate's contestant; None (and the candidate rejected) if it is lost,

@@ -155,6 +155,7 @@ def baseline(run: Run) -> None:
                        "settings": _settings_dict(run.settings), "device": result.device,
                        "device_uuid": result.device_uuid, "timed": result.timed, "spread": result.spread,
                        "torch_compile_ms": _compile_times(result), "best": best, "gate_seconds": gate_seconds,
+                       "judge_seconds": result.record.get("stage_seconds"),
                        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     run.best_path, run.best, run.last_gate = run.journal.set_best(run.initial.read_text()), best, result
 
@@ -309,6 +310,7 @@ def record_stage(state: Round) -> None:
         "device_uuid": state.result.device_uuid if state.result else None,
         "best": run.best, "seconds": round(time.monotonic() - state.started, 2),
         "stage_seconds": dict(state.stage_seconds),
+        "judge_seconds": state.result.record.get("stage_seconds") if state.result else None,
     }
     run.journal.append(record)
     run.history.append(history_entry(record))

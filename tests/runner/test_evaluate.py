@@ -124,6 +124,14 @@ def test_ceilings_and_seeds_are_recorded(timed_result):
     assert timed_result["timed"] and timed_result["device_error"] is None
 
 
+def test_the_verdict_says_where_the_judgement_spent_its_time(timed_result):
+    seconds = timed_result["stage_seconds"]
+    assert list(seconds) == ["static", "load", "contestants", "case prepare", "case check", "case time", "cases"]
+    assert all(value >= 0 for value in seconds.values())
+    per_case = seconds["case prepare"] + seconds["case check"] + seconds["case time"]
+    assert per_case <= seconds["cases"] + 0.05 and sum(seconds.values()) - per_case <= timed_result["elapsed_s"] + 0.05
+
+
 def test_in_process_timing_does_not_count_the_judges_own_work_as_the_solutions(interpreter):
     """In-process (trusted code: a kernel under diagnosis), the solution's recorders are on from arm
     to go; the judge's L2 flush in between must not read as the solution's torch compute."""
