@@ -67,6 +67,7 @@ class CandidateVerdict:
     geomean_vs_best: float | None = None
     geomean_vs_initial: float | None = None
     cases: list[dict[str, Any]] = field(default_factory=list)
+    judged: bool = True  # False: the run's yardstick failed, so the candidate is neither a win nor tried
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -81,6 +82,7 @@ class GateResult:
     device_uuid: str | None
     timed: bool
     record: dict[str, Any]  # the judge's evaluation, whole (rung 2 of the next round reads the best's)
+    void: str | None = None  # why the best could not be this run's yardstick (see yardstick_failure)
 
     @property
     def winner(self) -> CandidateVerdict | None:
@@ -135,10 +137,39 @@ def decide(result: dict[str, Any], names: list[str], initial: str) -> GateResult
     eager = {c["case"]: (c.get("reference_ms") or {}).get("median") for c in result.get("cases", [])}
     verdicts = {name: _verdict(name, reports[name], best_times, initial_times, spread, case_spread, timed, eager)
                 for name in names}
+    void = yardstick_failure(reports, timed)
+    if void is not None:
+        for verdict in verdicts.values():
+            if verdict.correct:  # a candidate's own failure stands; a correct one was compared with nothing
+                verdict.accepted, verdict.judged = False, False
+                verdict.reason = f"not judged: {void}"
     return GateResult(verdicts=verdicts, spread=spread,
                       best_cases=case_rows(reports[BEST], best_times, initial_times, eager),
                       device=result.get("device"), device_uuid=result.get("device_uuid"), timed=timed,
-                      record=result)
+                      record=result, void=void)
+
+
+def yardstick_failure(reports: dict[str, Any], timed: bool) -> str | None:
+    """Why the best so far cannot be this run's yardstick, or None when it can.
+
+    Both copies of the best must be correct, and timed on every case where the backend times: a
+    candidate is compared with the first and the spread comes from the second. When either failed
+    in this run (a crash, a lost contestant, a case the judge could not time), no candidate of the
+    run can be accepted or refused on its speed, and none is counted as tried."""
+    for name in (BEST, BEST_AGAIN):
+        report = reports.get(name) or {}
+        copy = "the best so far" if name == BEST else "the best so far (its second copy)"
+        rejected = report.get("rejected")
+        if rejected:
+            return f"{copy} was rejected in this run ({rejected['stage']}): {rejected['reason']}"
+        cases = report.get("cases", [])
+        wrong = next((c for c in cases if not c.get("correct")), None)
+        if wrong is not None:
+            return f"{copy} failed case {wrong.get('label')} in this run: {wrong.get('reason')}"
+        untimed = [c.get("label") for c in cases if timed and not c.get("time_ms")]
+        if untimed:
+            return f"{copy} was not timed on case {', '.join(map(str, untimed))} in this run"
+    return None
 
 
 def _verdict(name: str, report: dict[str, Any], best: dict[int, float], initial: dict[int, float], spread: float,
@@ -157,7 +188,9 @@ def _verdict(name: str, report: dict[str, Any], best: dict[int, float], initial:
         verdict.reason = f"case {wrong.get('label')}: {wrong.get('reason')}"
         return verdict
     if not verdict.timed or set(times) != set(best):
-        verdict.reason = "correct, but not timed on every case (this backend does not time)"
+        untimed = sorted(set(best) - set(times)) if verdict.timed else None
+        verdict.reason = (f"correct, but not timed on case {', '.join(map(str, untimed))}" if untimed
+                          else "correct, but not timed on every case (this backend does not time)")
         return verdict
     verdict.geomean_vs_best = geomean([best[c] / times[c] for c in times])
     if initial:

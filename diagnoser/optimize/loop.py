@@ -192,6 +192,8 @@ def stop_reason(run: Run) -> str | None:
         return f"the {run.proposer.name} proposer has nothing new to try"
     if len(rounds) >= settings.rounds:
         return f"{settings.rounds} rounds done"
+    if len(rounds) >= 2 and all(r.get("void") for r in rounds[-2:]):
+        return f"the best so far failed in two judge runs in a row: {rounds[-1]['void']}"
     cases = run.best.get("cases", [])
     if cases and all((c.get("roofline_pct") or 0) >= settings.roofline_stop for c in cases):
         return f"every case is within {100 - settings.roofline_stop:g}% of its roofline floor"
@@ -292,7 +294,7 @@ def record_stage(state: Round) -> None:
         run.best = best_record(new_best, state.number, winner.cases, file=accepted["file"])
     elif state.result is not None:
         run.best = refresh_best(run.best, state.result)
-    if state.result is not None:
+    if state.result is not None and state.result.void is None:  # a void run says nothing of the best
         run.last_gate, run.best_in_gate = state.result, accepted["id"] if accepted else BEST
     shown = accepted or max(entries, key=lambda e: e["outcome"].get("geomean_vs_best") or 0.0, default=None)
     record = {
@@ -306,6 +308,7 @@ def record_stage(state: Round) -> None:
         "outcome": _learnable(shown, accepted is not None) if shown else None,
         "exhausted": not state.proposals,
         "spread": state.result.spread if state.result else None,
+        "void": state.result.void if state.result else None,
         "device": state.result.device if state.result else None,
         "device_uuid": state.result.device_uuid if state.result else None,
         "best": run.best, "seconds": round(time.monotonic() - state.started, 2),
@@ -354,7 +357,8 @@ def history_entry(record: dict[str, Any]) -> dict[str, Any]:
     """What later rounds' briefs say about a round: each candidate, its outcome in one line."""
     return {"round": record["round"],
             "proposals": [{"summary": e["summary"], "source_hash": e.get("source_hash"),
-                           "outcome": (e.get("outcome") or {}).get("reason") or "no outcome"}
+                           "outcome": (e.get("outcome") or {}).get("reason") or "no outcome",
+                           "judged": (e.get("outcome") or {}).get("judged", True)}
                           for e in record.get("proposals", [])]}
 
 

@@ -105,7 +105,7 @@ class LlmProposer:
         with ThreadPoolExecutor(max_workers=max(1, count)) as pool:
             answers = list(pool.map(lambda _: self.ask(request), range(count)))
         tried = {entry["source_hash"]: past["round"] for past in brief.history for entry in past.get("proposals", [])
-                 if entry.get("source_hash")}
+                 if entry.get("source_hash") and entry.get("judged", True)}
         proposals = [self._proposal(answer, brief, tried) for answer in answers]
         if answers and all(answer.unanswered for answer in answers):
             raise Paused(f"the model endpoint answered none of round {brief.round}'s requests "

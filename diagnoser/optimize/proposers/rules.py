@@ -58,7 +58,7 @@ class RulesProposer:
         from ladder.diagnoser.triage.fixes import FIXES
 
         tried = {entry["source_hash"] for past in brief.history for entry in past.get("proposals", [])
-                 if entry.get("source_hash")}
+                 if entry.get("source_hash") and entry.get("judged", True)}  # an unjudged one is proposed again
         tried.add(source_hash(brief.best_source))
         found = {f.get("pattern"): f for f in brief.findings if f.get("pattern") in FIXES}
         blind = brief.evidence_level != "full"

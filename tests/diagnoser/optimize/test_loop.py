@@ -43,7 +43,8 @@ def fake_report(source: str) -> dict:
     return {"ok": not wrong, "rejected": None, "cases": cases}
 
 
-def fake_gate(problem, best, initial, candidates, settings, torch_compile=False):
+def fake_result(best, initial, candidates) -> tuple[dict, str]:
+    """The judge's evaluation of one gate run, and the name of the initial version's entry in it."""
     files = {"best": best, "best-again": best}
     if Path(initial).read_text() != Path(best).read_text():
         files["initial"] = initial
@@ -51,7 +52,26 @@ def fake_gate(problem, best, initial, candidates, settings, torch_compile=False)
     result = {"timed": True, "device": "fake GPU", "device_uuid": "GPU-0", "backend": "fake",
               "cases": [{"case": i, "reference_ms": {"median": 2.0 * (i + 1)}} for i in range(CASES)],
               "solutions": {name: fake_report(Path(path).read_text()) for name, path in files.items()}}
-    return decide(result, list(candidates), "initial" if "initial" in files else "best")
+    return result, "initial" if "initial" in files else "best"
+
+
+def fake_gate(problem, best, initial, candidates, settings, torch_compile=False):
+    result, initial_name = fake_result(best, initial, candidates)
+    return decide(result, list(candidates), initial_name)
+
+
+def gate_whose_best_dies(calls_that_fail: set[int]):
+    """The fake gate, but in the given runs (1 is the baseline's) the best's contestant dies."""
+    calls = []
+
+    def gate(problem, best, initial, candidates, settings, torch_compile=False):
+        calls.append(1)
+        result, initial_name = fake_result(best, initial, candidates)
+        if len(calls) in calls_that_fail:
+            result["solutions"]["best"] = {"ok": False, "cases": [], "rejected": {
+                "stage": "contestant", "reason": "the contestant process died (signal 9)"}}
+        return decide(result, list(candidates), initial_name)
+    return gate
 
 
 class Scripted:
@@ -281,3 +301,27 @@ def test_the_expected_gate_time_is_the_slowest_seconds_per_contestant_seen(pair,
     journal.append({"kind": "round", "round": 1, "stage_seconds": {"gate": 120.0},
                     "proposals": [{"file": "a"}, {"file": "b"}, {"file": "c"}, {"file": None}]})
     assert loop.expected_gate_seconds(SimpleNamespace(journal=journal), 2) == pytest.approx(100.0)
+
+
+def test_a_run_in_which_the_best_fails_judges_no_candidate_and_the_next_round_goes_on(pair, tmp_path):
+    solution, problem = pair
+    script = Scripted([["# speed: 1.5", "# wrong"], ["# speed: 1.5"]])
+    summary = optimize(solution, problem, tmp_path / "run", script,
+                       Settings(rounds=2, patience=3, evidence="timing", gate=GateSettings()),
+                       gate=gate_whose_best_dies({2}))
+    first, second = rounds_of(tmp_path)
+    assert first["void"].startswith("the best so far was rejected in this run (contestant)")
+    assert first["accepted"] is None and first["best"]["round"] == 0
+    fast, wrong = (entry["outcome"] for entry in first["proposals"])
+    assert not fast["judged"] and fast["reason"].startswith("not judged: the best so far was rejected")
+    assert wrong["judged"] and "exceeds tolerance" in wrong["reason"]  # its own failure stands
+    assert second["void"] is None and second["accepted"] == "r2-c1" and summary["best_round"] == 2
+
+
+def test_two_runs_in_a_row_in_which_the_best_fails_stop_the_loop(pair, tmp_path):
+    solution, problem = pair
+    summary = optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 1.5"]] * 5),
+                       Settings(rounds=5, patience=5, evidence="timing", gate=GateSettings()),
+                       gate=gate_whose_best_dies({2, 3}))
+    assert len(rounds_of(tmp_path)) == 2
+    assert summary["stopped"].startswith("the best so far failed in two judge runs in a row")

@@ -48,6 +48,16 @@ def test_nothing_is_proposed_twice(tmp_path):
     assert RulesProposer().propose(again, 8) == []
 
 
+def test_a_candidate_the_gate_could_not_judge_is_proposed_again(tmp_path):
+    folder = KERNELS / OPERATORS[0]
+    proposals = RulesProposer().propose(brief(folder, tmp_path), 8)
+    unjudged = {"round": 1, "proposals": [{"source_hash": source_hash(p.source), "judged": False}
+                                          for p in proposals]}
+    again = brief(folder, tmp_path)
+    again.history = [unjudged]
+    assert [p.source for p in RulesProposer().propose(again, 8)] == [p.source for p in proposals]
+
+
 def test_without_evidence_every_fix_is_tried_blind(tmp_path):
     folder = KERNELS / OPERATORS[0]
     blind = RulesProposer().propose(brief(folder, tmp_path, level="none"), 8)
