@@ -22,6 +22,7 @@ from .npu_gather import fix_discrete_access
 from .npu_dtypes import fix_int64_scalar_fallback, fix_where_condition_dtype
 from .npu_grid import fix_grid_exceeds_cores
 from .padding import fix_padded_gemm
+from .reductions import fix_loop_carried_reduction
 from .tiles import fix_mma_v2, fix_tiny_block, fix_unpipelined
 
 Fix = Callable[[str, Optional[Finding], Optional[TriageContext]], str]
@@ -50,6 +51,7 @@ FIXES: dict[str, Fix] = {
     # hints where the alignment is true but unproven; a GEMM on zero-padded operands where it is false
     "nv.scalar-access": first_that_applies(fix_scalar_access, fix_padded_gemm),
     "nv.unfused-epilogue": fix_unfused_epilogue,
+    "nv.loop-carried-reduction": fix_loop_carried_reduction,
     "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
     "npu.int64-scalar-fallback": fix_int64_scalar_fallback,
     "npu.where-condition-dtype": fix_where_condition_dtype,

@@ -62,3 +62,9 @@ def test_without_evidence_every_fix_is_tried_blind(tmp_path):
     folder = KERNELS / OPERATORS[0]
     blind = RulesProposer().propose(brief(folder, tmp_path, level="none"), 8)
     assert blind and all("tried without evidence" in p.summary for p in blind)
+
+
+def test_a_running_reduction_the_diagnosis_found_is_taken_out_of_the_loop(tmp_path):
+    proposals = RulesProposer().propose(brief(KERNELS / "level1/04_matvec", tmp_path), 8)
+    hoisted = next(p for p in proposals if p.patterns == ["nv.loop-carried-reduction"])
+    assert "acc = tl.sum(acc, axis=1)" in hoisted.source
