@@ -21,6 +21,7 @@ from .npu_blocks import fix_ub_overflow, fix_unaligned_tail_axis
 from .npu_gather import fix_discrete_access
 from .npu_dtypes import fix_int64_scalar_fallback, fix_where_condition_dtype
 from .npu_grid import fix_grid_exceeds_cores
+from .online import fix_online_softmax
 from .padding import fix_padded_gemm
 from .reductions import fix_loop_carried_reduction
 from .tiles import fix_mma_v2, fix_tiny_block, fix_unpipelined
@@ -52,6 +53,7 @@ FIXES: dict[str, Fix] = {
     "nv.scalar-access": first_that_applies(fix_scalar_access, fix_padded_gemm),
     "nv.unfused-epilogue": fix_unfused_epilogue,
     "nv.loop-carried-reduction": fix_loop_carried_reduction,
+    "nv.redundant-global-traffic": fix_online_softmax,
     "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
     "npu.int64-scalar-fallback": fix_int64_scalar_fallback,
     "npu.where-condition-dtype": fix_where_condition_dtype,

@@ -29,6 +29,7 @@ from ..context import TriageContext
 from ..source import Kernel
 from .common import context_for, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, replace, segment
+from .syntax import argument, is_name, is_tl, is_tl_call, number, reads, writes
 
 PATTERN = "nv.loop-carried-reduction"
 # reduction -> the element-wise combination that keeps its partial state, and its identity
@@ -95,7 +96,7 @@ def _as_update(statement: ast.stmt, tl: str) -> Optional[tuple[str, str, ast.exp
     """``acc += tl.sum(x, ...)``, ``acc = acc + tl.sum(x, ...)``, ``acc = tl.maximum(acc, tl.max(x, ...))``."""
     if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) \
             and isinstance(statement.op, ast.Add):
-        reduction = _reduction(statement.value, tl, "sum")
+        reduction = reduction_of(statement.value, tl, "sum")
         return (statement.target.id, "sum", *reduction) if reduction else None
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)):
@@ -103,21 +104,21 @@ def _as_update(statement: ast.stmt, tl: str) -> Optional[tuple[str, str, ast.exp
     acc, value = statement.targets[0].id, statement.value
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         for mine, other in ((value.left, value.right), (value.right, value.left)):
-            if _is_name(mine, acc):
-                reduction = _reduction(other, tl, "sum")
+            if is_name(mine, acc):
+                reduction = reduction_of(other, tl, "sum")
                 return (acc, "sum", *reduction) if reduction else None
     for op, combine in (("max", "maximum"), ("min", "minimum")):
-        if _is_tl_call(value, tl, combine) and len(value.args) == 2 and not value.keywords:
+        if is_tl_call(value, tl, combine) and len(value.args) == 2 and not value.keywords:
             for mine, other in ((value.args[0], value.args[1]), (value.args[1], value.args[0])):
-                if _is_name(mine, acc):
-                    reduction = _reduction(other, tl, op)
+                if is_name(mine, acc):
+                    reduction = reduction_of(other, tl, op)
                     return (acc, op, *reduction) if reduction else None
     return None
 
 
-def _reduction(node: ast.expr, tl: str, op: str) -> Optional[tuple[ast.expr, Optional[int]]]:
+def reduction_of(node: ast.expr, tl: str, op: str) -> Optional[tuple[ast.expr, Optional[int]]]:
     """(operand, axis) of ``tl.<op>(operand[, axis])``; None for anything else (keep_dims included)."""
-    if not _is_tl_call(node, tl, op) or not node.args:
+    if not is_tl_call(node, tl, op) or not node.args:
         return None
     axis_node = node.args[1] if len(node.args) > 1 else None
     for keyword in node.keywords:
@@ -138,10 +139,10 @@ def hoisted(source: str, kernel: Kernel, tl: str, update: Update, shapes: ShapeR
     """One update's edits (the accumulator's fill, the update) and the line that reduces it once
     after the loop."""
     acc, loop = update.acc, update.loop
-    if _reads(update.operand, acc):
+    if reads(update.operand, acc):
         raise NotApplicable(f"the reduced value depends on `{acc}` itself")
     others = [s for s in loop.body if s is not update.statement]
-    if any(_reads(s, acc) or _writes(s, acc) for s in others):
+    if any(reads(s, acc) or writes(s, acc) for s in others):
         raise NotApplicable(f"the loop uses `{acc}` outside its update")
     init = _initialisation(kernel, loop, acc)
     shape = shapes.of(update.operand, before=update.statement)
@@ -176,11 +177,11 @@ def _initialisation(kernel: Kernel, loop: ast.For, acc: str) -> ast.Assign:
     before = block[:block.index(loop)]
     for index in range(len(before) - 1, -1, -1):
         statement = before[index]
-        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and _is_name(statement.targets[0], acc):
-            if any(_reads(s, acc) for s in before[index + 1:]):
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and is_name(statement.targets[0], acc):
+            if any(reads(s, acc) for s in before[index + 1:]):
                 break
             return statement
-        if _writes(statement, acc):
+        if writes(statement, acc):
             break
     raise NotApplicable(f"`{acc}` is not set just before the loop, in the loop's own block")
 
@@ -189,16 +190,16 @@ def _fill(source: str, init: ast.Assign, op: str, tl: str, shapes: ShapeReader) 
     """The shape the initial fill has (None for a plain number) and the dtype the new one keeps,
     if the fill is the reduction's identity."""
     value = init.value
-    if _number(value) in IDENTITY[op] and (op != "sum" or isinstance(_number(value), float)):
+    if number(value) in IDENTITY[op] and (op != "sum" or isinstance(number(value), float)):
         return None, f"{tl}.float32"
-    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and _is_tl(value.func.value, tl) \
-            and value.func.attr.startswith("float") and len(value.args) == 1 and _number(value.args[0]) in IDENTITY[op]:
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and is_tl(value.func.value, tl) \
+            and value.func.attr.startswith("float") and len(value.args) == 1 and number(value.args[0]) in IDENTITY[op]:
         return None, segment(source, value.func)  # tl.float32(0.0)
-    if _is_tl_call(value, tl, "zeros") or _is_tl_call(value, tl, "full"):
-        fill_value = 0.0 if _is_tl_call(value, tl, "zeros") else _number(_argument(value, "value", 1))
-        dtype = _argument(value, "dtype", 1 if _is_tl_call(value, tl, "zeros") else 2)
+    if is_tl_call(value, tl, "zeros") or is_tl_call(value, tl, "full"):
+        fill_value = 0.0 if is_tl_call(value, tl, "zeros") else number(argument(value, "value", 1))
+        dtype = argument(value, "dtype", 1 if is_tl_call(value, tl, "zeros") else 2)
         if fill_value in IDENTITY[op] and dtype is not None:
-            shape = shapes.literal(_argument(value, "shape", 0))
+            shape = shapes.literal(argument(value, "shape", 0))
             if shape is not None:
                 return shape, segment(source, dtype)
     raise NotApplicable(f"`{segment(source, init.targets[0])}` does not start at the identity of tl.{op}")
@@ -220,7 +221,7 @@ class ShapeReader:
         if depth > 50:
             return None
         recurse = lambda sub: self.of(sub, before, depth + 1)  # noqa: E731
-        if isinstance(node, ast.Constant) or _number(node) is not None:
+        if isinstance(node, ast.Constant) or number(node) is not None:
             return ()
         if isinstance(node, ast.Name):
             return self._name(node.id, before, depth)
@@ -255,18 +256,18 @@ class ShapeReader:
 
     def _call(self, node: ast.Call, recurse) -> Optional[Shape]:
         func = node.func
-        if isinstance(func, ast.Attribute) and func.attr == "to" and not _is_tl(func.value, self.tl):
+        if isinstance(func, ast.Attribute) and func.attr == "to" and not is_tl(func.value, self.tl):
             return recurse(func.value)
-        if not (isinstance(func, ast.Attribute) and _is_tl(func.value, self.tl)):
+        if not (isinstance(func, ast.Attribute) and is_tl(func.value, self.tl)):
             return None
         if func.attr in ("program_id", "num_programs"):
             return ()
-        if func.attr == "arange" and len(node.args) == 2 and _number(node.args[0]) == 0:
+        if func.attr == "arange" and len(node.args) == 2 and number(node.args[0]) == 0:
             return (ast.unparse(node.args[1]),)
         if func.attr in ("zeros", "full"):
-            return self.literal(_argument(node, "shape", 0))
+            return self.literal(argument(node, "shape", 0))
         if func.attr == "load":
-            return recurse(_argument(node, "pointer", 0))
+            return recurse(argument(node, "pointer", 0))
         if func.attr in ("multiple_of", "max_contiguous", "max_constancy"):
             return recurse(node.args[0]) if node.args else None
         if func.attr in ELEMENTWISE:
@@ -312,47 +313,3 @@ def _block_of(function: ast.FunctionDef, statement: ast.stmt) -> list[ast.stmt]:
             if isinstance(block, list) and any(s is statement for s in block):
                 return block
     raise NotApplicable("the loop's block was not found")
-
-
-def _argument(call: ast.Call, name: str, position: int) -> Optional[ast.expr]:
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    return call.args[position] if position < len(call.args) else None
-
-
-def _number(node: Optional[ast.expr]) -> Optional[float]:
-    """A literal number, ``float("inf")`` / ``float("-inf")`` and their negations; None otherwise."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _number(node.operand)
-        return -inner if inner is not None else None
-    if isinstance(node, ast.Call) and _is_name(node.func, "float") and len(node.args) == 1 \
-            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
-        try:
-            return float(node.args[0].value)
-        except ValueError:
-            return None
-    return None
-
-
-def _is_name(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Name) and node.id == name
-
-
-def _is_tl(node: ast.AST, tl: str) -> bool:
-    return ast.unparse(node) == tl
-
-
-def _is_tl_call(node: ast.AST, tl: str, attr: str) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr \
-        and _is_tl(node.func.value, tl)
-
-
-def _reads(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
-
-
-def _writes(node: ast.AST, name: str) -> bool:
-    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))

@@ -11,7 +11,8 @@ from ladder.diagnoser.triage import triage
 from ladder.runner.bench import bench
 
 KERNELS = Path(__file__).resolve().parents[3] / "kernels"
-OPERATORS = ["level1/02_matmul", "level1/09_tall_skinny_matmul", "level2/12_gemm_multiply_leaky_relu"]
+OPERATORS = ["level1/02_matmul", "level1/09_tall_skinny_matmul", "level2/12_gemm_multiply_leaky_relu",
+             "level1/04_matvec", "level1/23_softmax"]
 
 
 def brief(folder: Path, tmp_path: Path, level: str = "full"):
@@ -68,3 +69,9 @@ def test_a_running_reduction_the_diagnosis_found_is_taken_out_of_the_loop(tmp_pa
     proposals = RulesProposer().propose(brief(KERNELS / "level1/04_matvec", tmp_path), 8)
     hoisted = next(p for p in proposals if p.patterns == ["nv.loop-carried-reduction"])
     assert "acc = tl.sum(acc, axis=1)" in hoisted.source
+
+
+def test_a_softmax_read_twice_for_its_max_and_sum_gets_the_online_pass(tmp_path):
+    proposals = RulesProposer().propose(brief(KERNELS / "level1/23_softmax", tmp_path), 8)
+    online = next(p for p in proposals if p.patterns == ["nv.redundant-global-traffic"])
+    assert "denom = denom * tl.exp(row_max - m)" in online.source

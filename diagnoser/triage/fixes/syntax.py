@@ -1,0 +1,53 @@
+"""Questions about a kernel's syntax tree that several rewrites ask: is this node that name, that
+`tl` call, that number; does a statement read or write a name."""
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+
+def is_name(node: ast.AST, name: str) -> bool:
+    return isinstance(node, ast.Name) and node.id == name
+
+
+def is_tl(node: ast.AST, tl: str) -> bool:
+    """`node` is the file's name for triton.language (`tl`)."""
+    return ast.unparse(node) == tl
+
+
+def is_tl_call(node: ast.AST, tl: str, attr: str) -> bool:
+    """`node` is a call of `tl.<attr>`."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == attr \
+        and is_tl(node.func.value, tl)
+
+
+def number(node: Optional[ast.expr]) -> Optional[float]:
+    """A literal number, ``float("inf")`` / ``float("-inf")`` and their negations; None otherwise."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = number(node.operand)
+        return -inner if inner is not None else None
+    if isinstance(node, ast.Call) and is_name(node.func, "float") and len(node.args) == 1 \
+            and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+        try:
+            return float(node.args[0].value)
+        except ValueError:
+            return None
+    return None
+
+
+def reads(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def writes(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+
+
+def argument(call: ast.Call, name: str, position: int) -> Optional[ast.expr]:
+    """A call's argument by keyword, else by position; None when it is not given."""
+    for keyword in call.keywords:
+        if keyword.arg == name:
+            return keyword.value
+    return call.args[position] if position < len(call.args) else None
