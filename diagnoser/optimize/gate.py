@@ -11,7 +11,9 @@ round, all timed interleaved on the same fresh inputs. A candidate is accepted o
    (``CASE_SPREAD_FLOOR`` at least);
 4. no case is timed below its roofline floor (a bug until someone proves otherwise).
 
-Among the accepted, the fastest on the geomean becomes the new best.
+Among the accepted, the fastest on the geomean becomes the new best. A run in which the best so far
+itself fails (either copy rejected, wrong on a case, or not timed on one) is void: it decides
+nothing about any correct candidate (``yardstick_failure``), and the loop proposes those again.
 
 The judge's processes run without this process's secrets (``without_secrets``): candidates are
 written by models and agents, and one that raised with a key in its message would carry the key
