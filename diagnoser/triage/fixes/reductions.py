@@ -214,6 +214,7 @@ class ShapeReader:
         for node in ast.walk(kernel.node):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 self.assigned.setdefault(node.targets[0].id, []).append(node)
+        self.known: dict[tuple[str, int], Optional[Shape]] = {}  # (name, line read at) -> shape
         self.scalars = {p.name for p in kernel.params} | {
             n.target.id for n in ast.walk(kernel.node) if isinstance(n, ast.For) and isinstance(n.target, ast.Name)}
 
@@ -248,11 +249,15 @@ class ShapeReader:
         return None
 
     def _name(self, name: str, before: ast.stmt, depth: int) -> Optional[Shape]:
-        assignments = [a for a in self.assigned.get(name, []) if a.lineno < before.lineno]
-        if not assignments:
-            return () if name in self.scalars else None
-        shapes = {self.of(a.value, a, depth + 1) for a in assignments}
-        return shapes.pop() if len(shapes) == 1 else None  # reassigned with another shape: unknown
+        key = (name, before.lineno)
+        if key not in self.known:  # values built from shared names are read once, not once per path
+            assignments = [a for a in self.assigned.get(name, []) if a.lineno < before.lineno]
+            if not assignments:
+                self.known[key] = () if name in self.scalars else None
+            else:
+                shapes = {self.of(a.value, a, depth + 1) for a in assignments}
+                self.known[key] = shapes.pop() if len(shapes) == 1 else None  # reassigned with another shape
+        return self.known[key]
 
     def _call(self, node: ast.Call, recurse) -> Optional[Shape]:
         func = node.func
