@@ -22,16 +22,6 @@ def resolve_problem(solution_path: str | Path, problem_path: str | Path | None) 
     return None
 
 
-def _move(value: Any, device: str) -> Any:
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.to(device)
-    if isinstance(value, (list, tuple)):
-        return type(value)(_move(item, device) for item in value)
-    return value
-
-
 def run_workload(solution_path: str | Path, problem_path: str | Path, case_index: int | None = None, *,
                  device: str = "cuda", on_case: Callable[[int | None], Any] | None = None) -> None:
     """Run the solution's forward once per case of its problem (or only case `case_index`).
@@ -40,6 +30,7 @@ def run_workload(solution_path: str | Path, problem_path: str | Path, case_index
     """
     import torch
 
+    from ladder.runner.inputs import make_init_inputs, make_inputs, seed_everything
     from ladder.runner.problem import ProblemError, load_problem, load_solution
 
     on_case = on_case or (lambda case: None)
@@ -49,11 +40,14 @@ def run_workload(solution_path: str | Path, problem_path: str | Path, case_index
     for index in indices:
         if not 0 <= index < len(problem.cases):
             raise ProblemError(f"case {index} out of range: {problem.path.name} has {len(problem.cases)} case(s)")
-        with problem.applied(problem.cases[index]):
-            torch.manual_seed(index)
-            init_inputs = _move(problem.get_init_inputs(), device)
-            inputs = _move(problem.get_inputs(), device)
-        model = model_new(*init_inputs).to(device)
+        # built as the judge builds them, on the device where the file allows: a GEMV's 1 G-element
+        # input drawn on the host and copied over cost the capture seconds per case
+        case, on_device = problem.cases[index], torch.device(device)
+        init_inputs = make_init_inputs(problem, case, index, on_device)
+        seed_everything(index)
+        with problem.applied(case), on_device:
+            model = model_new(*init_inputs).to(device)
+        inputs = make_inputs(problem, case, index, on_device)
         on_case(index)
         with torch.no_grad():
             model(*inputs)
