@@ -108,6 +108,8 @@ def match(block: list[ast.stmt], max_loop: ast.For, tl: str) -> TwoPass:
     if any(writes(s, running_max) for s in between) or any(reads(s, running_sum) or writes(s, running_sum)
                                                            for s in recomputed):
         raise NotApplicable("the loops' state is used between them")
+    if any(reads(s, running_max) for s in recomputed):  # the same text, but the running max in one, the final in the other
+        raise NotApplicable(f"the values both loops compute read `{running_max}`")
     _identity_init(block, max_loop, running_max, tl, float("-inf"))
     sum_init = _identity_init(block, sum_loop, running_sum, tl, 0.0)
     if any(reads(s, running_sum) for s in block[block.index(sum_init) + 1:block.index(sum_loop)]):

@@ -60,6 +60,7 @@ def test_the_online_pass_matches_the_reference_under_the_interpreter(tmp_path, o
     (("    denom = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)", "    denom = tl.full((BLOCK_SIZE,), 1.0, dtype=tl.float32)"),
      "does not start at 0.0"),
     (("    m = tl.max(row_max, axis=0)\n", "    m = tl.max(row_max, axis=0)\n    m = m * 0.5\n"), "changes between the loops"),
+    (('other=float("-inf"))\n', 'other=float("-inf")) + 0.0 * row_max\n'), "values both loops compute read `row_max`"),
     (("    d = tl.sum(denom, axis=0)\n\n    for start in range(0, n_cols, BLOCK_SIZE):",
       "    d = tl.sum(denom, axis=0)\n\n    for start in range(0, n_cols - 1, BLOCK_SIZE):"), None),
 ])
