@@ -50,7 +50,7 @@ def test_nothing_is_proposed_twice(tmp_path):
 
 
 def test_a_candidate_the_gate_could_not_judge_is_proposed_again(tmp_path):
-    folder = KERNELS / OPERATORS[0]
+    folder = KERNELS / "level1/23_softmax"
     proposals = RulesProposer().propose(brief(folder, tmp_path), 8)
     unjudged = {"round": 1, "proposals": [{"source_hash": source_hash(p.source), "judged": False}
                                           for p in proposals]}
