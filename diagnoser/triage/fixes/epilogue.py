@@ -23,6 +23,7 @@ from ..context import TriageContext
 from ..source import Kernel, LaunchSite, SourceModule, parse_module
 from .common import names_reaching
 from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, line_offsets, remove_statement, replace, span
+from .syntax import argument
 
 PATTERN = "nv.unfused-epilogue"
 # triton.language functions that act on each element alone (a reduction, a scan, a load, an index
@@ -116,13 +117,13 @@ def _elementwise(module: SourceModule, kernel: Kernel) -> Elementwise:
     params = {p.name for p in kernel.params}
     if offsets != store_offsets or {source_param, output_param} - params:
         raise NotApplicable(f"{kernel.name} does not load and store the same positions of two pointer arguments")
-    masks = set().union(*(_names(_argument(call, 2, "mask")) for call in (load, store.value)))
+    masks = set().union(*(_names(argument(call, "mask", 2)) for call in (load, store.value)))
     index = _closure(statements[:-1], {offsets} | masks)
     kept = [s for s in statements[:-1] if s.targets[0].id not in index]
     for statement in statements[:-1]:
         if statement.targets[0].id in index and _contains(statement.value, load):
             raise NotApplicable(f"{kernel.name}'s offsets depend on the loaded data")
-    value = _argument(store.value, 1, "value")
+    value = argument(store.value, "value", 1)
     index_params = {n for s in statements[:-1] if s.targets[0].id in index for n in _names(s.value)} & params
     allowed_locals = {s.targets[0].id for s in kept}
     scalars = []
@@ -147,7 +148,7 @@ def _simple_assign(statement: ast.stmt) -> bool:
 
 
 def _base_and_offsets(call: ast.Call, what: str) -> tuple[str, str]:
-    pointer = _argument(call, 0, "pointer")
+    pointer = argument(call, "pointer", 0)
     if isinstance(pointer, ast.BinOp) and isinstance(pointer.op, ast.Add):
         sides = [pointer.left, pointer.right]
         if all(isinstance(side, ast.Name) for side in sides):
@@ -189,7 +190,7 @@ def _single_store(module: SourceModule, producer: Kernel, args: dict[str, ast.ex
     passed = [name for name, value in args.items() if isinstance(value, ast.Name) and value.id == intermediate]
     if len(passed) != 1:
         raise NotApplicable(f"{producer.name} does not take `{intermediate}` as one argument")
-    if passed[0] not in names_reaching(producer, _argument(stores[0], 0, "pointer")):
+    if passed[0] not in names_reaching(producer, argument(stores[0], "pointer", 0)):
         raise NotApplicable(f"{producer.name} does not store to `{intermediate}`")
     return statement, passed[0]
 
@@ -207,7 +208,7 @@ def _renames(epilogue: Elementwise, used: set[str]) -> dict[str, str]:
 
 def _producer_edits(source: str, producer: Kernel, store: ast.Expr, epilogue: Elementwise,
                     renames: dict[str, str]) -> list[Edit]:
-    stored = _argument(store.value, 1, "value")
+    stored = argument(store.value, "value", 1)
     computed = stored.func.value if _is_cast(stored) else stored  # the value before its cast to the output dtype
     loaded = ast.parse(f"({source[slice(*span(source, computed))]})", mode="eval").body
     indent = indentation(source, store.lineno)
@@ -375,12 +376,6 @@ def _is(module: SourceModule, node: ast.AST, name: str) -> bool:
 def _is_cast(node: ast.expr) -> bool:
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to"
             and len(node.args) == 1)
-
-
-def _argument(call: ast.Call, position: int, keyword: str) -> Optional[ast.expr]:
-    if len(call.args) > position:
-        return call.args[position]
-    return next((k.value for k in call.keywords if k.arg == keyword), None)
 
 
 def _walk(node: Optional[ast.AST], skip: Optional[ast.AST] = None) -> list[ast.AST]:

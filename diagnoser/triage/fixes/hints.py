@@ -19,6 +19,7 @@ from .. import axisinfo
 from ..context import TriageContext
 from .common import analyses_of, context_for, target_kernels
 from .edit import NotApplicable, apply, replace, segment
+from .syntax import argument
 
 
 def fix_scalar_access(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
@@ -52,9 +53,9 @@ def fix_scalar_access(source: str, finding: Optional[Finding], ctx: Optional[Tri
             elem_bytes = max(first.elem_bits // 8, 1)
             address_width = min(axisinfo.elements_per_thread(a.info, a.shape, a.elem_bits) for a in seen)
             if address_width < vec:
-                target = _definition(kernel.node, _argument(call, "pointer", 0), first.line)
+                target = _definition(kernel.node, argument(call, "pointer", 0), first.line)
                 _want(wraps, target, "address", (_per_dim(rank, vec * elem_bytes), _per_dim(rank, vec)))
-            mask_node = _argument(call, "mask", 1 if first.op == "load" else 2)
+            mask_node = argument(call, "mask", 1 if first.op == "load" else 2)
             if mask_node is not None:
                 if any(a.mask_constancy is not None and a.mask_constancy < vec for a in seen):
                     target = _definition(kernel.node, mask_node, first.line)
@@ -87,13 +88,6 @@ def _want(wraps: dict, node: ast.AST, kind: str, hint: object) -> None:
     elif current[2] != hint:
         # Two accesses need different claims about one value: keep the weaker (it holds for both).
         wraps[id(node)] = (node, kind, min(current[2], hint, key=str))
-
-
-def _argument(call: ast.Call, name: str, position: int) -> Optional[ast.expr]:
-    for keyword in call.keywords:
-        if keyword.arg == name:
-            return keyword.value
-    return call.args[position] if position < len(call.args) else None
 
 
 def _definition(function: ast.FunctionDef, node: Optional[ast.expr], line: int) -> ast.expr:

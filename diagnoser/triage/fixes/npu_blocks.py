@@ -28,6 +28,7 @@ from ladder.diagnoser.evidence import Finding
 from ..context import TriageContext
 from .common import analyses_of, context_for, fresh_name, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, replace, segment, span
+from .syntax import enclosing_block
 
 UB = "npu.ub-overflow"
 TAIL = "npu.unaligned-tail-axis"
@@ -51,7 +52,10 @@ def fix_ub_overflow(source: str, finding: Optional[Finding], ctx: Optional[Triag
         if not aranges:
             raise NotApplicable(f"{UB}: no tl.arange spans the largest block in every case of {kernel.name}")
         first = min(aranges, key=lambda call: (call.lineno, call.col_offset))
-        block, start = _enclosing_block(kernel.node, first)
+        found = enclosing_block(kernel.node, first)
+        if found is None:
+            raise NotApplicable(f"{UB}: the block's tl.arange is not in a statement of the kernel")
+        block, start = found
         region = block[start:]
         _check_element_wise(kernel, analyses, region)
         sub = min(_sub_block(ctx, analysis, extent) for analysis, extent in zip(analyses, extents))
@@ -81,27 +85,6 @@ def _arange_extent(call: ast.Call, analysis) -> Optional[int]:
         return end.value
     value = analysis.launch.constexprs.get(end.id) if isinstance(end, ast.Name) else None
     return value if isinstance(value, int) else None
-
-
-def _enclosing_block(function: ast.FunctionDef, node: ast.AST) -> tuple[list[ast.stmt], int]:
-    """The statement list holding the statement that contains `node`, and that statement's index."""
-    def search(block: list[ast.stmt]) -> Optional[tuple[list[ast.stmt], int]]:
-        for index, statement in enumerate(block):
-            if not any(sub is node for sub in ast.walk(statement)):
-                continue
-            for field in ("body", "orelse"):
-                inner = getattr(statement, field, None)
-                if isinstance(inner, list) and inner and isinstance(statement, (ast.For, ast.While, ast.If)):
-                    found = search(inner)
-                    if found is not None:
-                        return found
-            return block, index
-        return None
-
-    found = search(function.body)
-    if found is None:
-        raise NotApplicable(f"{UB}: the block's tl.arange is not in a statement of the kernel")
-    return found
 
 
 def _check_element_wise(kernel, analyses: list, region: list[ast.stmt]) -> None:

@@ -29,7 +29,7 @@ from ..context import TriageContext
 from ..source import Kernel
 from .common import context_for, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, replace, segment
-from .syntax import argument, is_name, is_tl, is_tl_call, number, reads, writes
+from .syntax import argument, enclosing_block, is_name, is_tl, is_tl_call, number, reads, writes
 
 PATTERN = "nv.loop-carried-reduction"
 # reduction -> the element-wise combination that keeps its partial state, and its identity
@@ -173,8 +173,11 @@ def hoisted(source: str, kernel: Kernel, tl: str, update: Update, shapes: ShapeR
 def _initialisation(kernel: Kernel, loop: ast.For, acc: str) -> ast.Assign:
     """The accumulator's assignment in the loop's own block, before it, with nothing between that
     reads or writes it."""
-    block = _block_of(kernel.node, loop)
-    before = block[:block.index(loop)]
+    found = enclosing_block(kernel.node, loop)
+    if found is None:
+        raise NotApplicable("the loop's block was not found")
+    block, position = found
+    before = block[:position]
     for index in range(len(before) - 1, -1, -1):
         statement = before[index]
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and is_name(statement.targets[0], acc):
@@ -309,12 +312,3 @@ def _indexed(shape: Optional[Shape], index: ast.expr) -> Optional[Shape]:
         else:
             return None
     return tuple(dims) if taken == len(shape) else None
-
-
-def _block_of(function: ast.FunctionDef, statement: ast.stmt) -> list[ast.stmt]:
-    for node in ast.walk(function):
-        for field in ("body", "orelse", "finalbody"):
-            block = getattr(node, field, None)
-            if isinstance(block, list) and any(s is statement for s in block):
-                return block
-    raise NotApplicable("the loop's block was not found")

@@ -51,3 +51,22 @@ def argument(call: ast.Call, name: str, position: int) -> Optional[ast.expr]:
         if keyword.arg == name:
             return keyword.value
     return call.args[position] if position < len(call.args) else None
+
+
+def enclosing_block(function: ast.FunctionDef, node: ast.AST) -> Optional[tuple[list[ast.stmt], int]]:
+    """The statement list holding the innermost statement that contains ``node`` (through loops and
+    branches), and that statement's index; None when no statement of the function holds it."""
+    def search(block: list[ast.stmt]) -> Optional[tuple[list[ast.stmt], int]]:
+        for index, statement in enumerate(block):
+            if not any(sub is node for sub in ast.walk(statement)):
+                continue
+            for field in ("body", "orelse"):
+                inner = getattr(statement, field, None)
+                if isinstance(inner, list) and inner and isinstance(statement, (ast.For, ast.While, ast.If)):
+                    found = search(inner)
+                    if found is not None:
+                        return found
+            return block, index
+        return None
+
+    return search(function.body)
