@@ -38,7 +38,7 @@ from ..source import Kernel
 from .common import context_for, fresh_name, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, remove_statement, replace, segment
 from .reductions import reduction_of
-from .syntax import is_name, is_tl_call, number, reads, writes
+from .syntax import is_name, is_tl_call, reads, tensor_fill, writes
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -181,11 +181,7 @@ def _identity_init(block: list[ast.stmt], loop: ast.For, name: str, tl: str, ide
     init = next((s for s in reversed(before) if writes(s, name)), None)
     if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and is_name(init.targets[0], name)):
         raise NotApplicable(f"`{name}` is not set in the loops' block before them")
-    value = init.value
-    fill = 0.0 if is_tl_call(value, tl, "zeros") else \
-        number(next((k.value for k in value.keywords if k.arg == "value"), value.args[1] if len(value.args) > 1 else None)) \
-        if is_tl_call(value, tl, "full") else None
-    if fill != identity:
+    if tensor_fill(init.value, tl) != identity:
         raise NotApplicable(f"`{name}` does not start at {identity}")
     return init
 

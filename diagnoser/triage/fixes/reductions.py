@@ -29,7 +29,7 @@ from ..context import TriageContext
 from ..source import Kernel
 from .common import context_for, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, replace, segment
-from .syntax import argument, enclosing_block, is_name, is_tl, is_tl_call, number, reads, writes
+from .syntax import argument, enclosing_block, is_name, is_tl, is_tl_call, number, reads, tensor_fill, writes
 
 PATTERN = "nv.loop-carried-reduction"
 # reduction -> the element-wise combination that keeps its partial state, and its identity
@@ -198,10 +198,9 @@ def _fill(source: str, init: ast.Assign, op: str, tl: str, shapes: ShapeReader) 
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and is_tl(value.func.value, tl) \
             and value.func.attr.startswith("float") and len(value.args) == 1 and number(value.args[0]) in IDENTITY[op]:
         return None, segment(source, value.func)  # tl.float32(0.0)
-    if is_tl_call(value, tl, "zeros") or is_tl_call(value, tl, "full"):
-        fill_value = 0.0 if is_tl_call(value, tl, "zeros") else number(argument(value, "value", 1))
+    if tensor_fill(value, tl) in IDENTITY[op]:
         dtype = argument(value, "dtype", 1 if is_tl_call(value, tl, "zeros") else 2)
-        if fill_value in IDENTITY[op] and dtype is not None:
+        if dtype is not None:
             shape = shapes.literal(argument(value, "shape", 0))
             if shape is not None:
                 return shape, segment(source, dtype)

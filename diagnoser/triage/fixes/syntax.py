@@ -70,3 +70,13 @@ def enclosing_block(function: ast.FunctionDef, node: ast.AST) -> Optional[tuple[
         return None
 
     return search(function.body)
+
+
+def tensor_fill(node: ast.AST, tl: str) -> Optional[float]:
+    """The value every element of ``tl.zeros(...)`` / ``tl.full(shape, value, ...)`` starts at; None
+    for anything else, or a fill value that is not a literal number."""
+    if is_tl_call(node, tl, "zeros"):
+        return 0.0
+    if is_tl_call(node, tl, "full"):
+        return number(argument(node, "value", 1))
+    return None
