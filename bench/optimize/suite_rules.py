@@ -42,26 +42,31 @@ def main(argv: list[str]) -> int:
     settings = Settings(rounds=args.rounds, budget_s=args.operator_budget, gate=GateSettings(backend="cuda"))
     operators = discover(only=tuple(args.only))
     rows = []
-    for op in operators:
-        left = args.deadline - (time.monotonic() - started)
-        folder = args.runs / op.key
-        last = Journal(folder).records()[-1] if Journal(folder).exists() else {}
-        finished = last.get("kind") == "stop" and last.get("final")
-        if left < args.reserve and not finished:
-            print(f"{op.key}: not started ({left:.0f} s left)", flush=True)
-            continue
-        settings.deadline = started + args.deadline - 20.0
-        document = optimized.optimize_suite([op], settings, "rules", args.runs,
-                                            progress=lambda line: print(line, flush=True))
-        rows += document["operators"]
-        print(json.dumps(rows[-1], default=str), flush=True)
+
+    def say(line: str) -> None:
+        print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
+
+    try:
+        for op in operators:
+            left = args.deadline - (time.monotonic() - started)
+            folder = args.runs / op.key
+            last = Journal(folder).records()[-1] if Journal(folder).exists() else {}
+            finished = last.get("kind") == "stop" and last.get("final")
+            if left < args.reserve and not finished:
+                say(f"{op.key}: not started ({left:.0f} s left)")
+                continue
+            settings.deadline = started + args.deadline - 20.0
+            document = optimized.optimize_suite([op], settings, "rules", args.runs, progress=say)
+            rows += document["operators"]
+            say(json.dumps(rows[-1], default=str))
+    finally:  # an interrupted call still sends back what its journals hold: they resume from there
+        if args.pack:
+            with tarfile.open(args.pack, "w:gz") as pack:
+                pack.add(args.runs, arcname=args.runs.name)
     document = {"proposer": "rules", "summary": optimized.summarize([r for r in rows if "error" not in r]),
                 "operators": rows, "elapsed_s": round(time.monotonic() - started, 1)}
     if args.output:
         args.output.write_text(json.dumps(document, indent=1, default=str))
-    if args.pack:
-        with tarfile.open(args.pack, "w:gz") as pack:
-            pack.add(args.runs, arcname=args.runs.name)
     print(optimized.table(document))
     return 0
 

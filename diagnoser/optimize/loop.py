@@ -19,13 +19,15 @@ failed candidate with its one-line reason and the loop goes on; a lost device or
 run stops with the journal intact, and ``resume`` continues at the next round with the same best.
 A proposer that cannot go on in this call (``Paused``: an agent yet to send its candidate, an
 endpoint that answered nothing) stops the run the same resumable way, its failures recorded.
+So does a call's ``deadline``: a round whose gate would pass it is not started, and a gate that
+runs into it anyway is cut there and not recorded (nobody is blamed; the resume gates it again).
 """
 from __future__ import annotations
 
 import difflib
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -144,8 +146,12 @@ def baseline(run: Run) -> None:
     run.journal.folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(run.initial, initial_copy)
     began = time.monotonic()
-    result = run.gate(run.problem, run.initial, run.initial, {}, run.settings.gate, torch_compile=True)
+    settings = gate_settings_within_deadline(run.settings)
+    result = run.gate(run.problem, run.initial, run.initial, {}, settings, torch_compile=True)
     gate_seconds = round(time.monotonic() - began, 2)
+    if cut_by_deadline(result, settings, run.settings):
+        raise OptimizeError("this call's deadline passed while timing the initial solution; "
+                            "the next call starts the run again")
     best = best_record(run.initial, 0, result.best_cases)
     if not all(case["correct"] for case in best["cases"]):
         wrong = next(case for case in best["cases"] if not case["correct"])
@@ -252,13 +258,33 @@ def gate_stage(state: Round) -> None:
         return
     from ladder.runner.bench import BenchError
 
+    settings = gate_settings_within_deadline(run.settings)
     try:
-        state.result = run.gate(run.problem, run.best_path, run.initial, state.files, run.settings.gate)
+        result = run.gate(run.problem, run.best_path, run.initial, state.files, settings)
     except BenchError as error:
         raise OptimizeError(f"round {state.number}: the gate could not run: {error}") from None
+    if cut_by_deadline(result, settings, run.settings):
+        run.stopped = DEADLINE  # cut by the deadline, not by a candidate: nobody is blamed, the round is not recorded
+        return
+    state.result = result
     if state.result.record.get("device_error"):
         raise OptimizeError(f"round {state.number}: the device was lost ({state.result.record['device_error']}); "
                             "the journal is intact: rerun with --resume")
+
+
+def gate_settings_within_deadline(settings: Settings) -> GateSettings:
+    """The gate's settings with its worker's time limit cut to what is left of this call: the
+    estimate above can be wrong (a candidate whose autotuner compiles many configurations), and a
+    gate that outlives its call's deadline is killed from outside, losing the call's work."""
+    if settings.deadline is None:
+        return settings.gate
+    left = max(1.0, settings.deadline - time.monotonic())
+    return replace(settings.gate, timeout_s=left) if left < settings.gate.timeout_s else settings.gate
+
+
+def cut_by_deadline(result: GateResult, used: GateSettings, settings: Settings) -> bool:
+    """Whether the judge's worker was killed by the deadline's shorter limit, not by its own."""
+    return used.timeout_s < settings.gate.timeout_s and result.record.get("worker", {}).get("status") == "timeout"
 
 
 def expected_gate_seconds(run: Run, candidates: int) -> float:

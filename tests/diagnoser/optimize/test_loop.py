@@ -293,6 +293,48 @@ def test_a_gate_that_would_run_past_the_deadline_is_not_started_and_the_resume_g
     assert [r["accepted"] for r in rounds_of(tmp_path)] == ["r1-c1"] and gates == [True, False]
 
 
+def gate_killed_when_its_limit_is_short(limits: list[float]):
+    """The fake gate, but a run given less than its full hour is killed as the worker would be."""
+    def gate(problem, best, initial, candidates, settings, torch_compile=False):
+        limits.append(settings.timeout_s)
+        result, initial_name = fake_result(best, initial, candidates)
+        if settings.timeout_s < GateSettings().timeout_s:
+            for report in result["solutions"].values():
+                report.update(ok=False, rejected={"stage": "timeout", "reason": "timed out (killed)"})
+        result["worker"] = {"status": "timeout" if settings.timeout_s < GateSettings().timeout_s else "ok"}
+        return decide(result, list(candidates), initial_name)
+    return gate
+
+
+def test_a_gate_cut_by_the_deadline_blames_no_candidate_and_the_resume_gates_it_again(pair, tmp_path, monkeypatch):
+    import time
+
+    limits = []
+    solution, problem = pair
+    optimize(solution, problem, tmp_path / "run", Scripted([]), Settings(rounds=0, evidence="timing",
+             gate=GateSettings()), gate=gate_killed_when_its_limit_is_short(limits))
+    monkeypatch.setattr(loop, "expected_gate_seconds", lambda run, candidates: 0.0)  # the estimate is wrong
+    settings = Settings(rounds=2, evidence="timing", gate=GateSettings(), deadline=time.monotonic() + 100)
+    summary = optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]), settings, resume=True,
+                       gate=gate_killed_when_its_limit_is_short(limits))
+    assert summary["stopped"] == loop.DEADLINE and rounds_of(tmp_path) == []
+    assert limits[0] == GateSettings().timeout_s and 0 < limits[1] <= 100
+    optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]),
+             Settings(rounds=1, evidence="timing", gate=GateSettings()), resume=True,
+             gate=gate_killed_when_its_limit_is_short(limits))
+    assert [r["accepted"] for r in rounds_of(tmp_path)] == ["r1-c1"]
+
+
+def test_a_baseline_cut_by_the_deadline_leaves_no_journal_so_the_next_call_starts_again(pair, tmp_path):
+    import time
+
+    solution, problem = pair
+    settings = Settings(rounds=1, evidence="timing", gate=GateSettings(), deadline=time.monotonic() + 50)
+    with pytest.raises(OptimizeError, match="deadline passed while timing the initial solution"):
+        optimize(solution, problem, tmp_path / "run", Scripted([]), settings, gate=gate_killed_when_its_limit_is_short([]))
+    assert not Journal(tmp_path / "run").exists()
+
+
 def test_the_expected_gate_time_is_the_slowest_seconds_per_contestant_seen(pair, tmp_path):
     from types import SimpleNamespace
 

@@ -1,0 +1,38 @@
+"""bench/optimize/suite_rules.py, the suite in pieces of one device call: a call killed from outside
+(SIGTERM, Ctrl-C) still packs the run folders it has, so the next call resumes from them rather
+than from the previous call's."""
+from __future__ import annotations
+
+import importlib.util
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def script():
+    spec = importlib.util.spec_from_file_location("suite_rules", ROOT / "bench" / "optimize" / "suite_rules.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_interrupted_call_still_packs_the_journals_it_wrote(script, tmp_path, monkeypatch, capsys):
+    runs, pack = tmp_path / "suite-rules", tmp_path / "rules.tgz"
+
+    def interrupted(operators, settings, proposer, out, progress):
+        folder = out / operators[0].key
+        folder.mkdir(parents=True)
+        (folder / "journal.jsonl").write_text('{"kind": "baseline", "round": 0}\n')
+        progress(f"{operators[0].key}: round 1: gate")
+        raise KeyboardInterrupt("terminated")
+
+    monkeypatch.setattr(script.optimized, "optimize_suite", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        script.main(["--runs", str(runs), "--pack", str(pack), "--only", "19_relu"])
+    with tarfile.open(pack) as packed:
+        assert "suite-rules/level1/19_relu/journal.jsonl" in packed.getnames()
+    assert "s] level1/19_relu: round 1: gate" in capsys.readouterr().out  # each line says when it came
