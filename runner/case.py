@@ -24,7 +24,7 @@ import torch
 from ladder.runner import contestants, roofline, seeds, timing
 from ladder.runner.channel import ContestantLost
 from ladder.runner.compare import Verdict, compare, flatten_outputs
-from ladder.runner.errors import one_line
+from ladder.runner.errors import OUT_OF_MEMORY, one_line, out_of_device_memory
 from ladder.runner.evaluation import Candidate, CaseOutcome, DeviceLost, Evaluation, new_contestant
 from ladder.runner.exchange import input_digest, load_outputs, same_inputs
 from ladder.runner.inputs import make_init_inputs, make_inputs, seed_everything, tensor_bytes
@@ -92,9 +92,9 @@ def prepare(case: CaseRun) -> None:
     for candidate in building:
         reply, outcome = replies.get(candidate.name), candidate.cases[case.index]
         if reply is not None and "failed" in reply:
-            outcome.fail(reply["failed"])
+            fail(candidate, outcome, reply["failed"])
         elif reply is not None and "error" in reply:
-            outcome.fail(f"building ModelNew failed: {reply['error']}")
+            fail(candidate, outcome, f"building ModelNew failed: {reply['error']}")
 
 
 def check(case: CaseRun) -> None:
@@ -126,7 +126,7 @@ def check(case: CaseRun) -> None:
                 count_launches(outcome, reply)
             outcome.notes = sorted(set(outcome.notes) | set(reply.get("notes") or []))
             if "error" in reply:
-                outcome.fail(f"forward raised {reply['error']}")
+                fail(candidate, outcome, f"forward raised {reply['error']}")
                 continue
             output = read_outputs(candidate, path, evaluation.backend.device())
             if output is not None:
@@ -165,6 +165,18 @@ def check(case: CaseRun) -> None:
                                        else "estimate: inputs and parameters read once, outputs written once")
         case.report["flops"] = flops
         case.report["compute_dtype"] = str(compute_dtype(case.first_inputs, case.reference_model)).replace("torch.", "")
+
+
+def fail(candidate: Candidate, outcome: CaseOutcome | None, reason: str) -> None:
+    """A failed call: the case's (``outcome``) or, in a timed call, the whole candidate's. One that
+    ran out of device memory is neither: the judge and every contestant share the device, so the
+    memory may have been anyone's, and the candidate is set aside unjudged (``OUT_OF_MEMORY``)."""
+    if out_of_device_memory(reason):
+        candidate.reject(OUT_OF_MEMORY, f"{reason} (the judge and the other contestants share the device)")
+    elif outcome is not None:
+        outcome.fail(reason)
+    else:
+        candidate.reject("runtime", reason)
 
 
 def count_launches(outcome: CaseOutcome, reply: dict[str, Any]) -> None:
@@ -253,7 +265,7 @@ def time_case(case: CaseRun) -> None:
                     candidate.reject("crash", f"device error in a timed call: {failure.message}")
                     evaluation.check_device(candidate.name, failure.message)
                 else:
-                    candidate.reject("runtime", f"a timed call failed: {failure.message}")
+                    fail(candidate, None, f"a timed call failed: {failure.message}")
             timed = [t for t in timed if t.name != failure.name]
     bounds = timing.host_bound(measurements, timed)
     place(case, measurements, bounds, by_name)

@@ -158,6 +158,7 @@ class Contestant:
         return {"kernels": len(kernels)}
 
     def build(self, command: dict[str, Any]) -> dict[str, Any]:
+        self._release_case()
         self.case = self.problem.cases[command["case"]]
         self.allow_tf32 = bool(command.get("allow_tf32"))
         device = self.backend.device()
@@ -196,6 +197,14 @@ class Contestant:
             if tampering:
                 return {"rejected": {"stage": "runtime", "reason": tampering}}
         return {"ok": True}
+
+    def _release_case(self) -> None:
+        """The last case's model, inputs and held outputs go, and the device memory they cached goes
+        back to the device before this case's are made: the judge and the other contestants share it."""
+        self.model, self.callables, self.inputs = None, {}, None
+        self._drop()
+        if self.backend is not None:
+            self.backend.release_cached_memory()
 
     def _call(self, model: Any, inputs: list) -> Any:
         with torch.no_grad(), tf32(self.allow_tf32 and self.kind == "reference"):

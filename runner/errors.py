@@ -6,6 +6,17 @@ import re
 MAX_REASON = 300
 
 
+# The rejection stage of a candidate whose call ran out of device memory: not a verdict on it (the
+# memory is shared with the judge and the other contestants), so the optimization gate leaves it unjudged.
+OUT_OF_MEMORY = "device-memory"
+DEVICE_MEMORY = re.compile(r"OutOfMemoryError|\bout of memory\b", re.IGNORECASE)
+
+
+def out_of_device_memory(message: str | None) -> bool:
+    """Whether a failure is an allocation the device could not serve (torch's ``OutOfMemoryError``)."""
+    return bool(message) and DEVICE_MEMORY.search(message) is not None
+
+
 def one_line(error: BaseException) -> str:
     """``Type: the line that says what went wrong``, shortened to fit a report line."""
     kind = type(error).__name__

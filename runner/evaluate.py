@@ -35,6 +35,12 @@ A guard violation (torch compute in forward, no Triton launch, outputs not writt
 side streams or threads, tampering, a timed call returning a stale or wrong result) rejects the
 whole solution. A wrong value, a crash or an exception in forward fails the case. A contestant
 that dies, hangs or passes a limit is rejected with the reason, and the others go on.
+
+The judge and every contestant share one device. After each case stage the judge gives back the
+device memory its allocator cached, and each contestant does before it builds the next case, so
+no process holds memory it has stopped using while another needs it. A call that runs out of
+device memory anyway sets its solution aside (``OUT_OF_MEMORY``) instead of failing it: the memory
+may have been anyone's.
 """
 from __future__ import annotations
 
@@ -201,8 +207,11 @@ def cases(evaluation: Evaluation) -> None:
             for name, stage in CASE_STAGES.items():
                 began = time.monotonic()
                 stage(case)
+                evaluation.backend.release_cached_memory()  # the contestants' next stage may need it
                 evaluation.add_seconds(f"case {name}", time.monotonic() - began)
             evaluation.case_reports.append(case.report)
+            del case  # its reference model and inputs go before the next case's are made
+            evaluation.backend.release_cached_memory()
     except DeviceLost as error:
         evaluation.device_error = str(error)
 

@@ -14,6 +14,8 @@ round, all timed interleaved on the same fresh inputs. A candidate is accepted o
 Among the accepted, the fastest on the geomean becomes the new best. A run in which the best so far
 itself fails (either copy rejected, wrong on a case, or not timed on one) is void: it decides
 nothing about any correct candidate (``yardstick_failure``), and the loop proposes those again.
+So is a candidate the judge set aside for running out of device memory: the judge and every
+contestant share the device, and the memory another held is no verdict on this one.
 
 The judge's processes run without this process's secrets (``without_secrets``): candidates are
 written by models and agents, and one that raised with a key in its message would carry the key
@@ -32,6 +34,8 @@ import threading
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+
+from ladder.runner.errors import OUT_OF_MEMORY
 
 SPREAD_FLOOR = 0.01
 CASE_SPREAD_FLOOR = 0.03
@@ -182,6 +186,9 @@ def _verdict(name: str, report: dict[str, Any], best: dict[int, float], initial:
     times = _medians(report)
     cases = case_rows(report, best, initial, eager)
     verdict = CandidateVerdict(name, False, "", compiled, correct, timed and bool(times), cases=cases)
+    if rejected and rejected.get("stage") == OUT_OF_MEMORY:
+        verdict.judged, verdict.reason = False, f"not judged: out of device memory in this run: {rejected['reason']}"
+        return verdict
     if rejected:
         verdict.reason = f"rejected ({rejected['stage']}): {rejected['reason']}"
         return verdict

@@ -85,5 +85,10 @@ class Backend:
     def memory_in_use(self) -> int:
         return 0
 
+    def release_cached_memory(self) -> None:
+        """Give the device memory this process's allocator keeps for reuse back to the device: the
+        judge and every contestant share one device, and memory one of them cached but no longer
+        uses is memory another's forward cannot have. Backends without such a cache leave it a no-op."""
+
     def __repr__(self) -> str:
         return f"<backend {self.name}>"

@@ -17,7 +17,7 @@ MATMUL = FIXTURES / "matmul"
 CHECKED_TOGETHER = ["solution", "wrong_values", "nan_output", "wrong_shape", "partial_write", "try_fallback",
                     "side_stream", "cached_by_pointer", "cached_by_shape", "torch_only",
                     "returns_other_buffer", "mutates_input", "crash_in_kernel", "syntax_error",
-                    "import_error"]
+                    "import_error", "out_of_memory"]
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +118,12 @@ def test_exception_in_a_kernel_is_reported_per_case(add_results):
 
 def test_syntax_error_names_file_and_line(add_results):
     assert rejection(add_results["syntax_error"]) == ("load", "syntax_error.py:21: SyntaxError: expected ':'")
+
+
+def test_running_out_of_device_memory_sets_the_solution_aside_rather_than_failing_its_case(add_results):
+    stage, reason = rejection(add_results["out_of_memory"])
+    assert stage == "device-memory"
+    assert "out of memory" in reason and "the judge and the other contestants share the device" in reason
 
 
 def test_import_error_is_a_load_failure(add_results):

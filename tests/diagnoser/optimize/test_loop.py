@@ -28,6 +28,9 @@ def speeds(source: str) -> list[float]:
 
 
 def fake_report(source: str) -> dict:
+    if "# out of memory" in source:
+        return {"ok": False, "rejected": {"stage": "device-memory", "reason": "forward raised OutOfMemoryError"},
+                "cases": [{"case": i, "label": f"c{i}", "correct": False, "reason": "rejected"} for i in range(CASES)]}
     if "# reject" in source:
         return {"ok": False, "rejected": {"stage": "runtime", "reason": "forward calls torch compute ops: Tensor.add x1"},
                 "cases": [{"case": i, "label": f"c{i}", "correct": False, "reason": "rejected"} for i in range(CASES)]}
@@ -271,6 +274,16 @@ def test_the_round_after_a_win_diagnoses_the_new_best_with_its_own_timing(pair, 
     (first_source, first_times), (second_source, second_times) = seen
     assert "# speed: 1.0" in first_source and first_times == [1.0, 2.0, 3.0]
     assert "# speed: 2.0" in second_source and second_times == [0.5, 1.0, 1.5]
+
+
+def test_a_candidate_out_of_device_memory_is_left_unjudged_and_the_run_is_not_void(pair, tmp_path):
+    """Unjudged, as in a void run: the proposers offer it again (test_rules' unjudged-candidate test)."""
+    run(pair, tmp_path, [["# speed: 2.0 # out of memory"], ["# speed: 2.0"]], rounds=2)
+    first, second = rounds_of(tmp_path)
+    outcome = first["proposals"][0]["outcome"]
+    assert not outcome["accepted"] and not outcome["judged"]
+    assert outcome["reason"].startswith("not judged: out of device memory in this run")
+    assert first["void"] is None and second["accepted"] == "r2-c1"
 
 
 def test_a_gate_that_would_run_past_the_deadline_is_not_started_and_the_resume_gates_it(pair, tmp_path, monkeypatch):
