@@ -101,15 +101,29 @@ def base_rtol(dtype: torch.dtype, allow_tf32: bool) -> float:
     return rtol
 
 
+# Elements per slice of an error computation: float64 temporaries of 128 MiB each, however large
+# the output (whole-tensor temporaries of a 4 G-element output held 40 GiB of the device at once,
+# which the contestants timing beside the judge then lacked).
+ERROR_SLICE = 1 << 24
+
+
 def normalized_error(value: torch.Tensor, reference: torch.Tensor) -> tuple[float, float]:
-    """(max |value - reference|, max |value - reference| / (|reference| + rms(reference)))."""
-    value = value.detach().to(torch.float64)
-    reference = reference.detach().to(torch.float64)
-    if value.numel() == 0:
+    """(max |value - reference|, max |value - reference| / (|reference| + rms(reference))), computed
+    in float64 one slice of ``ERROR_SLICE`` elements at a time; NaN anywhere makes both NaN."""
+    value, reference = value.detach().reshape(-1), reference.detach().reshape(-1)
+    total = value.numel()
+    if total == 0:
         return 0.0, 0.0
-    difference = (value - reference).abs()
-    scale = reference.pow(2).mean().sqrt().clamp_min(torch.finfo(torch.float64).tiny)
-    return float(difference.max()), float((difference / (reference.abs() + scale)).max())
+    slices = [slice(start, start + ERROR_SLICE) for start in range(0, total, ERROR_SLICE)]
+    square_sum = sum(reference[part].to(torch.float64).pow(2).sum() for part in slices)
+    scale = (square_sum / total).sqrt().clamp_min(torch.finfo(torch.float64).tiny)
+    worst_abs = worst_rel = torch.zeros((), dtype=torch.float64, device=value.device)
+    for part in slices:
+        exact = reference[part].to(torch.float64)
+        difference = (value[part].to(torch.float64) - exact).abs_()
+        worst_abs = torch.maximum(worst_abs, difference.max())
+        worst_rel = torch.maximum(worst_rel, (difference / (exact.abs() + scale)).max())
+    return float(worst_abs), float(worst_rel)
 
 
 def compare(candidate: Any, expected: Any, native: Any, *, allow_tf32: bool,

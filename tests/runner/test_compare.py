@@ -1,4 +1,6 @@
 """The correctness verdict: structure, poison, NaN/Inf, exact integers, dtype-aware tolerances."""
+import math
+
 import pytest
 import torch
 
@@ -118,6 +120,20 @@ def test_error_is_normalised_by_the_output_scale_so_near_zero_elements_do_not_do
     candidate = torch.tensor([1000.0, -1000.0, 1e-2], dtype=torch.float32)
     _, relative = normalized_error(candidate, reference)
     assert relative < 1e-4
+
+
+def test_the_error_computed_slice_by_slice_is_the_whole_tensor_s_and_misses_no_slice(monkeypatch):
+    from ladder.runner import compare as module
+
+    reference = torch.randn(1001, 3, dtype=torch.float64)
+    candidate = (reference * (1 + 1e-5)).float()
+    candidate[-1, -1] += 0.5  # in the last, partial slice
+    whole = module.normalized_error(candidate, reference)
+    monkeypatch.setattr(module, "ERROR_SLICE", 64)
+    sliced = module.normalized_error(candidate, reference)
+    assert sliced == pytest.approx(whole, rel=1e-12) and sliced[0] == pytest.approx(0.5, rel=1e-3)
+    candidate[0, 0] = float("nan")
+    assert all(math.isnan(e) for e in module.normalized_error(candidate, reference))
 
 
 def test_reference_nan_fails_the_case_instead_of_comparing():
