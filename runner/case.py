@@ -14,10 +14,12 @@
 """
 from __future__ import annotations
 
+import contextlib
 import random
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -111,44 +113,48 @@ def check(case: CaseRun) -> None:
             candidate.cases[case.index].seeds.append(seed)
         # The first call of a case compiles and autotunes: one contestant at a time, so that no
         # autotuner times its configurations against another's work; later seeds run at once.
-        if draw == 0:
-            answered = {}
-            for candidate in checking:
-                answered.update(evaluation.request_all([candidate], command))
-        else:
-            answered = evaluation.request_all(checking, command)
+        with seconds_of(evaluation, "case check: first calls" if draw == 0 else "case check: calls"):
+            if draw == 0:
+                answered = {}
+                for candidate in checking:
+                    answered.update(evaluation.request_all([candidate], command))
+            else:
+                answered = evaluation.request_all(checking, command)
         replies = {}
-        for candidate in checking:
-            outcome, reply, path = candidate.cases[case.index], answered.get(candidate.name), paths[candidate.name]
-            if reply is None:
-                continue
-            if "launches" in reply:
-                count_launches(outcome, reply)
-            outcome.notes = sorted(set(outcome.notes) | set(reply.get("notes") or []))
-            if "error" in reply:
-                fail(candidate, outcome, f"forward raised {reply['error']}")
-                continue
-            output = read_outputs(candidate, path, evaluation.backend.device())
-            if output is not None:
-                replies[candidate.name] = (candidate, reply, output)
-        inputs = case.inputs(seed)
-        if case.first_inputs is None:
-            case.first_inputs = inputs
-        evaluation.emit({"event": "progress", "stage": "reference", "case": case.index, "message": ""})
-        try:
-            case.reference.prepare(inputs)
-            expected, native, exact = case.reference.outputs(inputs)
-        except Exception as error:
-            raise ProblemError(f"{evaluation.problem.path.name}: case {case.index}: the reference failed: "
-                               f"{one_line(error)}") from error
+        with seconds_of(evaluation, "case check: reading outputs"):
+            for candidate in checking:
+                outcome, reply, path = candidate.cases[case.index], answered.get(candidate.name), paths[candidate.name]
+                if reply is None:
+                    continue
+                if "launches" in reply:
+                    count_launches(outcome, reply)
+                outcome.notes = sorted(set(outcome.notes) | set(reply.get("notes") or []))
+                if "error" in reply:
+                    fail(candidate, outcome, f"forward raised {reply['error']}")
+                    continue
+                output = read_outputs(candidate, path, evaluation.backend.device())
+                if output is not None:
+                    replies[candidate.name] = (candidate, reply, output)
+        with seconds_of(evaluation, "case check: reference"):
+            inputs = case.inputs(seed)
+            if case.first_inputs is None:
+                case.first_inputs = inputs
+            evaluation.emit({"event": "progress", "stage": "reference", "case": case.index, "message": ""})
+            try:
+                case.reference.prepare(inputs)
+                expected, native, exact = case.reference.outputs(inputs)
+            except Exception as error:
+                raise ProblemError(f"{evaluation.problem.path.name}: case {case.index}: the reference failed: "
+                                   f"{one_line(error)}") from error
         digest = input_digest(inputs)
-        for candidate, reply, output in replies.values():
-            if not same_inputs(digest, reply.get("digest")):
-                candidate.reject("runtime", "the inputs it ran on are not the ones made from the judge's seed "
-                                            "(get_inputs() replaced, or not reproducible from its seed)")
-                continue
-            judge(candidate, candidate.cases[case.index], draw, output, reply["mutated"], reply["violation"],
-                  (expected, native, exact), case.last_native, case.reference)
+        with seconds_of(evaluation, "case check: compare"):
+            for candidate, reply, output in replies.values():
+                if not same_inputs(digest, reply.get("digest")):
+                    candidate.reject("runtime", "the inputs it ran on are not the ones made from the judge's seed "
+                                                "(get_inputs() replaced, or not reproducible from its seed)")
+                    continue
+                judge(candidate, candidate.cases[case.index], draw, output, reply["mutated"], reply["violation"],
+                      (expected, native, exact), case.last_native, case.reference)
         case.last_native = native
     for candidate in evaluation.candidates:
         outcome = candidate.cases[case.index]
@@ -165,6 +171,16 @@ def check(case: CaseRun) -> None:
                                        else "estimate: inputs and parameters read once, outputs written once")
         case.report["flops"] = flops
         case.report["compute_dtype"] = str(compute_dtype(case.first_inputs, case.reference_model)).replace("torch.", "")
+
+
+@contextlib.contextmanager
+def seconds_of(evaluation: Evaluation, part: str) -> Iterator[None]:
+    """The wall seconds of a part of a case stage into the evaluation's ``stage_seconds``."""
+    began = time.monotonic()
+    try:
+        yield
+    finally:
+        evaluation.add_seconds(part, time.monotonic() - began)
 
 
 def fail(candidate: Candidate, outcome: CaseOutcome | None, reason: str) -> None:
@@ -249,7 +265,8 @@ def time_case(case: CaseRun) -> None:
                     timed, seed_of=lambda rep: seeds.derive(evaluation.base_seed, "time", case.index, rep),
                     settings=settings, rng=rng, flush=lambda: flush(evaluation), verify=verify,
                     exchange=evaluation.exchange, private_inputs=case.reference.mutates_inputs,
-                    progress=lambda message: case.progress("time", message))
+                    progress=lambda message: case.progress("time", message),
+                    account=lambda part, seconds: evaluation.add_seconds(f"case time: {part}", seconds))
             break
         except timing.ContestantError as failure:
             if failure.name == "torch.compile":

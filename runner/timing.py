@@ -164,16 +164,26 @@ def collection_paused() -> Iterator[None]:
 def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Settings, rng: Any,
             flush: Callable[[], None], verify: Callable[[str, int, str], Verdict], exchange: Path,
             private_inputs: bool = False, progress: Callable[[str], None] = lambda message: None,
-            ) -> dict[str, Measurement]:
+            account: Callable[[str, float], None] = lambda part, seconds: None) -> dict[str, Measurement]:
     """Time the contestants, interleaved, and return one ``Measurement`` per name.
 
     ``seed_of(rep)`` is the inputs' seed of a repetition (``rep`` -1 is the warm-up);
     ``verify(name, seed, path)`` compares the outputs a contestant wrote to ``path`` with the
     reference on that seed's inputs. ``private_inputs`` gives each call its own copy of the inputs
     (for problems whose reference writes to its inputs). Raises ``ContestantError`` naming the
-    contestant when one fails.
+    contestant when one fails. ``account(part, seconds)`` gets, at the end, the wall seconds of each
+    part of the loop (warm-up, arm, flush, go, verify): where a judge run's timing time goes.
     """
     results = {t.name: Measurement() for t in timed}
+    spent = dict.fromkeys(("warmup", "arm", "flush", "go", "verify"), 0.0)
+
+    @contextlib.contextmanager
+    def part(name: str) -> Iterator[None]:
+        began = _perf_counter()
+        try:
+            yield
+        finally:
+            spent[name] += _perf_counter() - began
 
     def ask(contestant: Timed, command: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -187,8 +197,9 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
     # Warm-up (compilation, autotuning, caches) and per-call estimates for the repetition count.
     estimate_ms, host_ms = 0.0, 0.0
     for contestant in timed:
-        reply = ask(contestant, {"op": "warmup", "which": contestant.which, "seed": seed_of(-1),
-                                 "calls": settings.warmup_calls, "private": private_inputs})
+        with part("warmup"):
+            reply = ask(contestant, {"op": "warmup", "which": contestant.which, "seed": seed_of(-1),
+                                     "calls": settings.warmup_calls, "private": private_inputs})
         estimate_ms, host_ms = max(estimate_ms, reply["estimate_ms"]), max(host_ms, reply["host_ms"])
         results[contestant.name].warmup_calls = settings.warmup_calls + 1  # the calls, then the estimate
     reps = settings.reps or int(min(settings.max_reps, max(settings.min_reps,
@@ -211,41 +222,57 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
         if contestant.guarded and report and report.get("violation") and result.violation is None:
             result.violation = f"timed call {rep + 1}: {report['violation']}"
 
+    def keep_and_verify(contestant: Timed, rep: int, seed: int) -> Verdict | None:
+        """The timed call's outputs written and compared with the reference (None: its report,
+        which came with them, already rejected it)."""
+        result = results[contestant.name]
+        path = str(exchange / f"{contestant.name}-timed-{rng.getrandbits(64):016x}.pt")
+        take(contestant, ask(contestant, {"op": "keep", "output": path})["report"])
+        if result.violation is not None:
+            return None
+        verdict = verify(contestant.name, seed, path)
+        result.verified += 1
+        return verdict
+
     # The first flush allocates its buffer: here, before any contestant is armed. In the judge's own
     # process (trusted code) a solution's recorders are on from ``arm`` to ``go``, and would count
     # the judge's allocation as the solution's torch compute.
     flush()
-    for rep in range(reps):
-        seed = seed_of(rep)
-        order = [t for t in timed if results[t.name].violation is None]
-        rng.shuffle(order)
-        for contestant in order:
-            result = results[contestant.name]
-            take(contestant, ask(contestant, {"op": "arm", "seed": seed, "which": contestant.which,
-                                              "stall_ms": stall_ms, "private": private_inputs}).get("previous"))
-            if result.violation is not None:
-                continue
-            flush()
-            sent = _perf_counter()
-            done = ask(contestant, {"op": "go"})
-            result.wall_ms.append((_perf_counter() - sent) * 1e3)
-            result.times_ms.append(float(done["time_ms"]))
-            unreported[contestant.name] = rep
-            if contestant.guarded and rep in verified_reps:
-                path = str(exchange / f"{contestant.name}-timed-{rng.getrandbits(64):016x}.pt")
-                take(contestant, ask(contestant, {"op": "keep", "output": path})["report"])
+    try:
+        for rep in range(reps):
+            seed = seed_of(rep)
+            order = [t for t in timed if results[t.name].violation is None]
+            rng.shuffle(order)
+            for contestant in order:
+                result = results[contestant.name]
+                with part("arm"):
+                    armed = ask(contestant, {"op": "arm", "seed": seed, "which": contestant.which,
+                                             "stall_ms": stall_ms, "private": private_inputs})
+                take(contestant, armed.get("previous"))
                 if result.violation is not None:
                     continue
-                verdict = verify(contestant.name, seed, path)
-                result.verified += 1
-                if not verdict.ok:
-                    result.violation = (f"timed call {rep + 1} returned a wrong result ({verdict.reason}): "
-                                        "outputs cached or work skipped between calls")
-        if rep % 20 == 19 and _perf_counter() - started > 1.0:
-            progress(f"timing repetition {rep + 1}/{reps}")
-    for contestant in timed:
-        if contestant.name in unreported:
-            take(contestant, ask(contestant, {"op": "report"})["report"])
+                with part("flush"):
+                    flush()
+                sent = _perf_counter()
+                done = ask(contestant, {"op": "go"})
+                result.wall_ms.append((_perf_counter() - sent) * 1e3)
+                spent["go"] += result.wall_ms[-1] / 1e3
+                result.times_ms.append(float(done["time_ms"]))
+                unreported[contestant.name] = rep
+                if contestant.guarded and rep in verified_reps:
+                    with part("verify"):
+                        verdict = keep_and_verify(contestant, rep, seed)
+                    if verdict is not None and not verdict.ok:
+                        result.violation = (f"timed call {rep + 1} returned a wrong result ({verdict.reason}): "
+                                            "outputs cached or work skipped between calls")
+            if rep % 20 == 19 and _perf_counter() - started > 1.0:
+                progress(f"timing repetition {rep + 1}/{reps}")
+        for contestant in timed:
+            if contestant.name in unreported:
+                take(contestant, ask(contestant, {"op": "report"})["report"])
+    finally:
+        for name, seconds in spent.items():
+            account(name, seconds)
     return results
 
 

@@ -125,11 +125,18 @@ def test_ceilings_and_seeds_are_recorded(timed_result):
 
 
 def test_the_verdict_says_where_the_judgement_spent_its_time(timed_result):
-    seconds = timed_result["stage_seconds"]
+    everything = timed_result["stage_seconds"]
+    seconds = {stage: value for stage, value in everything.items() if ":" not in stage}
     assert list(seconds) == ["static", "load", "contestants", "case prepare", "case check", "case time", "cases"]
-    assert all(value >= 0 for value in seconds.values())
+    assert all(value >= 0 for value in everything.values())
     per_case = seconds["case prepare"] + seconds["case check"] + seconds["case time"]
     assert per_case <= seconds["cases"] + 0.05 and sum(seconds.values()) - per_case <= timed_result["elapsed_s"] + 0.05
+    parts = {stage: {p.split(": ")[1]: v for p, v in everything.items() if p.startswith(f"{stage}: ")}
+             for stage in ("case check", "case time")}
+    assert set(parts["case check"]) == {"first calls", "calls", "reading outputs", "reference", "compare"}  # 2 seeds
+    assert set(parts["case time"]) == {"warmup", "arm", "flush", "go", "verify"}
+    for stage, split in parts.items():  # the parts are inside their stage's time
+        assert sum(split.values()) <= seconds[stage] + 0.05
 
 
 def test_in_process_timing_does_not_count_the_judges_own_work_as_the_solutions(interpreter):
