@@ -20,7 +20,8 @@ run stops with the journal intact, and ``resume`` continues at the next round wi
 A proposer that cannot go on in this call (``Paused``: an agent yet to send its candidate, an
 endpoint that answered nothing) stops the run the same resumable way, its failures recorded.
 So does a call's ``deadline``: a round whose gate would pass it is not started, and a gate that
-runs into it anyway is cut there and not recorded (nobody is blamed; the resume gates it again).
+runs into it anyway is cut there and not recorded (nobody is blamed; the resume gates it again,
+under a deadline ``MAX_CUTS`` times at most, so a gate longer than any call cannot loop forever).
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from ladder.diagnoser.optimize.proposers.rules import source_hash
 
 
 DEADLINE = "this call's deadline has passed (--resume continues)"
+MAX_CUTS = 2  # a round whose gate the deadline cut this often is not gated again under a deadline
 
 
 class OptimizeError(Exception):
@@ -91,6 +93,7 @@ class Run:
     started: float = field(default_factory=time.monotonic)
     stopped: str | None = None
     paused: bool = False  # stopped by the proposer (``Paused``): not final, a resume goes on
+    cut: dict[str, Any] | None = None  # a gate the deadline cut: its round and what was running
 
 
 @dataclass
@@ -133,9 +136,9 @@ def optimize(solution: str | Path, problem: str | Path, out: str | Path, propose
             break
         one_round(run, journal.last_round() + 1)
     last = journal.records()[-1]
-    if not (last.get("kind") == "stop" and last.get("reason") == run.stopped):
+    if run.cut or not (last.get("kind") == "stop" and last.get("reason") == run.stopped):  # each cut counts
         journal.append({"kind": "stop", "reason": run.stopped, "final": run.stopped != DEADLINE and not run.paused,
-                        "after_round": journal.last_round(), "best": run.best})
+                        "after_round": journal.last_round(), "best": run.best, **({"cut": run.cut} if run.cut else {})})
     return summary(journal, run.stopped)
 
 
@@ -206,6 +209,11 @@ def stop_reason(run: Run) -> str | None:
     recent = rounds[-settings.patience:]
     if len(recent) == settings.patience and not any(r.get("accepted") for r in recent):
         return f"{settings.patience} rounds without a gain"
+    cuts = [r["cut"] for r in run.journal.records() if r.get("kind") == "stop"
+            and (r.get("cut") or {}).get("round") == run.journal.last_round() + 1]
+    if settings.deadline is not None and len(cuts) >= MAX_CUTS:
+        return (f"the gate of round {cuts[-1]['round']} ran into the call's deadline {len(cuts)} times (last while "
+                f"{cuts[-1]['while']}): resume it with a longer deadline or none")
     spent = run.seconds_before + time.monotonic() - run.started
     if settings.budget_s is not None and spent >= settings.budget_s:
         return f"the time budget of {settings.budget_s:g} s is spent"
@@ -264,7 +272,10 @@ def gate_stage(state: Round) -> None:
     except BenchError as error:
         raise OptimizeError(f"round {state.number}: the gate could not run: {error}") from None
     if cut_by_deadline(result, settings, run.settings):
-        run.stopped = DEADLINE  # cut by the deadline, not by a candidate: nobody is blamed, the round is not recorded
+        # Cut by the deadline, not by a candidate: nobody is blamed and the round is not recorded, so
+        # the next call gates it again (``stop_reason`` ends the retries).
+        run.cut = {"round": state.number, "while": running_when_cut(result)}
+        run.stopped = DEADLINE
         return
     state.result = result
     if state.result.record.get("device_error"):
@@ -285,6 +296,15 @@ def gate_settings_within_deadline(settings: Settings) -> GateSettings:
 def cut_by_deadline(result: GateResult, used: GateSettings, settings: Settings) -> bool:
     """Whether the judge's worker was killed by the deadline's shorter limit, not by its own."""
     return used.timeout_s < settings.gate.timeout_s and result.record.get("worker", {}).get("status") == "timeout"
+
+
+def running_when_cut(result: GateResult) -> str:
+    """What the judge was doing when its worker was killed (the solution the timeout names)."""
+    for name, report in result.record.get("solutions", {}).items():
+        rejected = report.get("rejected") or {}
+        if rejected.get("stage") == "timeout":
+            return f"{name}, {rejected.get('reason')}"
+    return "between solutions"
 
 
 def expected_gate_seconds(run: Run, candidates: int) -> float:

@@ -312,8 +312,10 @@ def gate_killed_when_its_limit_is_short(limits: list[float]):
         limits.append(settings.timeout_s)
         result, initial_name = fake_result(best, initial, candidates)
         if settings.timeout_s < GateSettings().timeout_s:
-            for report in result["solutions"].values():
-                report.update(ok=False, rejected={"stage": "timeout", "reason": "timed out (killed)"})
+            for name, report in result["solutions"].items():
+                running = name not in ("best", "best-again", "initial")
+                report.update(ok=False, rejected={"stage": "timeout" if running else "not-run",
+                                                  "reason": "timed out (killed)"})
         result["worker"] = {"status": "timeout" if settings.timeout_s < GateSettings().timeout_s else "ok"}
         return decide(result, list(candidates), initial_name)
     return gate
@@ -332,10 +334,19 @@ def test_a_gate_cut_by_the_deadline_blames_no_candidate_and_the_resume_gates_it_
                        gate=gate_killed_when_its_limit_is_short(limits))
     assert summary["stopped"] == loop.DEADLINE and rounds_of(tmp_path) == []
     assert limits[0] == GateSettings().timeout_s and 0 < limits[1] <= 100
+    stop = Journal(tmp_path / "run").records()[-1]
+    assert not stop["final"] and stop["cut"]["round"] == 1 and "r1-c1, timed out" in stop["cut"]["while"]
+    optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]), settings, resume=True,
+             gate=gate_killed_when_its_limit_is_short(limits))
+    summary = optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]), settings, resume=True,
+                       gate=gate_killed_when_its_limit_is_short(limits))
+    assert len(limits) == 3  # cut twice: the third call under a deadline does not gate it again
+    assert summary["stopped"].startswith("the gate of round 1 ran into the call's deadline 2 times")
+    assert Journal(tmp_path / "run").records()[-1]["final"]
     optimize(solution, problem, tmp_path / "run", Scripted([["# speed: 2.0"]]),
              Settings(rounds=1, evidence="timing", gate=GateSettings()), resume=True,
              gate=gate_killed_when_its_limit_is_short(limits))
-    assert [r["accepted"] for r in rounds_of(tmp_path)] == ["r1-c1"]
+    assert [r["accepted"] for r in rounds_of(tmp_path)] == ["r1-c1"]  # a call with no deadline gates it
 
 
 def test_a_baseline_cut_by_the_deadline_leaves_no_journal_so_the_next_call_starts_again(pair, tmp_path):
