@@ -203,6 +203,7 @@ class Contestant:
         back to the device before this case's are made: the judge and the other contestants share it."""
         self.model, self.callables, self.inputs = None, {}, None
         self._drop()
+        gc.collect()  # tensors that candidate code left in reference cycles go too, or their blocks stay in use
         if self.backend is not None:
             self.backend.release_cached_memory()
 

@@ -1,7 +1,6 @@
 """Shared code of the backends whose torch module mirrors ``torch.cuda`` (cuda and npu)."""
 from __future__ import annotations
 
-import gc
 import importlib.util
 from typing import Iterable
 
@@ -85,7 +84,6 @@ class TorchDeviceBackend(Backend):
         return int(self.torch_module().memory_allocated())
 
     def release_cached_memory(self) -> None:
-        gc.collect()  # tensors held only by reference cycles go first, or their blocks stay in use
         module = self.torch_module()
         if module.is_available() and getattr(module, "is_initialized", lambda: True)():
             module.empty_cache()
