@@ -222,7 +222,7 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
         if contestant.guarded and report and report.get("violation") and result.violation is None:
             result.violation = f"timed call {rep + 1}: {report['violation']}"
 
-    def keep_and_verify(contestant: Timed, rep: int, seed: int) -> Verdict | None:
+    def keep_and_verify(contestant: Timed, seed: int) -> Verdict | None:
         """The timed call's outputs written and compared with the reference (None: its report,
         which came with them, already rejected it)."""
         result = results[contestant.name]
@@ -261,7 +261,7 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
                 unreported[contestant.name] = rep
                 if contestant.guarded and rep in verified_reps:
                     with part("verify"):
-                        verdict = keep_and_verify(contestant, rep, seed)
+                        verdict = keep_and_verify(contestant, seed)
                     if verdict is not None and not verdict.ok:
                         result.violation = (f"timed call {rep + 1} returned a wrong result ({verdict.reason}): "
                                             "outputs cached or work skipped between calls")
