@@ -17,6 +17,7 @@ from .edit import NotApplicable
 from .epilogue import fix_unfused_epilogue
 from .grouped import fix_grouped_order
 from .hints import fix_scalar_access
+from .moments import fix_one_pass_moments
 from .npu_blocks import fix_ub_overflow, fix_unaligned_tail_axis
 from .npu_gather import fix_discrete_access
 from .npu_dtypes import fix_int64_scalar_fallback, fix_where_condition_dtype
@@ -53,7 +54,8 @@ FIXES: dict[str, Fix] = {
     "nv.scalar-access": first_that_applies(fix_scalar_access, fix_padded_gemm),
     "nv.unfused-epilogue": fix_unfused_epilogue,
     "nv.loop-carried-reduction": fix_loop_carried_reduction,
-    "nv.redundant-global-traffic": fix_online_softmax,
+    # a softmax's max and sum passes in one online pass; a layer norm's mean and variance passes in one
+    "nv.redundant-global-traffic": first_that_applies(fix_online_softmax, fix_one_pass_moments),
     "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
     "npu.int64-scalar-fallback": fix_int64_scalar_fallback,
     "npu.where-condition-dtype": fix_where_condition_dtype,

@@ -38,7 +38,7 @@ from ..source import Kernel
 from .common import context_for, fresh_name, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, remove_statement, replace, segment
 from .reductions import reduction_of
-from .syntax import is_name, is_tl_call, reads, tensor_fill, writes
+from .syntax import identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -64,7 +64,7 @@ def fix_online_softmax(source: str, finding: Optional[Finding], ctx: Optional[Tr
     edits: list[Edit] = []
     refused: list[str] = []
     for kernel in target_kernels(ctx, finding, PATTERN):
-        for block in _blocks(kernel.node):
+        for block in statement_blocks(kernel.node):
             for first in (s for s in block if isinstance(s, ast.For)):
                 if finding is not None and finding.line and not first.lineno <= finding.line <= _after(block, first):
                     continue
@@ -85,7 +85,7 @@ def match(block: list[ast.stmt], max_loop: ast.For, tl: str) -> TwoPass:
     sum_loop = next((s for s in later if isinstance(s, ast.For)), None)
     if sum_loop is None:
         raise NotApplicable("no loop after it")
-    if _header(sum_loop) != _header(max_loop):
+    if loop_header(sum_loop) != loop_header(max_loop):
         raise NotApplicable("the next loop walks another range")
     updates = [(s, u) for s in max_loop.body if (u := _max_update(s, tl)) is not None]
     if len(updates) != 1:
@@ -110,8 +110,8 @@ def match(block: list[ast.stmt], max_loop: ast.For, tl: str) -> TwoPass:
         raise NotApplicable("the loops' state is used between them")
     if any(reads(s, running_max) for s in recomputed):  # the same text, but the running max in one, the final in the other
         raise NotApplicable(f"the values both loops compute read `{running_max}`")
-    _identity_init(block, max_loop, running_max, tl, float("-inf"))
-    sum_init = _identity_init(block, sum_loop, running_sum, tl, 0.0)
+    identity_init(block, max_loop, running_max, tl, float("-inf"))
+    sum_init = identity_init(block, sum_loop, running_sum, tl, 0.0)
     if any(reads(s, running_sum) for s in block[block.index(sum_init) + 1:block.index(sum_loop)]):
         raise NotApplicable(f"`{running_sum}` is read before the second loop")
     return TwoPass(block, max_loop, sum_loop, max_update, running_max, value, row_max, running_sum, sum_init)
@@ -173,26 +173,6 @@ def _exp_sum(statement: ast.stmt, tl: str, value: ast.expr, row_max: str) -> Opt
 def _reduces(node: ast.expr, tl: str, op: str, name: str) -> bool:
     reduction = reduction_of(node, tl, op)
     return reduction is not None and is_name(reduction[0], name) and reduction[1] in (None, 0, -1)
-
-
-def _identity_init(block: list[ast.stmt], loop: ast.For, name: str, tl: str, identity: float) -> ast.Assign:
-    """``name``'s last assignment before ``loop`` in the block: a fill with ``identity``."""
-    before = block[:block.index(loop)]
-    init = next((s for s in reversed(before) if writes(s, name)), None)
-    if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and is_name(init.targets[0], name)):
-        raise NotApplicable(f"`{name}` is not set in the loops' block before them")
-    if tensor_fill(init.value, tl) != identity:
-        raise NotApplicable(f"`{name}` does not start at {identity}")
-    return init
-
-
-def _blocks(function: ast.FunctionDef) -> list[list[ast.stmt]]:
-    return [block for node in ast.walk(function) for field in ("body", "orelse")
-            if isinstance(block := getattr(node, field, None), list) and block and isinstance(block[0], ast.stmt)]
-
-
-def _header(loop: ast.For) -> str:
-    return f"{ast.dump(loop.target)} in {ast.dump(loop.iter)}"
 
 
 def _target(statement: ast.stmt) -> Optional[str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .edit import NotApplicable
+
 
 def is_name(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Name) and node.id == name
@@ -80,3 +82,26 @@ def tensor_fill(node: ast.AST, tl: str) -> Optional[float]:
     if is_tl_call(node, tl, "full"):
         return number(argument(node, "value", 1))
     return None
+
+
+def identity_init(block: list[ast.stmt], loop: ast.For, name: str, tl: str, identity: float) -> ast.Assign:
+    """``name``'s last assignment before ``loop`` in the block, which must fill it with ``identity``
+    (an accumulator the loop starts from its reduction's identity); NotApplicable otherwise."""
+    before = block[:block.index(loop)]
+    init = next((s for s in reversed(before) if writes(s, name)), None)
+    if not (isinstance(init, ast.Assign) and len(init.targets) == 1 and is_name(init.targets[0], name)):
+        raise NotApplicable(f"`{name}` is not set in the loops' block before them")
+    if tensor_fill(init.value, tl) != identity:
+        raise NotApplicable(f"`{name}` does not start at {identity}")
+    return init
+
+
+def statement_blocks(function: ast.FunctionDef) -> list[list[ast.stmt]]:
+    """Every statement list of a function (its body, each loop's and branch's body and else)."""
+    return [block for node in ast.walk(function) for field in ("body", "orelse")
+            if isinstance(block := getattr(node, field, None), list) and block and isinstance(block[0], ast.stmt)]
+
+
+def loop_header(loop: ast.For) -> str:
+    """A for loop's target and range, compared by structure: two loops over the same range match."""
+    return f"{ast.dump(loop.target)} in {ast.dump(loop.iter)}"
