@@ -148,7 +148,11 @@ def fused(source: str, ctx: TriageContext, kernel: Kernel, tl: str, form: TwoMom
                                      for part in ("count", "mean", "m2", "delta", "valid"))
     v = segment(source, form.value)
     v = v if isinstance(form.value, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f"({v})"
-    start_fill = segment(source, identity_init(form.block, form.sum_loop, s, tl, 0.0).value)
+    shape = argument(identity_init(form.block, form.sum_loop, s, tl, 0.0).value, "shape", 0)
+    if shape is None:
+        raise NotApplicable(f"the shape `{s}` starts with cannot be read")
+    # float32 whatever the sum's type: a float16 count stops at 2048
+    start_fill = f"{tl}.zeros({segment(source, shape)}, dtype={tl}.float32)"
     offsets = line_offsets(source)
     starts = "".join(f"{indentation(source, form.sum_loop.lineno)}{name} = {start_fill}\n" for name in (count, mean, m2))
     edits = [Edit(offsets[form.sum_loop.lineno - 1], offsets[form.sum_loop.lineno - 1], starts)]

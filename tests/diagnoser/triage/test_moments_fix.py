@@ -117,3 +117,11 @@ def test_passes_over_different_ranges_are_not_fused(tmp_path):
     assert second in source
     with pytest.raises(NotApplicable, match="the next loop walks another range"):
         fix_one_pass_moments(source.replace(second, second.replace("range(0,", "range(BLOCK_SIZE,")), None, None)
+
+
+def test_the_running_moments_are_float32_whatever_the_sum_is():
+    source = (LAYER_NORM / "solution.py").read_text().replace(
+        "acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)", "acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float16)", 1)
+    fixed = [line.strip() for line in fix_one_pass_moments(source, None, None).splitlines()]
+    assert "acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float16)" in fixed  # a float16 count would stop at 2048
+    assert "acc_count = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)" in fixed
