@@ -42,7 +42,7 @@ from ..context import TriageContext
 from ..source import Kernel
 from .common import context_for, fresh_name, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, remove_statement, segment
-from .syntax import argument, identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
+from .syntax import added_to, argument, identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -181,30 +181,19 @@ def fused(source: str, ctx: TriageContext, kernel: Kernel, tl: str, form: TwoMom
 
 
 def _added(statement: ast.stmt) -> Optional[tuple[str, ast.expr]]:
-    """(s, v) of ``s += v`` or ``s = s + v``, ``v`` not reading ``s``."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and isinstance(statement.target, ast.Name):
-        name, term = statement.target.id, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
-            and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, ast.Add) \
-            and is_name(statement.value.left, statement.targets[0].id):
-        name, term = statement.targets[0].id, statement.value.right
-    else:
-        return None
-    return None if reads(term, name) else (name, term)
+    """(s, v) of ``s += v`` (or ``s = s + v``), ``v`` not reading ``s``."""
+    accumulation = added_to(statement)
+    return None if accumulation is None or reads(accumulation[1], accumulation[0]) else accumulation
 
 
 def _squared(statement: ast.stmt) -> Optional[tuple[str, str]]:
-    """(q, d) of ``q += d * d`` or ``q = q + d * d``."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and isinstance(statement.target, ast.Name):
-        name, term = statement.target.id, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
-            and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, ast.Add) \
-            and is_name(statement.value.left, statement.targets[0].id):
-        name, term = statement.targets[0].id, statement.value.right
-    else:
+    """(q, d) of ``q += d * d`` (or ``q = q + d * d``)."""
+    accumulation = _added(statement)
+    if accumulation is None:
         return None
+    name, term = accumulation
     if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult) and isinstance(term.left, ast.Name) \
-            and is_name(term.right, term.left.id) and term.left.id != name:
+            and is_name(term.right, term.left.id):
         return name, term.left.id
     return None
 

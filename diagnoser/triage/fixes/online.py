@@ -38,7 +38,7 @@ from ..source import Kernel
 from .common import context_for, fresh_name, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, remove_statement, replace, segment
 from .reductions import reduction_of
-from .syntax import identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
+from .syntax import added_to, identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -152,15 +152,11 @@ def _max_update(statement: ast.stmt, tl: str) -> Optional[tuple[str, ast.expr]]:
 
 
 def _exp_sum(statement: ast.stmt, tl: str, value: ast.expr, row_max: str) -> Optional[str]:
-    """S of ``S += tl.exp(v - m)`` or ``S = S + tl.exp(v - m)``, for this ``v`` and ``m``."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and isinstance(statement.target, ast.Name):
-        name, term = statement.target.id, statement.value
-    elif isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name) \
-            and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, ast.Add) \
-            and is_name(statement.value.left, statement.targets[0].id):
-        name, term = statement.targets[0].id, statement.value.right
-    else:
+    """S of ``S += tl.exp(v - m)`` (or ``S = S + ...``), for this ``v`` and ``m``."""
+    accumulation = added_to(statement)
+    if accumulation is None:
         return None
+    name, term = accumulation
     if not (is_tl_call(term, tl, "exp") and len(term.args) == 1 and not term.keywords):
         return None
     exponent = term.args[0]

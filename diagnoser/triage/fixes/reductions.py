@@ -29,7 +29,7 @@ from ..context import TriageContext
 from ..source import Kernel
 from .common import context_for, target_kernels, tl_name
 from .edit import Edit, NotApplicable, apply, indentation, line_offsets, replace, segment
-from .syntax import argument, enclosing_block, is_name, is_tl, is_tl_call, number, reads, tensor_fill, writes
+from .syntax import added_to, argument, enclosing_block, is_name, is_tl, is_tl_call, number, reads, tensor_fill, writes
 
 PATTERN = "nv.loop-carried-reduction"
 # reduction -> the element-wise combination that keeps its partial state, and its identity
@@ -94,19 +94,14 @@ def running_reductions(kernel: Kernel, tl: str) -> list[Update]:
 
 def _as_update(statement: ast.stmt, tl: str) -> Optional[tuple[str, str, ast.expr, Optional[int]]]:
     """``acc += tl.sum(x, ...)``, ``acc = acc + tl.sum(x, ...)``, ``acc = tl.maximum(acc, tl.max(x, ...))``."""
-    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name) \
-            and isinstance(statement.op, ast.Add):
-        reduction = reduction_of(statement.value, tl, "sum")
-        return (statement.target.id, "sum", *reduction) if reduction else None
+    accumulation = added_to(statement)
+    if accumulation is not None:
+        reduction = reduction_of(accumulation[1], tl, "sum")
+        return (accumulation[0], "sum", *reduction) if reduction else None
     if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)):
         return None
     acc, value = statement.targets[0].id, statement.value
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
-        for mine, other in ((value.left, value.right), (value.right, value.left)):
-            if is_name(mine, acc):
-                reduction = reduction_of(other, tl, "sum")
-                return (acc, "sum", *reduction) if reduction else None
     for op, combine in (("max", "maximum"), ("min", "minimum")):
         if is_tl_call(value, tl, combine) and len(value.args) == 2 and not value.keywords:
             for mine, other in ((value.args[0], value.args[1]), (value.args[1], value.args[0])):

@@ -47,6 +47,20 @@ def writes(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
 
 
+def added_to(statement: ast.stmt) -> Optional[tuple[str, ast.expr]]:
+    """(acc, term) of ``acc += term``, ``acc = acc + term`` or ``acc = term + acc``: an accumulation."""
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.op, ast.Add) and isinstance(statement.target, ast.Name):
+        return statement.target.id, statement.value
+    if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)
+            and isinstance(statement.value, ast.BinOp) and isinstance(statement.value.op, ast.Add)):
+        return None
+    acc, value = statement.targets[0].id, statement.value
+    for mine, term in ((value.left, value.right), (value.right, value.left)):
+        if is_name(mine, acc):
+            return acc, term
+    return None
+
+
 def argument(call: ast.Call, name: str, position: int) -> Optional[ast.expr]:
     """A call's argument by keyword, else by position; None when it is not given."""
     for keyword in call.keywords:
