@@ -159,7 +159,9 @@ def fused(source: str, ctx: TriageContext, kernel: Kernel, tl: str, form: TwoMom
     pad = indentation(source, form.sum_update.lineno)
     if form.mask is not None:
         _, first = _locals(form.sum_loop)
-        named = next((name for name, value in first.items() if ast.dump(value) == ast.dump(form.mask)), None)
+        before = form.sum_loop.body[:form.sum_loop.body.index(form.sum_update)]
+        named = next((name for name, value in first.items() if ast.dump(value) == ast.dump(form.mask)
+                      and any(writes(statement, name) for statement in before)), None)  # the mask's own name
         bind = "" if named else f"{pad}{valid} = {ast.unparse(form.mask)}\n"
         m = named or valid
         update = (f"{bind}{pad}{count} += {tl}.where({m}, 1.0, 0.0)\n"

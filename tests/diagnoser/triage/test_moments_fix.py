@@ -125,3 +125,15 @@ def test_the_running_moments_are_float32_whatever_the_sum_is():
     fixed = [line.strip() for line in fix_one_pass_moments(source, None, None).splitlines()]
     assert "acc = tl.zeros((BLOCK_SIZE,), dtype=tl.float16)" in fixed  # a float16 count would stop at 2048
     assert "acc_count = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)" in fixed
+
+
+def test_a_mask_named_only_after_the_sum_is_not_used_before_it():
+    source = (KERNELS / "level2" / "33_gemm_scale_batch_norm" / "solution.py").read_text()
+    first = "        acc += x.to(tl.float32)\n    mean"
+    assert first in source
+    late = source.replace(first, "        acc += x.to(tl.float32)\n        late = (start + rows[:, None] < M) & col_mask[None, :]\n    mean", 1)
+    late = late.replace("mask = (start + rows[:, None] < M) & col_mask[None, :]\n        x = tl.load(x_ptr + (start + rows[:, None]) * stride_row + cols[None, :], mask=mask",
+                        "x = tl.load(x_ptr + (start + rows[:, None]) * stride_row + cols[None, :], mask=(start + rows[:, None] < M) & col_mask[None, :]", 1)
+    fixed = [line.strip() for line in fix_one_pass_moments(late, None, None).splitlines()]
+    assert "acc_valid = (start + rows[:, None] < M) & col_mask[None, :]" in fixed
+    assert "acc_count += tl.where(acc_valid, 1.0, 0.0)" in fixed
