@@ -40,9 +40,10 @@ from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from ..source import Kernel
-from .common import context_for, fresh_name, target_kernels, tl_name
-from .edit import Edit, NotApplicable, apply, indentation, line_offsets, remove_statement, segment
-from .syntax import added_to, argument, identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
+from .common import fresh_name
+from .edit import Edit, NotApplicable, indentation, line_offsets, remove_statement, segment
+from .passes import fuse_pass_pairs, second_pass
+from .syntax import added_to, argument, identity_init, is_name, is_tl_call, reads, writes
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -64,36 +65,15 @@ class TwoMoments:
 
 
 def fix_one_pass_moments(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
-    ctx = context_for(source, ctx)
-    tl = tl_name(ctx)
-    edits: list[Edit] = []
-    refused: list[str] = []
-    for kernel in target_kernels(ctx, finding, PATTERN):
-        for block in statement_blocks(kernel.node):
-            for first in (s for s in block if isinstance(s, ast.For)):
-                if finding is not None and finding.line and not first.lineno <= finding.line <= _next_loop_end(block, first):
-                    continue
-                try:
-                    edits += fused(source, ctx, kernel, tl, match(block, first, tl))
-                except NotApplicable as reason:
-                    refused.append(f"line {first.lineno}: {reason}")
-    if not edits:
-        refused = [r for r in refused if "no loop after it" not in r] or refused
-        why = refused[0] if refused else "no sum pass followed by a squared-deviation pass"
-        raise NotApplicable(f"{PATTERN}: {why}")
-    return apply(source, edits)
+    return fuse_pass_pairs(source, finding, ctx, PATTERN, match, fused, "no sum pass followed by a squared-deviation pass")
 
 
 def match(block: list[ast.stmt], sum_loop: ast.For, tl: str) -> TwoMoments:
     """The two-pass form starting at ``sum_loop``, or NotApplicable saying which part is missing."""
+    square_loop = second_pass(block, sum_loop)
     later = block[block.index(sum_loop) + 1:]
-    square_loop = next((s for s in later if isinstance(s, ast.For)), None)
-    if square_loop is None:
-        raise NotApplicable("no loop after it")
-    if loop_header(square_loop) != loop_header(sum_loop):
-        raise NotApplicable("the next loop walks another range")
     between = later[:later.index(square_loop)]
-    if any(_stores(s, tl) for s in [*sum_loop.body, *between, *square_loop.body]):
+    if any(_stores(s) for s in [*sum_loop.body, *between, *square_loop.body]):
         raise NotApplicable("a store or an atomic in or between the loops could change what the second one reads")
     updates = [(s, u) for s in sum_loop.body if (u := _added(s)) is not None]
     if len(updates) != 1:
@@ -259,12 +239,6 @@ def _load_of(node: ast.expr, tl: str) -> Optional[ast.Call]:
     return node if is_tl_call(node, tl, "load") else None
 
 
-def _stores(statement: ast.stmt, tl: str) -> bool:
+def _stores(statement: ast.stmt) -> bool:
     return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                and (n.func.attr == "store" or n.func.attr.startswith("atomic")) for n in ast.walk(statement))
-
-
-def _next_loop_end(block: list[ast.stmt], loop: ast.For) -> int:
-    """The last line a finding on this loop's two-pass form can point at: the end of the next loop."""
-    later = [s for s in block[block.index(loop) + 1:] if isinstance(s, ast.For)]
-    return later[0].end_lineno if later else loop.end_lineno

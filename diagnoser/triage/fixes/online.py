@@ -35,10 +35,11 @@ from ladder.diagnoser.evidence import Finding
 
 from ..context import TriageContext
 from ..source import Kernel
-from .common import context_for, fresh_name, target_kernels, tl_name
-from .edit import Edit, NotApplicable, apply, indentation, line_offsets, remove_statement, replace, segment
+from .common import fresh_name
+from .edit import Edit, NotApplicable, indentation, line_offsets, remove_statement, replace, segment
+from .passes import fuse_pass_pairs, second_pass
 from .reductions import reduction_of
-from .syntax import added_to, identity_init, is_name, is_tl_call, loop_header, reads, statement_blocks, writes
+from .syntax import added_to, identity_init, is_name, is_tl_call, reads, writes
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -59,34 +60,13 @@ class TwoPass:
 
 
 def fix_online_softmax(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
-    ctx = context_for(source, ctx)
-    tl = tl_name(ctx)
-    edits: list[Edit] = []
-    refused: list[str] = []
-    for kernel in target_kernels(ctx, finding, PATTERN):
-        for block in statement_blocks(kernel.node):
-            for first in (s for s in block if isinstance(s, ast.For)):
-                if finding is not None and finding.line and not first.lineno <= finding.line <= _after(block, first):
-                    continue
-                try:
-                    edits += fused(source, ctx, kernel, tl, match(block, first, tl))
-                except NotApplicable as reason:
-                    refused.append(f"line {first.lineno}: {reason}")
-    if not edits:
-        refused = [r for r in refused if "no loop after it" not in r] or refused
-        why = refused[0] if refused else "no max pass followed by a sum-of-exponentials pass"
-        raise NotApplicable(f"{PATTERN}: {why}")
-    return apply(source, edits)
+    return fuse_pass_pairs(source, finding, ctx, PATTERN, match, fused, "no max pass followed by a sum-of-exponentials pass")
 
 
 def match(block: list[ast.stmt], max_loop: ast.For, tl: str) -> TwoPass:
     """The two-pass form starting at ``max_loop``, or NotApplicable saying which part is missing."""
+    sum_loop = second_pass(block, max_loop)
     later = block[block.index(max_loop) + 1:]
-    sum_loop = next((s for s in later if isinstance(s, ast.For)), None)
-    if sum_loop is None:
-        raise NotApplicable("no loop after it")
-    if loop_header(sum_loop) != loop_header(max_loop):
-        raise NotApplicable("the next loop walks another range")
     updates = [(s, u) for s in max_loop.body if (u := _max_update(s, tl)) is not None]
     if len(updates) != 1:
         raise NotApplicable("not one running tl.maximum in the loop")
@@ -175,9 +155,3 @@ def _target(statement: ast.stmt) -> Optional[str]:
     if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
         return statement.targets[0].id
     return None
-
-
-def _after(block: list[ast.stmt], loop: ast.For) -> int:
-    """The last line a finding on this loop's two-pass form can point at: the end of the next loop."""
-    later = [s for s in block[block.index(loop) + 1:] if isinstance(s, ast.For)]
-    return later[0].end_lineno if later else loop.end_lineno
