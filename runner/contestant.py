@@ -201,9 +201,12 @@ class Contestant:
     def _release_case(self) -> None:
         """The last case's model, inputs and held outputs go, and the device memory they cached goes
         back to the device before this case's are made: the judge and the other contestants share it."""
+        if self.case is None:  # the first case: nothing to give back
+            return
         self.model, self.callables, self.inputs = None, {}, None
         self._drop()
-        gc.collect()  # tensors that candidate code left in reference cycles go too, or their blocks stay in use
+        if self.sandboxed:  # candidate code's reference cycles go too; its heap is frozen, so this is short
+            gc.collect()
         if self.backend is not None:
             self.backend.release_cached_memory()
 

@@ -67,7 +67,22 @@ def test_a_contestant_gives_the_last_case_s_memory_back_before_it_builds_the_nex
             released.append(contestant.model)
 
     contestant = Contestant("solution", sandboxed=False, backend=Backend())
-    contestant.model, contestant.problem = object(), None
+    contestant.model, contestant.problem, contestant.case = object(), None, {"n": 1}
     with pytest.raises(AttributeError):  # no problem loaded: building goes no further than the release
         contestant.build({"case": 0, "init_seed": 1})
     assert released == [None]  # the last case's model went first
+
+
+def test_a_contestant_s_first_case_has_nothing_to_give_back():
+    from ladder.runner.contestant import Contestant
+
+    released = []
+
+    class Backend:
+        def release_cached_memory(self):
+            released.append(True)
+
+    contestant = Contestant("solution", sandboxed=False, backend=Backend())
+    with pytest.raises(AttributeError):  # no problem loaded: building stops right after the release step
+        contestant.build({"case": 0, "init_seed": 1})
+    assert released == []
