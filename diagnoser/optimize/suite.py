@@ -58,7 +58,7 @@ def operator_row(key: str, journal: Journal) -> dict[str, Any]:
         "roofline_before": geomean([c["roofline_before"] for c in cases]),
         "roofline_after": geomean([c["roofline_after"] for c in cases]),
         "patterns": sorted({p for change in document["changes"] for p in change["patterns"]}),
-        "device_seconds": document["seconds"], "stopped": _stop_of(journal),
+        "device_seconds": document["seconds"], "stopped": _stop_of(journal), "finished": _finished(journal),
     }
 
 
@@ -67,8 +67,15 @@ def _stop_of(journal: Journal) -> str | None:
     return last.get("reason") if last.get("kind") == "stop" else None
 
 
+def _finished(journal: Journal) -> bool:
+    """Whether the run stopped for good: one stopped by a call's deadline or a pause resumes later,
+    and its figures so far (often the baseline alone, 1.000x) must not be averaged as a result."""
+    last = journal.records()[-1]
+    return last.get("kind") == "stop" and bool(last.get("final"))
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    counted = [row for row in rows if row.get("speedup_vs_initial")]
+    counted = [row for row in rows if row.get("speedup_vs_initial") and row.get("finished", True)]
 
     def spread(key: str) -> dict[str, float | None]:
         values = [row[key] for row in counted if row.get(key)]
@@ -79,7 +86,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "speedup_vs_compile": spread("speedup_vs_compile"), "roofline_before": spread("roofline_before"),
             "roofline_after": spread("roofline_after"),
             "slower_than_initial": [row["operator"] for row in counted if row["speedup_vs_initial"] < 1.0],
-            "not_counted": [row["operator"] for row in rows if not row.get("speedup_vs_initial")]}
+            "not_counted": [row["operator"] for row in rows if row not in counted],
+            "unfinished": [row["operator"] for row in rows if row.get("finished") is False]}
 
 
 def table(document: dict[str, Any]) -> str:
@@ -91,7 +99,8 @@ def table(document: dict[str, Any]) -> str:
         if "error" in row:
             lines.append([row["operator"], "-", "-", "-", "-", "-", "-", "-", row["error"][:60]])
             continue
-        lines.append([row["operator"], str(row["rounds"]), str(row["best_round"]), _f(row["speedup_vs_initial"], "x"),
+        name = row["operator"] + (" *" if row.get("finished") is False else "")
+        lines.append([name, str(row["rounds"]), str(row["best_round"]), _f(row["speedup_vs_initial"], "x"),
                       _f(row["speedup_vs_eager"], "x"), _f(row["speedup_vs_compile"], "x"),
                       _f(row["roofline_before"], "", 1), _f(row["roofline_after"], "", 1),
                       ", ".join(row["patterns"]) or "-"])
@@ -104,6 +113,8 @@ def table(document: dict[str, Any]) -> str:
             f"vs eager {_f(summary['speedup_vs_eager']['geomean'], 'x')}; vs torch.compile "
             f"{_f(summary['speedup_vs_compile']['geomean'], 'x')}; % of roofline "
             f"{_f(summary['roofline_before']['geomean'], '', 1)} -> {_f(summary['roofline_after']['geomean'], '', 1)}"]
+    if summary.get("unfinished"):
+        out.append("* unfinished (a later call resumes it), not counted: " + ", ".join(summary["unfinished"]))
     if summary["slower_than_initial"]:
         out.append("slower than the initial version: " + ", ".join(summary["slower_than_initial"]))
     return "\n".join(out) + "\n"

@@ -1,0 +1,32 @@
+"""The suite's summary averages finished runs only: a run stopped by a call's deadline has, so far,
+often nothing but its baseline (1.000x), and counting it would pull the geomean down by a result
+that does not exist yet."""
+from __future__ import annotations
+
+import time
+
+from ladder.diagnoser.optimize import loop
+from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.suite import operator_row, summarize, table
+
+from .test_loop import Scripted, fake_gate, pair  # noqa: F401 (the fixture)
+
+
+def test_a_run_stopped_by_the_deadline_is_listed_but_not_averaged(pair, tmp_path, monkeypatch):  # noqa: F811
+    solution, problem = pair
+    optimize(solution, problem, tmp_path / "done", Scripted([["# speed: 2.0"], []]),
+             Settings(rounds=3, evidence="timing", gate=GateSettings()), gate=fake_gate)
+    monkeypatch.setattr(loop, "expected_gate_seconds", lambda run, candidates: 1e6)
+    optimize(solution, problem, tmp_path / "cut", Scripted([["# speed: 4.0"]]),
+             Settings(rounds=3, evidence="timing", gate=GateSettings(), deadline=time.monotonic() + 1000),
+             gate=fake_gate)
+    rows = [operator_row("level1/done", Journal(tmp_path / "done")), operator_row("level1/cut", Journal(tmp_path / "cut"))]
+    assert [row["finished"] for row in rows] == [True, False]
+    summary = summarize(rows)
+    assert summary["counted"] == 1 and summary["speedup_vs_initial"]["geomean"] == 2.0
+    assert summary["unfinished"] == ["level1/cut"] and summary["not_counted"] == ["level1/cut"]
+    text = table({"operators": rows, "summary": summary})
+    assert "level1/cut *" in text and "1/2 operators" in text
+    assert "* unfinished (a later call resumes it), not counted: level1/cut" in text
