@@ -8,6 +8,7 @@ written with atomics are zeroed before each trial, buffers updated in place are 
 from __future__ import annotations
 
 import itertools
+import math
 from typing import Any, Optional
 
 from ladder.diagnoser.evidence import Finding
@@ -24,6 +25,9 @@ GEMM_SPACE = ((128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 8), 
               (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 64, 4, 4), (128, 32, 64, 4, 4))
 BLOCK_SPACE = (512, 1024, 2048, 4096)
 WARP_SPACE = (4, 8)
+# Elements in one program's largest tile: beyond it the tile spills out of the registers, and
+# ptxas takes minutes on it (a 128 x 4096 fp32 tile did not compile in 300 s).
+TILE_ELEMENTS_CAP = 16384
 
 
 def fix_hardcoded_config(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
@@ -40,7 +44,7 @@ def fix_hardcoded_config(source: str, finding: Optional[Finding], ctx: Optional[
         if not reports:
             raise NotApplicable(f"{kernel.name}: kernel could not be analysed")
         tunable = _tunable(plans)
-        configs = _space(kernel.name, plans[0], tunable, reports[0])
+        configs = _space(kernel.name, plans[0], tunable, reports)
         if len(configs) < 2:
             continue
         key = _key(ctx, kernel, reports)
@@ -64,9 +68,10 @@ def _tunable(plans: list[LaunchPlan]) -> list[str]:
     return sorted(names or [])
 
 
-def _space(kernel: str, launch_plan: LaunchPlan, tunable: list[str], report: KernelReport) -> list[dict[str, Any]]:
+def _space(kernel: str, launch_plan: LaunchPlan, tunable: list[str], reports: list[KernelReport]) -> list[dict[str, Any]]:
     """Configs: a known-good space for GEMM tiles, a scaled neighbourhood for other tiles, and
     the launch's own configuration first so the tuned kernel is never worse."""
+    report = reports[0]
     current = {n: launch_plan.params[n].value for n in tunable}
     warps = _static_option(launch_plan, "num_warps", 4)
     stages = _static_option(launch_plan, "num_stages", 3)
@@ -87,7 +92,7 @@ def _space(kernel: str, launch_plan: LaunchPlan, tunable: list[str], report: Ker
             return _unique(configs)
     if len(tunable) == 1:
         name = tunable[0]
-        for block, w in itertools.product(BLOCK_SPACE, WARP_SPACE):
+        for block, w in itertools.product(_lone_block_space(current[name], reports), WARP_SPACE):
             configs.append({"kwargs": {name: block}, "num_warps": w, "num_stages": stages})
         return _unique(configs)
     if tunable:
@@ -101,7 +106,7 @@ def _space(kernel: str, launch_plan: LaunchPlan, tunable: list[str], report: Ker
             total = 1
             for v in values:
                 total *= v
-            if not 256 <= total <= 16384:
+            if not 256 <= total <= TILE_ELEMENTS_CAP:
                 continue
             for w in WARP_SPACE:
                 configs.append({"kwargs": dict(zip(tunable, values)), "num_warps": w, "num_stages": stages})
@@ -109,6 +114,16 @@ def _space(kernel: str, launch_plan: LaunchPlan, tunable: list[str], report: Ker
     for w in (2, 4, 8, 16):
         configs.append({"kwargs": {}, "num_warps": w, "num_stages": stages})
     return _unique(configs)
+
+
+def _lone_block_space(current: int, reports: list[KernelReport]) -> list[int]:
+    """Sizes for the one free tile size: the elementwise space where it alone sizes the tile, its
+    neighbours where it is one side of a larger tile (the other sides fixed by the sizes, as a
+    whole row of features is); either way within TILE_ELEMENTS_CAP in every case."""
+    others = max((math.prod(tile.shape) // current for report in reports for tile in report.tiles
+                  if current in tile.shape), default=1)
+    space = BLOCK_SPACE if others == 1 else (max(16, current // 2), current * 2, current * 4)
+    return [block for block in space if block * others <= TILE_ELEMENTS_CAP]
 
 
 def _unique(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ import pytest
 from ladder.diagnoser.triage import triage
 from ladder.diagnoser.triage.fixes import FIXES, NotApplicable, apply_fix
 
-from .triage_helpers import FIXTURES, LABELED, fixture, interpret, write_pair
+from .triage_helpers import FIXTURES, LABELED, ROOT, fixture, interpret, write_pair
 
 CASES = [
     ("elementwise", "nv.tiny-block"),
@@ -106,6 +106,15 @@ def test_autotune_zeroes_atomically_updated_outputs(pair):
     solution, problem = pair((labeled / "solution.py").read_text(), str(labeled / "problem.py"))
     fixed = apply_fix("nv.hardcoded-config", solution, problem)
     assert "reset_to_zero=['out_ptr']" in fixed
+
+
+def test_a_lone_tile_size_beside_a_fixed_side_keeps_the_tile_within_the_registers():
+    """36_rms_norm's tile is (next_power_of_2(features), BLOCK_S): the elementwise space (BLOCK_S up
+    to 4096 beside 128 features) spilled so far that one candidate did not compile in 300 s."""
+    kernel = ROOT / "kernels" / "level1" / "36_rms_norm"
+    fixed = apply_fix("nv.hardcoded-config", kernel / "solution.py", kernel / "problem.py")
+    blocks = [int(b) for b in re.findall(r"triton\.Config\(\{'BLOCK_S': (\d+)\}", fixed)]
+    assert blocks[0] == 64 and sorted(set(blocks)) == [32, 64, 128]  # 128 features x 128 = TILE_ELEMENTS_CAP
 
 
 def test_grouped_order_adds_a_defaulted_group_parameter():
