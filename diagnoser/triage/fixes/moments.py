@@ -57,8 +57,10 @@ class TwoMoments:
     square_loop: ast.For
     sum_update: ast.stmt
     running_sum: str            # s
+    sum_init: ast.Assign        # s = tl.zeros(shape, ...)
     value: ast.expr             # v: what the first loop adds to s, as written there
     mask: Optional[ast.expr]    # M of v's tl.load, as written there; None when it loads unmasked
+    mask_name: Optional[str]    # a local of the first loop set to M before the sum, if one is
     centre: ast.expr            # c: what the second loop subtracts (its locals substituted)
     squares: str                # q
     squares_init: ast.Assign
@@ -87,7 +89,7 @@ def match(block: list[ast.stmt], sum_loop: ast.For, tl: str) -> TwoMoments:
     if load is None:
         raise NotApplicable(f"`{ast.unparse(value)}` is not a tl.load (or its conversion)")
     mask_inlined = argument(load, "mask", 1)
-    identity_init(block, sum_loop, running_sum, tl, 0.0)
+    sum_init = identity_init(block, sum_loop, running_sum, tl, 0.0)
     written, second = _locals(square_loop)
     square_updates = [(s, u) for s in square_loop.body if (u := _squared(s)) is not None]
     if len(square_updates) != 1 or len(square_loop.body) != len(written) + 1:
@@ -116,8 +118,12 @@ def match(block: list[ast.stmt], sum_loop: ast.For, tl: str) -> TwoMoments:
     squares_init = identity_init(block, square_loop, squares, tl, 0.0)
     if any(reads(s, squares) for s in block[block.index(squares_init) + 1:block.index(square_loop)]):
         raise NotApplicable(f"`{squares}` is read before the second loop")
-    return TwoMoments(block, sum_loop, square_loop, sum_update, running_sum, value, mask_inlined, centre, squares,
-                      squares_init)
+    before = sum_loop.body[:sum_loop.body.index(sum_update)]
+    mask_name = None if mask_inlined is None else next(
+        (name for name, computed in first.items() if ast.dump(computed) == ast.dump(mask_inlined)
+         and any(writes(statement, name) for statement in before)), None)
+    return TwoMoments(block, sum_loop, square_loop, sum_update, running_sum, sum_init, value, mask_inlined, mask_name,
+                      centre, squares, squares_init)
 
 
 def fused(source: str, ctx: TriageContext, kernel: Kernel, tl: str, form: TwoMoments) -> list[Edit]:
@@ -128,7 +134,7 @@ def fused(source: str, ctx: TriageContext, kernel: Kernel, tl: str, form: TwoMom
                                      for part in ("count", "mean", "m2", "delta", "valid"))
     v = segment(source, form.value)
     v = v if isinstance(form.value, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) else f"({v})"
-    shape = argument(identity_init(form.block, form.sum_loop, s, tl, 0.0).value, "shape", 0)
+    shape = argument(form.sum_init.value, "shape", 0)
     if shape is None:
         raise NotApplicable(f"the shape `{s}` starts with cannot be read")
     # float32 whatever the sum's type: a float16 count stops at 2048
@@ -138,12 +144,8 @@ def fused(source: str, ctx: TriageContext, kernel: Kernel, tl: str, form: TwoMom
     edits = [Edit(offsets[form.sum_loop.lineno - 1], offsets[form.sum_loop.lineno - 1], starts)]
     pad = indentation(source, form.sum_update.lineno)
     if form.mask is not None:
-        _, first = _locals(form.sum_loop)
-        before = form.sum_loop.body[:form.sum_loop.body.index(form.sum_update)]
-        named = next((name for name, value in first.items() if ast.dump(value) == ast.dump(form.mask)
-                      and any(writes(statement, name) for statement in before)), None)  # the mask's own name
-        bind = "" if named else f"{pad}{valid} = {ast.unparse(form.mask)}\n"
-        m = named or valid
+        bind = "" if form.mask_name else f"{pad}{valid} = {ast.unparse(form.mask)}\n"
+        m = form.mask_name or valid
         update = (f"{bind}{pad}{count} += {tl}.where({m}, 1.0, 0.0)\n"
                   f"{pad}{delta} = {tl}.where({m}, {v} - {mean}, 0.0)\n"
                   f"{pad}{mean} += {delta} / {tl}.maximum({count}, 1.0)\n"
