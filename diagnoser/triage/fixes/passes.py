@@ -45,7 +45,7 @@ def fuse_pass_pairs(source: str, finding: Optional[Finding], ctx: Optional[Triag
 
 def second_pass(block: list[ast.stmt], first: ast.For) -> ast.For:
     """The next loop of the block, which must walk ``first``'s range."""
-    second = next((s for s in block[block.index(first) + 1:] if isinstance(s, ast.For)), None)
+    second = _next_loop(block, first)
     if second is None:
         raise NotApplicable("no loop after it")
     if loop_header(second) != loop_header(first):
@@ -53,7 +53,10 @@ def second_pass(block: list[ast.stmt], first: ast.For) -> ast.For:
     return second
 
 
+def _next_loop(block: list[ast.stmt], loop: ast.For) -> Optional[ast.For]:
+    return next((s for s in block[block.index(loop) + 1:] if isinstance(s, ast.For)), None)
+
+
 def _pair_end(block: list[ast.stmt], loop: ast.For) -> int:
     """The last line a finding on this loop's pair can point at: the end of the next loop."""
-    later = [s for s in block[block.index(loop) + 1:] if isinstance(s, ast.For)]
-    return later[0].end_lineno if later else loop.end_lineno
+    return (_next_loop(block, loop) or loop).end_lineno
