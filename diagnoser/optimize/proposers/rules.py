@@ -31,7 +31,8 @@ from ladder.diagnoser.optimize.proposers import Proposal
 # The order fixes are tried and composed in, per backend. NVIDIA: the configuration first (it frees
 # the tile sizes the others then tune around), then the elementwise epilogue moved into its producer
 # (one kernel fewer for the rest to tune), a softmax's max and sum passes fused, the grid order,
-# the loop pipelining, the dot's tile shape, the reduction taken out of the loop, the access width.
+# the loop pipelining, the dot's tile shape, the reduction taken out of the loop, then split over
+# programs, the access width.
 # Ascend: the grid first (it puts the body in a loop over blocks, in which the others then work),
 # then the block size the unified buffer holds, the tail alignment, the gathers, the data types.
 CONFIG_SEARCH = "nv.hardcoded-config"
@@ -39,7 +40,7 @@ ROOFLINE_GAP = 90.0  # % of the roofline floor below which a case has a gap to e
 FIX_ORDERS = {
     "nvidia": ("nv.hardcoded-config", "nv.unfused-epilogue", "nv.redundant-global-traffic", "nv.tiny-block",
                "nv.gemm-no-grouped-order", "nv.unpipelined-loop", "nv.mma-v2-on-hopper",
-               "nv.loop-carried-reduction", "nv.scalar-access"),
+               "nv.loop-carried-reduction", "nv.small-grid", "nv.scalar-access"),
     "ascend": ("npu.grid-exceeds-cores", "npu.ub-overflow", "npu.unaligned-tail-axis", "npu.discrete-access",
                "npu.int64-scalar-fallback", "npu.where-condition-dtype"),
 }

@@ -25,6 +25,7 @@ from .npu_grid import fix_grid_exceeds_cores
 from .online import fix_online_softmax
 from .padding import fix_padded_gemm
 from .reductions import fix_loop_carried_reduction
+from .split import fix_split_reduction
 from .tiles import fix_mma_v2, fix_tiny_block, fix_unpipelined
 
 Fix = Callable[[str, Optional[Finding], Optional[TriageContext]], str]
@@ -54,6 +55,8 @@ FIXES: dict[str, Fix] = {
     "nv.scalar-access": first_that_applies(fix_scalar_access, fix_padded_gemm),
     "nv.unfused-epilogue": fix_unfused_epilogue,
     "nv.loop-carried-reduction": fix_loop_carried_reduction,
+    # few programs over a long reduction: split it over a second grid axis, partial sums added atomically
+    "nv.small-grid": fix_split_reduction,
     # a softmax's max and sum passes in one online pass; a layer norm's mean and variance passes in one
     "nv.redundant-global-traffic": first_that_applies(fix_online_softmax, fix_one_pass_moments),
     "npu.grid-exceeds-cores": fix_grid_exceeds_cores,
