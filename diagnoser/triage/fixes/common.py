@@ -49,7 +49,13 @@ def reports_of(ctx: TriageContext, kernel: str) -> list[KernelReport]:
 
 def fresh_name(ctx: TriageContext, kernel: Kernel, wanted: str) -> str:
     """`wanted`, or `wanted_2`... if the kernel already uses that name."""
-    used = {n.id for n in ast.walk(kernel.node) if isinstance(n, ast.Name)} | {p.name for p in kernel.params}
+    return unused_name(kernel.node, wanted, {p.name for p in kernel.params})
+
+
+def unused_name(scope: ast.AST, wanted: str, taken: set[str] = frozenset()) -> str:
+    """`wanted`, or `wanted_2`..., whichever no name, function or class in `scope` (nor `taken`) is."""
+    used = set(taken) | {n.id for n in ast.walk(scope) if isinstance(n, ast.Name)} | \
+        {n.name for n in ast.walk(scope) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     name, index = wanted, 2
     while name in used:
         name, index = f"{wanted}_{index}", index + 1

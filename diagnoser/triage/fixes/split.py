@@ -6,11 +6,19 @@ fills few SMs when there are few rows. Each program of the new grid axis walks o
 loop's range (a multiple of its step, so the chunks tile the range exactly); the store of the
 result becomes ``tl.atomic_add`` into an output the forward now allocates with ``torch.zeros``:
 
-    acc = tl.zeros((BLOCK_M,), tl.float32)                  split_chunk = tl.cdiv(tl.cdiv(K, tl.num_programs(1)), BLOCK_K) * BLOCK_K
-    for k in range(0, K, BLOCK_K):                          split_start = tl.program_id(1) * split_chunk
-        acc += tl.sum(a * x[None, :], axis=1)      ->       for k in range(split_start, tl.minimum(split_start + split_chunk, K), BLOCK_K):
-    tl.store(y_ptr + rows, acc, mask=rows < M)                  ...
-                                                            tl.atomic_add(y_ptr + rows, acc, mask=rows < M)
+    acc = tl.zeros((BLOCK_M,), tl.float32)
+    for k in range(0, K, BLOCK_K):
+        acc += tl.sum(a * x[None, :], axis=1)
+    tl.store(y_ptr + rows, acc, mask=rows < M)
+
+becomes
+
+    acc = tl.zeros((BLOCK_M,), tl.float32)
+    split_chunk = tl.cdiv(tl.cdiv(K, tl.num_programs(1)), BLOCK_K) * BLOCK_K
+    split_start = tl.program_id(1) * split_chunk
+    for k in range(split_start, tl.minimum(split_start + split_chunk, K), BLOCK_K):
+        acc += tl.sum(a * x[None, :], axis=1)
+    tl.atomic_add(y_ptr + rows, acc, mask=rows < M, sem="relaxed")
 
 The number of splits is chosen per launch: about two programs per SM, and at least four steps of
 the loop per program. Applied only where it is exact up to the order of float32 additions: one
@@ -32,7 +40,7 @@ from ladder.diagnoser.evidence import Finding
 from ..context import TriageContext
 from ..detectors.source.measures import device
 from ..source import Kernel, LaunchSite
-from .common import analyses_of, context_for, fresh_name, names_reaching, target_kernels, tl_name
+from .common import analyses_of, context_for, fresh_name, names_reaching, target_kernels, tl_name, unused_name
 from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, replace, segment, span
 from .launch import _assignments, _bound_node, grid_expression, sites_for
 from .syntax import added_to, enclosing_block, is_tl_call, reads, writes
@@ -60,10 +68,12 @@ def fix_split_reduction(source: str, finding: Optional[Finding], ctx: Optional[T
     tl = tl_name(ctx)
     edits: list[Edit] = []
     for kernel in target_kernels(ctx, finding, PATTERN):
-        reduction = match(kernel, tl)
+        tensors = {name for analysis in analyses_of(ctx, kernel.name)
+                   for name, arg in analysis.launch.args.items() if arg.kind == "tensor"}
+        reduction = match(kernel, tl, tensors)
         cast_kernel = None
         if not _output_is_float32(ctx, kernel, reduction):
-            cast_kernel = _fresh_global(ctx, f"{kernel.name}_cast")
+            cast_kernel = unused_name(ctx.source.tree, f"{kernel.name}_cast")
             edits.append(_cast_kernel(source, kernel, cast_kernel, tl))
         edits += _kernel_edits(source, ctx, kernel, tl, reduction)
         for site in sites_for(ctx.source, kernel.name):
@@ -73,8 +83,9 @@ def fix_split_reduction(source: str, finding: Optional[Finding], ctx: Optional[T
     return apply(source, edits)
 
 
-def match(kernel: Kernel, tl: str) -> Reduction:
-    """The split-K form of the kernel, or NotApplicable saying which part is missing."""
+def match(kernel: Kernel, tl: str, tensors: set[str]) -> Reduction:
+    """The split-K form of the kernel (``tensors``: its parameters that are tensors in the traced
+    cases), or NotApplicable saying which part is missing."""
     body = kernel.node.body
     if any(_program_axis_other_than_0(node, tl) for node in ast.walk(kernel.node)):
         raise NotApplicable(f"{kernel.name}: the grid already has more than one axis (or reads its size)")
@@ -87,9 +98,9 @@ def match(kernel: Kernel, tl: str) -> Reduction:
     end, step = _range(kernel, loop, tl)
     accumulator = _accumulator(kernel, loop, tl)
     store = _the_store(kernel, loop, accumulator, tl)
-    pointers = {p.name for p in kernel.params if not p.constexpr} & names_reaching(kernel, store.args[0])
+    pointers = tensors & names_reaching(kernel, store.args[0])
     if len(pointers) != 1:
-        raise NotApplicable(f"{kernel.name}: the store's address is not one pointer argument plus offsets")
+        raise NotApplicable(f"{kernel.name}: the store's address is not one tensor argument plus offsets")
     return Reduction(loop, accumulator, end, step, store, pointers.pop())
 
 
@@ -235,7 +246,9 @@ def _kernel_edits(source: str, ctx: TriageContext, kernel: Kernel, tl: str, redu
     callee = segment(source, loop.iter.func)
     edits = [insert_before_line(source, loop.lineno, header),
              replace(source, loop.iter, f"{callee}({start}, {tl}.minimum({start} + {chunk}, {end}), {step})"),
-             replace(source, reduction.store.func, f"{tl}.atomic_add")]
+             replace(source, reduction.store.func, f"{tl}.atomic_add"),
+             # the additions may land in any order: no fence is needed around them
+             Edit(span(source, reduction.store)[1] - 1, span(source, reduction.store)[1] - 1, ', sem="relaxed"')]
     if kernel.autotune is not None:
         edits.append(_reset_output(source, kernel, reduction.output))
     return edits
@@ -283,7 +296,7 @@ def _launch_edits(source: str, ctx: TriageContext, kernel: Kernel, site: LaunchS
     edits = [replace(source, grid, f"({rows}, {splits})")]
     if cast_kernel is None:
         return edits + [replace(source, allocation.func, "torch." + allocation.func.attr.replace("empty", "zeros"))]
-    buffer = _fresh_local(site, f"{output.id}_float32")
+    buffer = unused_name(site.function, f"{output.id}_float32")
     found = enclosing_block(site.function, site.node)
     launch = found[0][found[1]]
     pad, out = indentation(source, launch.lineno), output.id
@@ -308,23 +321,6 @@ def _cast_kernel(source: str, kernel: Kernel, name: str, tl: str) -> Edit:
             f"{pad}    {tl}.store(dst_ptr + offsets, {tl}.load(src_ptr + offsets, mask=mask).to(dst_ptr.dtype.element_ty), "
             f"mask=mask)\n\n\n")
     return insert_before_line(source, min(d.lineno for d in kernel.node.decorator_list), text)
-
-
-def _fresh_global(ctx: TriageContext, wanted: str) -> str:
-    used = {n.id for n in ast.walk(ctx.source.tree) if isinstance(n, ast.Name)} | \
-        {n.name for n in ast.walk(ctx.source.tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
-    name, index = wanted, 2
-    while name in used:
-        name, index = f"{wanted}_{index}", index + 1
-    return name
-
-
-def _fresh_local(site: LaunchSite, wanted: str) -> str:
-    used = {n.id for n in ast.walk(site.function) if isinstance(n, ast.Name)}
-    name, index = wanted, 2
-    while name in used:
-        name, index = f"{wanted}_{index}", index + 1
-    return name
 
 
 def _argument(source: str, kernel: Kernel, site: LaunchSite, name: str) -> str:
