@@ -66,6 +66,8 @@ class Reduction:
 def fix_split_reduction(source: str, finding: Optional[Finding], ctx: Optional[TriageContext]) -> str:
     ctx = context_for(source, ctx)
     tl = tl_name(ctx)
+    if not re.search(r"^import triton$", source, re.M):
+        raise NotApplicable(f"{PATTERN}: the file does not `import triton`, which the new grid uses")
     edits: list[Edit] = []
     for kernel in target_kernels(ctx, finding, PATTERN):
         tensors = {name for analysis in analyses_of(ctx, kernel.name)
@@ -310,8 +312,6 @@ def _launch_edits(source: str, ctx: TriageContext, kernel: Kernel, site: LaunchS
 def _cast_kernel(source: str, kernel: Kernel, name: str, tl: str) -> Edit:
     """A kernel that writes the float32 buffer into the output in the output's type, placed above
     the split kernel (the forward may not cast with torch)."""
-    if not re.search(r"^import triton$", source, re.M):
-        raise NotApplicable("the file does not `import triton`, which the new launches use")
     pad = indentation(source, kernel.node.lineno)
     text = (f"{pad}@triton.jit\n"
             f"{pad}def {name}(src_ptr, dst_ptr, n, BLOCK: {tl}.constexpr):\n"
