@@ -77,7 +77,7 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
 
 def optimize_suite(operators: list[Operator], backend: str | None, proposer: str, rounds: int, runs: Path,
                    budget_s: float | None, quick: bool, seeds: int, as_json: bool, output: Path | None,
-                   ray_address: str | None = None) -> int:
+                   ray_address: str | None = None, html_page: Path | None = None) -> int:
     """`ladder suite --optimize`: the loop on every operator, the summary table (exit status)."""
     from ladder.diagnoser.optimize import suite as optimized
     from ladder.diagnoser.optimize.gate import GateSettings
@@ -102,6 +102,9 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
                                             progress=progress)
     if output is not None:
         write_json(output, document)
+    if html_page is not None:
+        optimized.write_pages(document, runs, html_page)
+        progress(f"the suite's page: {html_page}")
     echo(json.dumps(document, indent=1, default=json_default) if as_json else optimized.table(document))
     return NEGATIVE if document["stopped"] or any("error" in row for row in document["operators"]) else 0
 
@@ -153,6 +156,9 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 @click.option("--rung-timeout", "timeouts", multiple=True, metavar="[RUNG=]SECONDS",
               help="With --diagnose: stop a rung that runs longer (each rung runs in a process of its own); "
                    "SECONDS for every rung, RUNG=SECONDS for one, 0 for no limit. Defaults as for ladder diagnose.")
+@click.option("--html", "html_page", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --optimize: write the suite's page here, linking to each run's HTML report "
+                   "(written into its run directory).")
 @click.option("--ray", "ray_address", metavar="auto|local|ADDRESS",
               help="With --optimize: every operator at once on a Ray cluster, each gate on one whole GPU "
                    "(auto: the cluster this machine is in; local: start one here).")
@@ -160,7 +166,8 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
           quick: bool, seeds: int, seed: int | None, budget_s: float, min_reps: int, no_time: bool,
           per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
           diagnose: bool, target: str | None, optimize: bool, proposer: str, rounds: int, runs: Path,
-          operator_budget: float | None, timeouts: tuple[str, ...], ray_address: str | None) -> None:
+          operator_budget: float | None, timeouts: tuple[str, ...], html_page: Path | None,
+          ray_address: str | None) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -184,7 +191,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
         sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target, limits=limits))
     if optimize:
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
-                                output, ray_address))
+                                output, ray_address, html_page))
     settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,

@@ -79,21 +79,22 @@ def markdown(document: dict[str, Any]) -> str:
              "| case | initial ms | best ms | eager ms | torch.compile ms | x initial | % roofline before -> after |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for case in document["cases"]:
-        lines.append(f"| {case['label']} | {_n(case['initial_ms'])} | {_n(case['best_ms'])} | {_n(case['eager_ms'])} | "
-                     f"{_n(case['torch_compile_ms'])} | {_n(case['speedup_vs_initial'], '{:.2f}x')} | "
-                     f"{_n(case['roofline_before'], '{:.1f}')} -> {_n(case['roofline_after'], '{:.1f}')} |")
+        lines.append(f"| {case['label']} | {formatted(case['initial_ms'])} | {formatted(case['best_ms'])} | "
+                     f"{formatted(case['eager_ms'])} | {formatted(case['torch_compile_ms'])} | "
+                     f"{formatted(case['speedup_vs_initial'], '{:.2f}x')} | "
+                     f"{formatted(case['roofline_before'], '{:.1f}')} -> {formatted(case['roofline_after'], '{:.1f}')} |")
     lines += ["", "## Accepted changes", ""]
     if not document["changes"]:
         lines.append("None: no candidate passed the gate.")
     for change in document["changes"]:
-        lines.append(f"- round {change['round']}: {change['summary']} ({_n(change['speedup_vs_best'], '{:.3f}x')} over "
-                     "the best before it)")
+        lines.append(f"- round {change['round']}: {change['summary']} "
+                     f"({formatted(change['speedup_vs_best'], '{:.3f}x')} over the best before it)")
         for finding in change["evidence"]:
             where = f" line {finding['line']}" if finding.get("line") else ""
             lines.append(f"  - evidence: {finding.get('pattern')}{where}: {finding.get('title')}")
     lines += ["", "## Every candidate", "", "| round | candidate | x initial | outcome |", "| --- | --- | --- | --- |"]
     for candidate in document["candidates"]:
-        lines.append(f"| {candidate['round']} | {candidate['summary']} | {_n(candidate['vs_initial'], '{:.3f}x')} | "
+        lines.append(f"| {candidate['round']} | {candidate['summary']} | {formatted(candidate['vs_initial'], '{:.3f}x')} | "
                      f"{'accepted' if candidate['accepted'] else 'not accepted'}: {candidate['reason']} |")
     return "\n".join(lines) + "\n"
 
@@ -111,7 +112,8 @@ def _vs(what: str, value: float | None) -> str:
     return f", {value:.3f}x over {what}" if value else ""
 
 
-def _n(value: Any, template: str = "{:.4g}") -> str:
+def formatted(value: Any, template: str = "{:.4g}") -> str:
+    """A figure for a table cell: "-" where there is none."""
     return "-" if value is None else template.format(value)
 
 
@@ -123,7 +125,7 @@ def html(document: dict[str, Any]) -> str:
 
     plots = [templating.markup(svg) for svg in (trajectory_plot(document), roofline_plot(document),
                                                 times_plot(document)) if svg]
-    return templating.render("optimize.html.j2", d=document, plots=plots, n=_n)
+    return templating.render("optimize.html.j2", d=document, plots=plots, n=formatted)
 
 
 def _figure() -> tuple[Any, Any]:

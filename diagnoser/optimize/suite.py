@@ -8,6 +8,7 @@ behind each accepted change; across operators the geometric mean and median.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from pathlib import Path
@@ -118,6 +119,21 @@ def table(document: dict[str, Any]) -> str:
     if summary["slower_than_initial"]:
         out.append("slower than the initial version: " + ", ".join(summary["slower_than_initial"]))
     return "\n".join(out) + "\n"
+
+
+def write_pages(document: dict[str, Any], out: Path, page: Path) -> None:
+    """Each run's HTML report into its run directory and the suite's page to ``page``, linking to
+    them: every figure comes from the journals, nothing is measured again."""
+    from ladder.diagnoser.report import templating
+
+    rows = []
+    for row in document["operators"]:
+        folder = out / row["operator"]
+        if "error" not in row and Journal(folder).exists():
+            (folder / "report.html").write_text(report.html(report.build(Journal(folder))))
+            row = {**row, "page": os.path.relpath(folder / "report.html", page.parent)}
+        rows.append(row)
+    page.write_text(templating.render("optimize-suite.html.j2", d={**document, "operators": rows}, n=report.formatted))
 
 
 def _f(value: float | None, suffix: str, digits: int = 3) -> str:

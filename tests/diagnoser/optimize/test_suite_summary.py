@@ -9,7 +9,7 @@ from ladder.diagnoser.optimize import loop
 from ladder.diagnoser.optimize.gate import GateSettings
 from ladder.diagnoser.optimize.journal import Journal
 from ladder.diagnoser.optimize.loop import Settings, optimize
-from ladder.diagnoser.optimize.suite import operator_row, summarize, table
+from ladder.diagnoser.optimize.suite import operator_row, summarize, table, write_pages
 
 from .test_loop import Scripted, fake_gate, pair  # noqa: F401 (the fixture)
 
@@ -30,3 +30,24 @@ def test_a_run_stopped_by_the_deadline_is_listed_but_not_averaged(pair, tmp_path
     text = table({"operators": rows, "summary": summary})
     assert "level1/cut *" in text and "1/2 operators" in text
     assert "* unfinished (a later call resumes it), not counted: level1/cut" in text
+
+
+def test_the_suite_page_links_each_runs_report_and_marks_the_unfinished(pair, tmp_path, monkeypatch):  # noqa: F811
+    solution, problem = pair
+    runs = tmp_path / "runs"
+    optimize(solution, problem, runs / "level1" / "done", Scripted([["# speed: 2.0"], []]),
+             Settings(rounds=3, evidence="timing", gate=GateSettings()), gate=fake_gate)
+    monkeypatch.setattr(loop, "expected_gate_seconds", lambda run, candidates: 1e6)
+    optimize(solution, problem, runs / "level1" / "cut", Scripted([["# speed: 4.0"]]),
+             Settings(rounds=3, evidence="timing", gate=GateSettings(), deadline=time.monotonic() + 1000),
+             gate=fake_gate)
+    rows = [operator_row(f"level1/{name}", Journal(runs / "level1" / name)) for name in ("done", "cut")]
+    rows.append({"operator": "level1/never", "error": "not run yet"})
+    page = tmp_path / "pages" / "suite.html"
+    page.parent.mkdir()
+    write_pages({"proposer": "rules", "summary": summarize(rows), "operators": rows}, runs, page)
+    text = page.read_text()
+    assert '<a href="../runs/level1/done/report.html">level1/done</a>' in text
+    assert (runs / "level1" / "done" / "report.html").read_text().startswith("<!doctype html>")
+    assert "Unfinished (a later call resumes them), not counted: level1/cut." in text
+    assert "<td>level1/never</td><td colspan=\"10\">not run yet</td>" in text and "<b>2.000x</b>" in text
