@@ -52,9 +52,10 @@ def test_a_float32_output_is_zeroed_and_added_into_directly(tmp_path):
     assert "_cast" not in fixed and "C_float32" not in fixed
 
 
-def test_an_autotuned_kernel_zeroes_the_output_before_each_trial():
-    best = Path(__file__).resolve().parents[3] / "bench" / "results" / "suite-rules" / "level1" / "04_matvec" / "best.py"
-    fixed = apply_fix(PATTERN, best, MATVEC / "problem.py")
+def test_an_autotuned_kernel_zeroes_the_output_before_each_trial(tmp_path):
+    """After the configuration search, as the rules proposer composes them."""
+    tuned = apply_fix("nv.hardcoded-config", MATVEC / "solution.py", MATVEC / "problem.py")
+    fixed = apply_fix(PATTERN, *write_pair(tmp_path / "tuned", tuned, str(MATVEC / "problem.py")))
     assert "    key=['M', 'K', 'stride_am'],\n    reset_to_zero=['y_ptr'],\n)" in fixed
     assert "triton.cdiv(K, 4 * META['BLOCK_K'])" in fixed
 
