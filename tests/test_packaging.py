@@ -94,3 +94,24 @@ def test_a_command_that_needs_an_extra_names_it(tmp_path):
     assert done.returncode == 3, done.stderr[-2000:]
     assert "pip install 'ladder[index]'" in done.stderr
     assert json.loads(done.stdout)["kind"] == "MissingExtra"
+
+
+def test_in_a_checkout_the_layout_folders_shadow_no_installed_package():
+    """With the checkout on sys.path (python -m pytest, a script run from the root), a folder that is a
+    regular package wins over an installed package of the same name: transformers imports the
+    hub's `kernels` package, and found the suite instead. The suite is a namespace portion, which an
+    installed package outranks."""
+    import importlib.metadata
+    import importlib.util
+
+    installed = {name for name, dists in importlib.metadata.packages_distributions().items()
+                 if any(dist != "ladder" for dist in dists)}
+    code = ("import importlib.util, json, sys; "
+            "print(json.dumps({n: (importlib.util.find_spec(n) or None) and importlib.util.find_spec(n).origin "
+            "for n in sys.argv[1:]}))")
+    names = [folder for folder in FOLDERS if folder in installed]
+    found = json.loads(subprocess.run([sys.executable, "-c", code, *names], cwd=ROOT, capture_output=True,
+                                      text=True, check=True, timeout=60).stdout) if names else {}
+    assert {name: origin for name, origin in found.items() if origin and origin.startswith(str(ROOT) + os.sep)
+            and ".venv" not in Path(origin).relative_to(ROOT).parts} == {}
+    assert not (ROOT / "kernels" / "__init__.py").exists(), "kernels/ would shadow the hub's kernels package"
