@@ -26,7 +26,7 @@ MAX_TERMS = 60
 def _glossary() -> tuple[dict[str, str], int]:
     import yaml
 
-    text = resources.files("indexer").joinpath("glossary/zh.yaml").read_text(encoding="utf-8")
+    text = resources.files("ladder.indexer").joinpath("glossary/zh.yaml").read_text(encoding="utf-8")
     terms = {key: str(value or "") for key, value in yaml.safe_load(text).items()}
     return terms, max(len(key) for key in terms)
 

@@ -169,7 +169,7 @@ def compiler_checkouts() -> list[str]:
 def default_sources() -> list[str]:
     """The catalog shipped with ladder, the installed triton package (works offline) and the
     Triton source checkouts found on this machine (`compiler_checkouts`)."""
-    specs = [f"kb={importlib.resources.files('kb')}"]
+    specs = [f"kb={importlib.resources.files('ladder.kb')}"]
     spec = importlib.util.find_spec("triton")
     if spec is not None and spec.submodule_search_locations:
         specs.append(f"triton={list(spec.submodule_search_locations)[0]}")
