@@ -43,7 +43,7 @@ from ..source import Kernel
 from .common import fresh_name
 from .edit import Edit, NotApplicable, indentation, line_offsets, remove_statement, segment
 from .passes import fuse_pass_pairs, second_pass
-from .syntax import added_to, argument, identity_init, is_name, is_tl_call, reads, writes
+from .syntax import added_to, argument, identity_init, is_name, is_tl_call, reads, writes, writes_memory
 
 PATTERN = "nv.redundant-global-traffic"
 
@@ -75,7 +75,7 @@ def match(block: list[ast.stmt], sum_loop: ast.For, tl: str) -> TwoMoments:
     square_loop = second_pass(block, sum_loop)
     later = block[block.index(sum_loop) + 1:]
     between = later[:later.index(square_loop)]
-    if any(_stores(s) for s in [*sum_loop.body, *between, *square_loop.body]):
+    if any(writes_memory(s, tl) for s in [*sum_loop.body, *between, *square_loop.body]):
         raise NotApplicable("a store or an atomic in or between the loops could change what the second one reads")
     updates = [(s, u) for s in sum_loop.body if (u := _added(s)) is not None]
     if len(updates) != 1:
@@ -239,8 +239,3 @@ def _load_of(node: ast.expr, tl: str) -> Optional[ast.Call]:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
         node = node.func.value
     return node if is_tl_call(node, tl, "load") else None
-
-
-def _stores(statement: ast.stmt) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and (n.func.attr == "store" or n.func.attr.startswith("atomic")) for n in ast.walk(statement))

@@ -43,7 +43,7 @@ from ..source import Kernel, LaunchSite
 from .common import analyses_of, context_for, fresh_name, names_reaching, target_kernels, tl_name, unused_name
 from .edit import Edit, NotApplicable, apply, indentation, insert_before_line, replace, segment, span
 from .launch import _assignments, _bound_node, grid_expression, sites_for
-from .syntax import added_to, enclosing_block, is_tl_call, reads, writes
+from .syntax import added_to, assigned_names, enclosing_block, is_tl_call, reads, reads_any, writes, writes_memory
 
 PATTERN = "nv.small-grid"
 PROGRAMS_PER_SM = 2
@@ -141,19 +141,19 @@ def _accumulator(kernel: Kernel, loop: ast.For, tl: str) -> str:
     if len(updates) != 1:
         raise NotApplicable(f"{kernel.name}: not one running sum in the loop")
     accumulator = updates[0]
-    assigned_in_loop = {name for s in loop.body for name in _targets(s)}
+    assigned_in_loop = {name for s in loop.body for name in assigned_names(s)}
     assigned: set[str] = set()
     for statement in loop.body:
         read = {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         carried = sorted((read & assigned_in_loop) - assigned - {accumulator})
         if carried:
             raise NotApplicable(f"`{carried[0]}` is carried from one iteration to the next")
-        if _writes_memory(statement, tl):
+        if writes_memory(statement, tl):
             raise NotApplicable("the loop stores: a chunk of it would store only its part")
         update = added_to(statement)
         if accumulator in read and not (update and update[0] == accumulator):
             raise NotApplicable(f"`{accumulator}` is read inside the loop")
-        assigned |= _targets(statement)
+        assigned |= assigned_names(statement)
     after = kernel.node.body[kernel.node.body.index(loop) + 1:]
     leaked = sorted(name for name in assigned - {accumulator} if any(reads(s, name) for s in after))
     if leaked:
@@ -167,7 +167,7 @@ def _accumulator(kernel: Kernel, loop: ast.For, tl: str) -> str:
 def _the_store(kernel: Kernel, loop: ast.For, accumulator: str, tl: str) -> ast.Call:
     """The one store after the loop, its value linear in the accumulator (and the only use of it)."""
     body = kernel.node.body
-    if any(_writes_memory(s, tl) for s in body[:body.index(loop)]):
+    if any(writes_memory(s, tl) for s in body[:body.index(loop)]):
         raise NotApplicable("something is stored before the loop")
     linear = {accumulator}
     store = None
@@ -177,16 +177,15 @@ def _the_store(kernel: Kernel, loop: ast.For, accumulator: str, tl: str) -> ast.
             if _linear(statement.value, linear, tl):
                 linear.add(name)
                 continue
-            if any(reads(statement.value, n) for n in linear):
+            if reads_any(statement.value, linear):
                 raise NotApplicable(f"`{name}` is not a sum, cast or scaling of the partial result")
             linear.discard(name)
             continue
         call = statement.value if isinstance(statement, ast.Expr) else None
         if store is None and is_tl_call(call, tl, "store") and len(call.args) >= 2 \
                 and all(k.arg == "mask" for k in call.keywords) and len(call.args) <= 3:
-            if not _linear(call.args[1], linear, tl) or any(reads(a, n) for a in [call.args[0], *call.args[2:],
-                                                                                  *(k.value for k in call.keywords)]
-                                                            for n in linear):
+            if not _linear(call.args[1], linear, tl) or \
+                    any(reads_any(a, linear) for a in [call.args[0], *call.args[2:], *(k.value for k in call.keywords)]):
                 raise NotApplicable("the stored value is not the partial result summed, cast or scaled")
             store = call
             continue
@@ -201,28 +200,18 @@ def _linear(node: ast.expr, linear: set[str], tl: str) -> bool:
     if isinstance(node, ast.Name):
         return node.id in linear
     if is_tl_call(node, tl, "sum") and node.args:
-        return _linear(node.args[0], linear, tl) and not any(reads(a, n) for a in [*node.args[1:], *node.keywords]
-                                                            for n in linear)
+        rest = [*node.args[1:], *node.keywords]
+        return _linear(node.args[0], linear, tl) and not any(reads_any(a, linear) for a in rest)
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-        return _linear(node.func.value, linear, tl) and not any(reads(a, n) for a in [*node.args, *node.keywords]
-                                                               for n in linear)
+        rest = [*node.args, *node.keywords]
+        return _linear(node.func.value, linear, tl) and not any(reads_any(a, linear) for a in rest)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
         return _linear(node.left, linear, tl) and _linear(node.right, linear, tl)
     if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.Div)):
-        constant = lambda side: not any(reads(side, n) for n in linear)  # noqa: E731
+        constant = lambda side: not reads_any(side, linear)  # noqa: E731
         return (_linear(node.left, linear, tl) and constant(node.right)) or \
             (isinstance(node.op, ast.Mult) and constant(node.left) and _linear(node.right, linear, tl))
     return False
-
-
-def _targets(statement: ast.stmt) -> set[str]:
-    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-
-
-def _writes_memory(statement: ast.AST, tl: str) -> bool:
-    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-               and (n.func.attr == "store" or n.func.attr.startswith("atomic_")) and ast.unparse(n.func.value) == tl
-               for n in ast.walk(statement))
 
 
 def _output_is_float32(ctx: TriageContext, kernel: Kernel, reduction: Reduction) -> bool:

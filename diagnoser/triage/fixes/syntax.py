@@ -1,5 +1,5 @@
 """Questions about a kernel's syntax tree that several rewrites ask: is this node that name, that
-`tl` call, that number; does a statement read or write a name."""
+`tl` call, that number; does a statement read or write a name, or write memory."""
 from __future__ import annotations
 
 import ast
@@ -43,8 +43,24 @@ def reads(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
 
 
+def reads_any(node: ast.AST, names: set[str]) -> bool:
+    return any(isinstance(n, ast.Name) and n.id in names and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
 def writes(node: ast.AST, name: str) -> bool:
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store) for n in ast.walk(node))
+
+
+def assigned_names(node: ast.AST) -> set[str]:
+    """Every name ``node`` assigns (the set form of `writes`)."""
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def writes_memory(node: ast.AST, tl: str) -> bool:
+    """``node`` stores to memory: a ``tl.store`` or ``tl.atomic_*`` call anywhere inside it."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+               and (n.func.attr == "store" or n.func.attr.startswith("atomic_")) and is_tl(n.func.value, tl)
+               for n in ast.walk(node))
 
 
 def added_to(statement: ast.stmt) -> Optional[tuple[str, ast.expr]]:
