@@ -103,21 +103,30 @@ class Settings:
     timeout_s: float = 300.0  # the longest one request to a contestant may take
 
 
+def quantile(ordered: list[float], q: float) -> float:
+    """The ``q`` quantile of sorted values, interpolated linearly (as numpy's and Triton's default)."""
+    position = q * (len(ordered) - 1)
+    low, high = math.floor(position), math.ceil(position)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def stall_covering(host_ms: float) -> float:
+    """Milliseconds of idle device work that cover a call whose host side takes ``host_ms``: twice
+    that and a margin, capped so that a pathologically slow host side costs seconds, not minutes
+    (its calls then include host time)."""
+    return min(2.0 * host_ms + 0.1, 50.0)
+
+
 def summarize(times_ms: list[float]) -> dict[str, float]:
     ordered = sorted(times_ms)
-
-    def quantile(q: float) -> float:
-        position = q * (len(ordered) - 1)
-        low, high = math.floor(position), math.ceil(position)
-        return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
-
+    p10, p25, median, p75, p90 = (quantile(ordered, q) for q in (0.1, 0.25, 0.5, 0.75, 0.9))
     return {
-        "median": quantile(0.5),
-        "p10": quantile(0.1),
-        "p25": quantile(0.25),
-        "p75": quantile(0.75),
-        "p90": quantile(0.9),
-        "iqr": quantile(0.75) - quantile(0.25),
+        "median": median,
+        "p10": p10,
+        "p25": p25,
+        "p75": p75,
+        "p90": p90,
+        "iqr": p75 - p25,
         "mean": statistics.fmean(ordered),
         "min": ordered[0],
         "reps": len(ordered),
@@ -206,9 +215,7 @@ def measure(timed: list[Timed], *, seed_of: Callable[[int], int], settings: Sett
                                                            settings.budget_s * 1e3 / max(estimate_ms, 1e-3))))
     count = max(1, min(reps, MAX_VERIFIED, math.ceil(reps * settings.verify_fraction)))
     verified_reps = set(rng.sample(range(reps), count)) | {reps - 1}
-    # Idle device work covering one call's host time, with a margin; capped so a pathologically slow
-    # host side costs seconds, not minutes (its calls then include host time).
-    stall_ms = min(2.0 * host_ms + 0.1, 50.0)
+    stall_ms = stall_covering(host_ms)  # idle device work covering one call's host time
     progress(f"timing {len(timed)} contestants x {reps} repetitions")
     started = _perf_counter()
     unreported: dict[str, int] = {}  # contestant -> the repetition whose report is still to come

@@ -82,6 +82,11 @@ class Backend:
         this leave it a no-op.
         """
 
+    def time_autotuners(self) -> None:
+        """Make the autotuners of this process time their configs the way the judge times a call,
+        host time kept out of the events (``ladder.runner.autotuning``). Backends that cannot
+        stall the device leave Triton's benchmarker as it is."""
+
     def memory_in_use(self) -> int:
         return 0
 

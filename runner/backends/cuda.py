@@ -19,6 +19,11 @@ class CudaBackend(TorchDeviceBackend):
 
         torch.cuda._sleep(int(milliseconds * self._cycles_per_ms()))
 
+    def time_autotuners(self) -> None:
+        from ladder.runner import autotuning
+
+        autotuning.install(self)
+
     def _cycles_per_ms(self) -> float:
         """Calibrated once against events: ``torch.cuda._sleep`` counts SM clock cycles."""
         if self._calibrated is None:
