@@ -3,7 +3,7 @@
     PYTHONPATH=. python3 bench/runner/autotune_choice.py --out $OUT/autotune-choice.json \\
         SOLUTION:PROBLEM:CASE [...]
 
-For each autotuned solution and case (an index into the problem's ``get_cases()``), four fresh
+For each autotuned solution and case (an index into the problem's ``get_cases()``), fresh
 processes each build the model and call the forward once, so that its autotuners time every config:
 
 - ``truth``: no guards; each config alone, timed the judge's way (idle device work before each
@@ -11,10 +11,15 @@ processes each build the model and call the forward once, so that its autotuners
 - ``plain``: no guards, Triton's own benchmarker: what the autotuner keeps outside ladder;
 - ``guarded``: the contestant's launch guards and torch recorders on, Triton's own benchmarker:
   what an autotuner kept inside the judge before ``ladder.runner.autotuning``;
-- ``guarded+stall``: the same with ``backend.time_autotuners()``, as a contestant runs now.
+- ``guarded+stall``: the same with ``backend.time_autotuners()``;
+- ``sandboxed``: a real sandboxed contestant (``ladder.runner.contestant``, the sentinel armed) asked
+  to load, build and check the case as the judge asks it, with Triton's own benchmarker put back:
+  what an autotuner kept inside the judge before ``ladder.runner.autotuning``;
+- ``sandboxed+stall``: the same contestant as it runs now.
 
 The table gives each config's median per mode (ms), the config each mode kept, the true cost of
-that config, and the host time of one forward after tuning. The processes share one Triton cache
+that config, and the host time of one forward after tuning (for the sandboxed modes, of a whole
+checked call: the forward, its output written, the guards' checks). The processes share one Triton cache
 (each config compiles once); autotuning results are never cached on disk here.
 """
 from __future__ import annotations
@@ -29,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-MODES = ("truth", "plain", "guarded", "guarded+stall")
+MODES = ("truth", "plain", "guarded", "guarded+stall", "sandboxed", "sandboxed+stall")
 
 
 def child(mode: str, solution: str, problem_path: str, case_index: int) -> dict:
@@ -44,6 +49,8 @@ def child(mode: str, solution: str, problem_path: str, case_index: int) -> dict:
 
     backend = select_backend("cuda")
     backend.setup()
+    if mode.startswith("sandboxed"):
+        return sandboxed(mode, backend, solution, problem_path, case_index)
     tracer = None
     if mode.startswith("guarded"):
         tracer = LaunchTracer(backend.launch_hook_fires, backend.current_stream)
@@ -86,6 +93,37 @@ def child(mode: str, solution: str, problem_path: str, case_index: int) -> dict:
                         for config, timing in (tuner.configs_timings or {}).items()},
             "kept": [f"{name} {tuner.best_config}" for name, tuner in tuners.items()],
             "host_ms_after_tuning": host_ms}
+
+
+def sandboxed(mode: str, backend, solution: str, problem_path: str, case_index: int) -> dict:
+    """The case's first checked call in a sandboxed contestant, driven as the judge drives it."""
+    from triton import runtime
+    from triton.runtime.autotuner import Autotuner
+
+    from ladder.runner.contestant import Contestant
+
+    exchange = Path(tempfile.mkdtemp(prefix="autotune-choice-exchange-"))
+    contestant = Contestant("candidate", sandboxed=True, backend=backend)
+    replies = [contestant.handle({"op": "load", "problem": problem_path, "solution": solution,
+                                  "exchange": str(exchange)})]
+    if mode == "sandboxed":
+        del runtime.driver.active.get_benchmarker  # Triton's own, as before ladder.runner.autotuning
+    replies.append(contestant.handle({"op": "build", "case": case_index, "init_seed": 0}))
+    began = time.perf_counter()
+    replies.append(contestant.handle({"op": "check", "seed": 1, "output": str(exchange / "first.pt")}))
+    first_call_s = time.perf_counter() - began
+    began = time.perf_counter()
+    replies.append(contestant.handle({"op": "check", "seed": 2, "output": str(exchange / "second.pt")}))
+    host_ms = (time.perf_counter() - began) * 1e3
+    failed = [reply for reply in replies if "error" in reply or "rejected" in reply or "failed" in reply]
+    if failed:
+        return {"error": json.dumps(failed[0])[:300]}
+    module = sys.modules[contestant.model_class.__module__]
+    tuners = {name: value for name, value in vars(module).items() if isinstance(value, Autotuner)}
+    return {"timings": {f"{name} {config}": timing[0] for name, tuner in tuners.items()
+                        for config, timing in (tuner.configs_timings or {}).items()},
+            "kept": [f"{name} {tuner.best_config}" for name, tuner in tuners.items()],
+            "host_ms_after_tuning": host_ms, "first_call_s": round(first_call_s, 2)}
 
 
 def measure(target: str, cache: str) -> dict:
