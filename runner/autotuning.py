@@ -13,7 +13,8 @@ judge's sandboxed contestant, the autotuned candidate of level2/09 ran one case 
 cost of the slowest config of its space, where the fastest config costs 0.101 ms and the launch's
 own config (first in the space) 0.171 ms, so the gate refused it; with this benchmarker the same
 candidate ran that case at 0.100 ms. Outside the sandbox, with the launch guards and recorders on,
-Triton's own benchmarker kept the fastest config, so the wait comes from what the sandbox adds.
+Triton's own benchmarker kept the fastest config: what misled it is something the sandbox adds to
+a call (``bench/runner/autotune_choice.py``'s sandboxed modes measure it; not run yet).
 
 `do_bench` here is Triton's with the judge's remedy (``ladder.runner.timing``): before each
 repetition's start event, idle device work (``backend.stall``) long enough to cover the call's
