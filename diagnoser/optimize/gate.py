@@ -89,6 +89,9 @@ class GateResult:
     timed: bool
     record: dict[str, Any]  # the judge's evaluation, whole (rung 2 of the next round reads the best's)
     void: str | None = None  # why the best could not be this run's yardstick (see yardstick_failure)
+    # Seconds the evaluation queued for a device before it ran (on a cluster, behind other operators'
+    # gates; 0 in one process): the run's budget does not count them (``loop.stop_reason``).
+    waited_s: float = 0.0
 
     @property
     def winner(self) -> CandidateVerdict | None:

@@ -13,8 +13,9 @@ Then each round runs ``ROUND_STAGES`` in order over one ``Round``:
 ``record``    one journal line for the round, appended once everything above is done.
 
 The loop stops when every case is within ``roofline_stop`` of its roofline floor, after
-``patience`` rounds without gain, when the proposer has nothing new, when ``budget_s`` is spent,
-or after ``rounds``. A candidate that does not compile, hangs, crashes the device or is wrong is a
+``patience`` rounds without gain, when the proposer has nothing new, when ``budget_s`` is spent
+(the run's own seconds: what its gates and diagnoses spent queued for a cluster's devices is not
+counted, so a budget buys the same work alone or among many operators), or after ``rounds``. A candidate that does not compile, hangs, crashes the device or is wrong is a
 failed candidate with its one-line reason and the loop goes on; a lost device or an interrupted
 run stops with the journal intact, and ``resume`` continues at the next round with the same best.
 A proposer that cannot go on in this call (``Paused``: an agent yet to send its candidate, an
@@ -91,6 +92,9 @@ class Run:
     history: list[dict[str, Any]] = field(default_factory=list)
     seconds_before: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    # Seconds this process's gates and diagnoses queued for a cluster's devices and CPUs: wall time
+    # that is not the run's own, so that a budget means the same work alone or among many operators.
+    waited_s: float = 0.0
     stopped: str | None = None
     paused: bool = False  # stopped by the proposer (``Paused``): not final, a resume goes on
     cut: dict[str, Any] | None = None  # a gate the deadline cut: its round and what was running
@@ -106,6 +110,7 @@ class Round:
     proposals: list[Proposal] = field(default_factory=list)
     files: dict[str, Path] = field(default_factory=dict)
     result: GateResult | None = None
+    waited_s: float = 0.0  # of the round's wall seconds, those its diagnosis and gate queued (``Run.waited_s``)
     pause: str | None = None  # the proposer's ``Paused`` reason: the run stops once the round is recorded
     # Wall seconds of each stage before the record: where a round's (device) time goes, per round.
     stage_seconds: dict[str, float] = field(default_factory=dict)
@@ -152,6 +157,7 @@ def baseline(run: Run) -> None:
     settings = gate_settings_within_deadline(run.settings)
     result = run.gate(run.problem, run.initial, run.initial, {}, settings, torch_compile=True)
     gate_seconds = round(time.monotonic() - began, 2)
+    run.waited_s += result.waited_s
     if cut_by_deadline(result, settings, run.settings):
         raise OptimizeError("this call's deadline passed while timing the initial solution; "
                             "the next call starts the run again")
@@ -164,6 +170,7 @@ def baseline(run: Run) -> None:
                        "settings": _settings_dict(run.settings), "device": result.device,
                        "device_uuid": result.device_uuid, "timed": result.timed, "spread": result.spread,
                        "torch_compile_ms": _compile_times(result), "best": best, "gate_seconds": gate_seconds,
+                       "gate_waited_s": result.waited_s,
                        "judge_seconds": result.record.get("stage_seconds"),
                        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")})
     run.best_path, run.best, run.last_gate = run.journal.set_best(run.initial.read_text()), best, result
@@ -180,7 +187,7 @@ def restore(run: Run) -> None:
         # a kill between the journal line and the copy: the line is the truth
         run.journal.set_best((run.journal.folder / run.best["file"]).read_text())
     run.history = [history_entry(r) for r in run.journal.rounds()]
-    run.seconds_before = sum(r.get("seconds", 0.0) for r in run.journal.records())
+    run.seconds_before = sum(r.get("seconds", 0.0) - r.get("waited_s", 0.0) for r in run.journal.records())
     run.progress(f"resuming after round {run.journal.last_round()}")
 
 
@@ -214,7 +221,7 @@ def stop_reason(run: Run) -> str | None:
     if settings.deadline is not None and len(cuts) >= MAX_CUTS:
         return (f"the gate of round {cuts[-1]['round']} ran into the call's deadline {len(cuts)} times (last while "
                 f"{cuts[-1]['while']}): resume it with a longer deadline or none")
-    spent = run.seconds_before + time.monotonic() - run.started
+    spent = run.seconds_before + time.monotonic() - run.started - run.waited_s
     if settings.budget_s is not None and spent >= settings.budget_s:
         return f"the time budget of {settings.budget_s:g} s is spent"
     if settings.deadline is not None and time.monotonic() >= settings.deadline:
@@ -233,6 +240,7 @@ def diagnose_stage(state: Round) -> None:
     state.diagnosis = run.journal.diagnosis(key)
     if state.diagnosis is None:
         state.diagnosis = run.diagnose(run.best_path, run.problem, run.last_gate, run)
+        state.waited_s += state.diagnosis.pop("waited_s", 0.0)  # a cluster's CPU task says how long it queued
         run.journal.save_diagnosis(key, state.diagnosis)
 
 
@@ -278,6 +286,7 @@ def gate_stage(state: Round) -> None:
         run.stopped = DEADLINE
         return
     state.result = result
+    state.waited_s += result.waited_s
     if state.result.record.get("device_error"):
         raise OptimizeError(f"round {state.number}: the device was lost ({state.result.record['device_error']}); "
                             "the journal is intact: rerun with --resume")
@@ -357,11 +366,12 @@ def record_stage(state: Round) -> None:
         "void": state.result.void if state.result else None,
         "device": state.result.device if state.result else None,
         "device_uuid": state.result.device_uuid if state.result else None,
-        "best": run.best, "seconds": round(time.monotonic() - state.started, 2),
+        "best": run.best, "seconds": round(time.monotonic() - state.started, 2), "waited_s": round(state.waited_s, 2),
         "stage_seconds": dict(state.stage_seconds),
         "judge_seconds": state.result.record.get("stage_seconds") if state.result else None,
     }
     run.journal.append(record)
+    run.waited_s += state.waited_s
     run.history.append(history_entry(record))
     if state.pause is not None:
         run.stopped, run.paused = state.pause, True

@@ -22,7 +22,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -92,11 +92,11 @@ def _evaluate(gate: str, problem: str, best: str, initial: str, candidates: dict
     """The Ray task's body: one gate on the GPU Ray leased to it; files travel as text when the
     worker's machine does not share the driver's. ``prebuilt`` (Ray resolves them before the GPU is
     leased) are the caches of the contestants named in ``built``, unpacked here first."""
+    started = time.time()
     import ray
 
     from ladder.runner.prebuild import install
 
-    started = time.time()
     paths = {"problem": problem, "best": best, "initial": initial, **candidates}
     with tempfile.TemporaryDirectory(prefix="ladder-gate-") as folder:
         local = _here(paths, sources, folder)
@@ -122,16 +122,18 @@ class RunView:
 
 
 def _diagnose(best: str, problem: str, sources: dict[str, str], last_gate: GateResult | None,
-              view: RunView) -> dict[str, Any]:
-    """A CPU task's body: the ladder on the run's best, as its target diagnoses, with no GPU."""
+              view: RunView) -> tuple[dict[str, Any], float]:
+    """A CPU task's body: the ladder on the run's best, as its target diagnoses, with no GPU; and the
+    seconds it took (the rest of the driver's wait was the task's queueing)."""
     import functools
 
     from ladder.diagnoser.optimize import ascend, loop
 
+    began = time.monotonic()
     diagnose = ascend.diagnose_for(view.settings.target) or functools.partial(loop.diagnose_best, capture="aot")
     with tempfile.TemporaryDirectory(prefix="ladder-diagnose-") as folder:
         local = _here({"best": best, "problem": problem}, sources, folder)
-        return diagnose(local["best"], local["problem"], last_gate, view)
+        return diagnose(local["best"], local["problem"], last_gate, view), time.monotonic() - began
 
 
 def _device_target() -> str | None:
@@ -176,6 +178,7 @@ class RemoteGate:
         self.board.update(self.operator, state=f"gating {len(candidates)} candidate(s)")
         built = tuple(name for name in files if name != "problem") if self.prebuild_target else ()
         prebuilt = [self._prebuilt(files[name], problem, sources[name], sources["problem"]) for name in built]
+        submitted = time.time()
         reference = self._task.remote(self.gate, str(problem), str(best), str(initial),
                                       {n: str(p) for n, p in candidates.items()}, settings, torch_compile, sources,
                                       built, *prebuilt)
@@ -184,7 +187,7 @@ class RemoteGate:
         if self.prebuild_target and lease.get("target"):  # the cluster's GPUs say what to compile for next
             self.prebuild_target = lease["target"]
         self.board.update(self.operator, state="proposing", gpu=None)
-        return result
+        return replace(result, waited_s=round(queued_for_a_gpu(submitted, lease), 2))
 
     def _prebuilt(self, solution: Path, problem: Path, source: str, problem_source: str) -> Any:
         """The CPU task compiling one contestant (its object: the same source is compiled once per
@@ -194,6 +197,14 @@ class RemoteGate:
             self._built[key] = self._compile.remote(str(solution), str(problem), self.prebuild_target,
                                                     {"solution": source, "problem": problem_source})
         return self._built[key]
+
+
+def queued_for_a_gpu(submitted: float, lease: dict[str, Any]) -> float:
+    """Seconds between submitting a gate and its GPU task starting, less its compiles (the run's own
+    work, which a gate in one process does too): the wait for a GPU another operator held, or for
+    a worker process to start."""
+    compiling = max((built.get("seconds") or 0.0 for built in lease.get("prebuilt", {}).values()), default=0.0)
+    return max(0.0, lease["started"] - submitted - compiling)
 
 
 class RemoteDiagnose:
@@ -209,7 +220,9 @@ class RemoteDiagnose:
         self.board.update(self.operator, state="diagnosing (CPU task)")
         sources = {"best": Path(best).read_text(), "problem": Path(problem).read_text()}
         view = RunView(run.settings, run.best_in_gate)
-        return _awaited(self._task.remote(str(best), str(problem), sources, last_gate, view), "diagnosis")
+        began = time.monotonic()
+        diagnosis, ran_s = _awaited(self._task.remote(str(best), str(problem), sources, last_gate, view), "diagnosis")
+        return {**diagnosis, "waited_s": round(max(0.0, time.monotonic() - began - ran_s), 2)}
 
 
 def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, out: Path, *, address: str = "local",

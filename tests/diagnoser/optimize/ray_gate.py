@@ -21,9 +21,19 @@ def gate(problem, best, initial, candidates, settings, torch_compile=False):
 
 
 def cache_gate(problem, best, initial, candidates, settings, torch_compile=False):
-    """What a judge starting here would find: the files in each contestant's private kernel cache."""
+    """What a judge starting here would find (in the result's record): the files in each
+    contestant's private kernel cache."""
+    from ladder.diagnoser.optimize.gate import GateResult
     from ladder.runner.prebuild import cache_folder
 
     files = {"best": best, "initial": initial, **candidates}
-    return {"cached_files": {name: sum(1 for entry in cache_folder(Path(path)).rglob("*") if entry.is_file())
-                             for name, path in files.items()}}
+    found = {name: sum(1 for entry in cache_folder(Path(path)).rglob("*") if entry.is_file())
+             for name, path in files.items()}
+    return GateResult(verdicts={}, spread=0.0, best_cases=[], device=None, device_uuid=None, timed=False,
+                      record={"cached_files": found})
+
+
+def holding_gate(problem, best, initial, candidates, settings, torch_compile=False):
+    """The fake gate holding its GPU for the seconds the problem file names (``# hold: S``)."""
+    time.sleep(float(Path(problem).read_text().split("# hold:")[1]))
+    return fake_gate(problem, best, initial, candidates, settings, torch_compile)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import re
+import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -391,3 +393,44 @@ def test_two_runs_in_a_row_in_which_the_best_fails_stop_the_loop(pair, tmp_path)
                        gate=gate_whose_best_dies({2, 3}))
     assert len(rounds_of(tmp_path)) == 2
     assert summary["stopped"].startswith("the best so far failed in two judge runs in a row")
+
+
+def gate_that_queued(seconds: float):
+    """The fake gate as a cluster's would answer after its evaluation queued ``seconds`` for a GPU."""
+    def gate(problem, best, initial, candidates, settings, torch_compile=False):
+        time.sleep(seconds)
+        return replace(fake_gate(problem, best, initial, candidates, settings, torch_compile), waited_s=seconds)
+    return gate
+
+
+QUEUED_SCRIPT = [["# speed: 1.2"], ["# speed: 1.4"], ["# speed: 1.6"], []]
+
+
+def test_time_a_gate_spent_queued_for_a_gpu_does_not_spend_the_budget(pair, tmp_path):
+    """Each gate queues 0.4 s behind other operators': with a budget of 1 s the run still does all
+    its rounds, as it would alone; the same gate without the queueing reported stops on the budget."""
+    solution, problem = pair
+    settings = Settings(rounds=15, patience=3, evidence="timing", gate=GateSettings(), budget_s=1.0)
+    optimize(solution, problem, tmp_path / "queued", Scripted(QUEUED_SCRIPT), settings, gate=gate_that_queued(0.4))
+    queued = Journal(tmp_path / "queued").rounds()
+    assert [r["accepted"] for r in queued] == ["r1-c1", "r2-c1", "r3-c1", None]
+    assert [r["waited_s"] for r in queued] == [0.4, 0.4, 0.4, 0.0]
+    assert Journal(tmp_path / "queued").header()["gate_waited_s"] == 0.4
+
+    def held(problem, best, initial, candidates, settings, torch_compile=False):
+        time.sleep(0.4)
+        return fake_gate(problem, best, initial, candidates, settings, torch_compile)
+
+    optimize(solution, problem, tmp_path / "held", Scripted(QUEUED_SCRIPT), settings, gate=held)
+    assert len(Journal(tmp_path / "held").rounds()) < 3
+    assert "time budget" in Journal(tmp_path / "held").records()[-1]["reason"]
+
+
+def test_a_resumed_run_counts_the_seconds_before_it_without_their_queueing(pair, tmp_path):
+    """Two rounds of 0.4 s, all of it queueing, then a resume: the budget of 0.7 s is not spent."""
+    solution, problem = pair
+    settings = Settings(rounds=2, patience=3, evidence="timing", gate=GateSettings(), budget_s=0.7)
+    optimize(solution, problem, tmp_path / "run", Scripted(QUEUED_SCRIPT), settings, gate=gate_that_queued(0.4))
+    optimize(solution, problem, tmp_path / "run", Scripted(QUEUED_SCRIPT), replace(settings, rounds=15), resume=True,
+             gate=gate_that_queued(0.4))
+    assert [r["accepted"] for r in Journal(tmp_path / "run").rounds()] == ["r1-c1", "r2-c1", "r3-c1", None]

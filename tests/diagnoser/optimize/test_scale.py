@@ -128,7 +128,39 @@ def test_contestants_compile_on_cpu_tasks_before_the_gpu_is_leased_and_the_gpu_t
     assert built["candidate"]["kernels"] == 2 and built["best"]["kernels"] == 2
     assert "not a kernel" in built["broken"]["why_not"] and built["broken"]["kernels"] == 0
     assert lease["started"] >= max(b["finished_at"] for b in built.values())  # the GPU waited on no compile
-    assert result["cached_files"]["candidate"] > 0 and result["cached_files"]["broken"] == 0
+    assert result.record["cached_files"]["candidate"] > 0 and result.record["cached_files"]["broken"] == 0
+
+
+@pytest.mark.slow
+def test_a_gate_that_waits_for_a_gpu_says_how_long_so_no_budget_counts_it(cluster, tmp_path):
+    """Three gates at once on the cluster's two GPUs, each holding its GPU 1.5 s: the third cannot
+    start before one of the first two has held its GPU that long, and reports that much more
+    waiting than the first (the rest of the waits is Ray starting and scheduling workers)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from ladder.diagnoser.optimize.scale import Board, RemoteGate
+
+    problem, best = tmp_path / "problem.py", tmp_path / "best.py"
+    problem.write_text("# hold: 1.5\n")
+    best.write_text(INITIAL)
+
+    def gate(name: str):
+        remote = RemoteGate(name, Board(echo=lambda line: None), "tests.diagnoser.optimize.ray_gate:holding_gate",
+                            prebuild_target=None)
+        return remote(problem, best, best, {}, GateSettings())
+
+    with ThreadPoolExecutor(3) as pool:
+        waits = sorted(result.waited_s for result in pool.map(gate, ["a", "b", "c"]))
+    assert waits[2] - waits[0] > 1.2
+
+
+def test_a_gates_own_compiles_are_not_counted_as_waiting():
+    from ladder.diagnoser.optimize.scale import queued_for_a_gpu
+
+    lease = {"started": 110.0, "prebuilt": {"best": {"seconds": 4.0}, "candidate": {"seconds": 6.0}}}
+    assert queued_for_a_gpu(100.0, lease) == 4.0  # 10 s to start, 6 of them the slowest compile
+    assert queued_for_a_gpu(100.0, {"started": 103.0, "prebuilt": {"best": {"seconds": 5.0}}}) == 0.0
+    assert queued_for_a_gpu(100.0, {"started": 101.5}) == 1.5
 
 
 def timed_on_h200(solution: Path) -> "GateResult":
