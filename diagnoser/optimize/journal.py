@@ -126,6 +126,12 @@ class Journal:
         write_atomically(self.diagnoses / f"{key}.json", json.dumps(state, default=_json_default).encode())
 
 
+def own_seconds(record: dict[str, Any]) -> float:
+    """A record's wall seconds less those it queued for a cluster's devices and CPUs (``waited_s``):
+    what the run itself took, alone or among many operators."""
+    return record.get("seconds", 0.0) - record.get("waited_s", 0.0)
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_name(path.name + ".tmp")

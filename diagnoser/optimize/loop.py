@@ -37,7 +37,7 @@ from ladder.diagnoser.ladder import RUNG_TIMEOUTS_S
 from ladder.diagnoser.optimize import ascend
 from ladder.diagnoser.optimize.brief import Brief, brief_for
 from ladder.diagnoser.optimize.gate import BEST, GateResult, GateSettings, geomean, run_gate
-from ladder.diagnoser.optimize.journal import Journal, JournalError, content_key
+from ladder.diagnoser.optimize.journal import Journal, JournalError, content_key, own_seconds
 from ladder.diagnoser.optimize.proposers import Paused, Proposal, Proposer
 from ladder.diagnoser.optimize.proposers.rules import source_hash
 
@@ -187,7 +187,7 @@ def restore(run: Run) -> None:
         # a kill between the journal line and the copy: the line is the truth
         run.journal.set_best((run.journal.folder / run.best["file"]).read_text())
     run.history = [history_entry(r) for r in run.journal.rounds()]
-    run.seconds_before = sum(r.get("seconds", 0.0) - r.get("waited_s", 0.0) for r in run.journal.records())
+    run.seconds_before = sum(own_seconds(r) for r in run.journal.records())
     run.progress(f"resuming after round {run.journal.last_round()}")
 
 

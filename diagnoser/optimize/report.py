@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.journal import Journal, own_seconds
 
 
 def build(journal: Journal) -> dict[str, Any]:
@@ -46,7 +46,7 @@ def build(journal: Journal) -> dict[str, Any]:
             "geomean_vs_compile": _geomean_vs_compile(cases), "cases": cases, "trajectory": trajectory,
             "candidates": candidates, "changes": changes,
             "model_use": model_use([p for r in rounds for p in r.get("proposals", [])]),
-            "seconds": round(sum(r.get("seconds", 0.0) for r in rounds), 1)}
+            "seconds": round(sum(own_seconds(r) for r in rounds), 1)}
 
 
 def model_use(proposals: list[dict[str, Any]]) -> dict[str, Any] | None:
