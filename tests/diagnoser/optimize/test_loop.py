@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from ladder.diagnoser.optimize import loop, report
+from ladder.diagnoser.optimize import loop
 from ladder.diagnoser.optimize.gate import GateSettings, decide
 from ladder.diagnoser.optimize.journal import Journal
 from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from ladder.diagnoser.optimize.report import build as build_report
 from ladder.diagnoser.optimize.proposers import Proposal
 
 CASES = 3
@@ -416,7 +417,7 @@ def test_time_a_gate_spent_queued_for_a_gpu_does_not_spend_the_budget(pair, tmp_
     assert [r["accepted"] for r in queued] == ["r1-c1", "r2-c1", "r3-c1", None]
     assert [r["waited_s"] for r in queued] == [0.4, 0.4, 0.4, 0.0]
     assert Journal(tmp_path / "queued").header()["gate_waited_s"] == 0.4
-    assert report.build(Journal(tmp_path / "queued"))["seconds"] < 0.3  # the device seconds the report gives
+    assert build_report(Journal(tmp_path / "queued"))["seconds"] < 0.3  # the device seconds the report gives
 
     def held(problem, best, initial, candidates, settings, torch_compile=False):
         time.sleep(0.4)
