@@ -17,8 +17,8 @@ from ladder.diagnoser.optimize import loop
 from ladder.diagnoser.optimize.gate import GateSettings, decide
 from ladder.diagnoser.optimize.journal import Journal
 from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
-from ladder.diagnoser.optimize.report import build as build_report
 from ladder.diagnoser.optimize.proposers import Proposal
+from ladder.diagnoser.optimize.report import build as build_report
 
 CASES = 3
 INITIAL = "class ModelNew:\n    pass\n# speed: 1.0\n"
