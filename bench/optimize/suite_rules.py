@@ -7,6 +7,10 @@ not started with less than ``--reserve`` seconds left); every operator's run dir
 resumable, so the next call (with the same ``--runs``, carried back to the machine) continues
 where this one stopped. The summary document goes to ``--output`` and the run directories, packed,
 to ``--pack`` (one file travels back more easily than a tree).
+
+With ``--ray local`` (a machine of several GPUs, Ray from ``bench/optimize/ray_wheels.py``) the
+operators not finished yet run at once through ``ladder suite --optimize --ray``'s executor, each
+gate leased one whole GPU, under the same deadline: pick with ``--only`` what fits one call.
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*", default=())
     parser.add_argument("--output", type=Path)
     parser.add_argument("--pack", type=Path)
+    parser.add_argument("--ray", metavar="ADDRESS", help="run the unfinished operators at once on this Ray cluster")
     args = parser.parse_args(argv)
     started = time.monotonic()
     settings = Settings(rounds=args.rounds, budget_s=args.operator_budget, gate=GateSettings(backend="cuda"))
@@ -46,19 +51,25 @@ def main(argv: list[str]) -> int:
     def say(line: str) -> None:
         print(f"[{time.monotonic() - started:6.1f} s] {line}", flush=True)
 
+    settings.deadline = started + args.deadline - 20.0
     try:
-        for op in operators:
-            left = args.deadline - (time.monotonic() - started)
-            folder = args.runs / op.key
-            last = Journal(folder).records()[-1] if Journal(folder).exists() else {}
-            finished = last.get("kind") == "stop" and last.get("final")
-            if left < args.reserve and not finished:
-                say(f"{op.key}: not started ({left:.0f} s left)")
-                continue
-            settings.deadline = started + args.deadline - 20.0
-            document = optimized.optimize_suite([op], settings, "rules", args.runs, progress=say)
-            rows += document["operators"]
-            say(json.dumps(rows[-1], default=str))
+        if args.ray:
+            from ladder.diagnoser.optimize import scale
+
+            unfinished = [op for op in operators if not finished(args.runs / op.key)]
+            rows += scale.optimize_suite_ray(unfinished, settings, "rules", args.runs, address=args.ray,
+                                             echo=say)["operators"]
+            for row in rows:
+                say(json.dumps(row, default=str))
+        else:
+            for op in operators:
+                left = args.deadline - (time.monotonic() - started)
+                if left < args.reserve and not finished(args.runs / op.key):
+                    say(f"{op.key}: not started ({left:.0f} s left)")
+                    continue
+                document = optimized.optimize_suite([op], settings, "rules", args.runs, progress=say)
+                rows += document["operators"]
+                say(json.dumps(rows[-1], default=str))
     finally:  # an interrupted call still sends back what its journals hold: they resume from there
         if args.pack:
             with tarfile.open(args.pack, "w:gz") as pack:
@@ -69,6 +80,12 @@ def main(argv: list[str]) -> int:
         args.output.write_text(json.dumps(document, indent=1, default=str))
     print(optimized.table(document))
     return 0
+
+
+def finished(folder: Path) -> bool:
+    """Whether the operator's run ended for good (not stopped by a call's deadline)."""
+    last = Journal(folder).records()[-1] if Journal(folder).exists() else {}
+    return last.get("kind") == "stop" and bool(last.get("final"))
 
 
 if __name__ == "__main__":
