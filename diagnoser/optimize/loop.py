@@ -15,9 +15,10 @@ Then each round runs ``ROUND_STAGES`` in order over one ``Round``:
 The loop stops when every case is within ``roofline_stop`` of its roofline floor, after
 ``patience`` rounds without gain, when the proposer has nothing new, when ``budget_s`` is spent
 (the run's own seconds: what its gates and diagnoses spent queued for a cluster's devices is not
-counted, so a budget buys the same work alone or among many operators), or after ``rounds``. A candidate that does not compile, hangs, crashes the device or is wrong is a
-failed candidate with its one-line reason and the loop goes on; a lost device or an interrupted
-run stops with the journal intact, and ``resume`` continues at the next round with the same best.
+counted, so a budget buys the same work alone or among many operators), or after ``rounds``. A
+candidate that does not compile, hangs, crashes the device or is wrong is a failed candidate with
+its one-line reason and the loop goes on; a lost device or an interrupted run stops with the
+journal intact, and ``resume`` continues at the next round with the same best.
 A proposer that cannot go on in this call (``Paused``: an agent yet to send its candidate, an
 endpoint that answered nothing) stops the run the same resumable way, its failures recorded.
 So does a call's ``deadline``: a round whose gate would pass it is not started, and a gate that
