@@ -23,10 +23,17 @@ def child_pythonpath(existing: str | None = None) -> str:
     return os.pathsep.join(filter(None, [str(import_root()), existing]))
 
 
+# How contestants' autotuners time their configs (``ladder.runner.autotuning``); a contestant's cache
+# keeps the choices they made, so a change of method names the caches anew and no choice made the
+# old way is read back (2: host time kept out of the events).
+TUNING_METHOD = b"2"
+
+
 def kernel_cache(solution: Path) -> Path:
-    """The kernel cache of ``solution``'s contestants on this machine, named by its source's hash."""
+    """The kernel cache of ``solution``'s contestants on this machine, named by its source's hash and
+    by how their autotuners choose (``TUNING_METHOD``)."""
     from triton import knobs
 
-    digest = hashlib.sha256(Path(solution).read_bytes()).hexdigest()[:24]
+    digest = hashlib.sha256(TUNING_METHOD + b"\0" + Path(solution).read_bytes()).hexdigest()[:24]
     shared = Path(knobs.cache.dir)  # Triton's own reading of TRITON_CACHE_DIR and its default
     return shared.parent / f"{shared.name}-contestants" / digest
