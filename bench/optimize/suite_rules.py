@@ -83,9 +83,8 @@ def main(argv: list[str]) -> int:
 
 
 def finished(folder: Path) -> bool:
-    """Whether the operator's run ended for good (not stopped by a call's deadline)."""
-    last = Journal(folder).records()[-1] if Journal(folder).exists() else {}
-    return last.get("kind") == "stop" and bool(last.get("final"))
+    """Whether the operator's run in ``folder`` ended for good (not stopped by a call's deadline)."""
+    return Journal(folder).exists() and optimized.finished(Journal(folder))
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def operator_row(key: str, journal: Journal) -> dict[str, Any]:
         "roofline_before": geomean([c["roofline_before"] for c in cases]),
         "roofline_after": geomean([c["roofline_after"] for c in cases]),
         "patterns": sorted({p for change in document["changes"] for p in change["patterns"]}),
-        "device_seconds": document["seconds"], "stopped": _stop_of(journal), "finished": _finished(journal),
+        "device_seconds": document["seconds"], "stopped": _stop_of(journal), "finished": finished(journal),
     }
 
 
@@ -68,7 +68,7 @@ def _stop_of(journal: Journal) -> str | None:
     return last.get("reason") if last.get("kind") == "stop" else None
 
 
-def _finished(journal: Journal) -> bool:
+def finished(journal: Journal) -> bool:
     """Whether the run stopped for good: one stopped by a call's deadline or a pause resumes later,
     and its figures so far (often the baseline alone, 1.000x) must not be averaged as a result."""
     last = journal.records()[-1]
