@@ -167,7 +167,8 @@ def baseline(run: Run) -> None:
         wrong = next(case for case in best["cases"] if not case["correct"])
         raise OptimizeError(f"the initial solution is not correct (case {wrong['label']}: {wrong.get('reason')}); "
                             "fix it before optimizing")
-    run.journal.start({"solution": str(run.initial), "problem": str(run.problem), "proposer": run.proposer.name,
+    run.journal.start({"solution": str(run.initial), "problem": str(run.problem),
+                       "problem_hash": source_hash(run.problem.read_text()), "proposer": run.proposer.name,
                        "settings": _settings_dict(run.settings), "device": result.device,
                        "device_uuid": result.device_uuid, "timed": result.timed, "spread": result.spread,
                        "torch_compile_ms": _compile_times(result), "best": best, "gate_seconds": gate_seconds,
@@ -182,6 +183,10 @@ def restore(run: Run) -> None:
     header = run.journal.header()
     if Path(header["problem"]) != run.problem:
         raise OptimizeError(f"{run.journal.folder} is a run of {header['problem']}, not of {run.problem}")
+    if header.get("problem_hash") not in (None, source_hash(run.problem.read_text())):
+        # Its cases, sizes or declared work may differ: the baseline's times and floors no longer hold.
+        raise OptimizeError(f"{run.problem} changed since {run.journal.folder} began: its timings do not hold for "
+                            "the problem as it is now; start a new run (another --out)")
     run.best = run.journal.best()
     run.best_path = run.journal.folder / "best.py"
     if not run.best_path.is_file() or source_hash(run.best_path.read_text()) != run.best["source_hash"]:

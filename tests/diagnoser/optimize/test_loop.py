@@ -160,6 +160,14 @@ def test_refuses_to_overwrite_a_run_without_resume(pair, tmp_path):
         run(pair, tmp_path, [["# speed: 1.5"], []])
 
 
+def test_refuses_to_resume_a_run_whose_problem_changed_since(pair, tmp_path):
+    run(pair, tmp_path, [["# speed: 1.5"]], rounds=1)
+    pair[1].write_text("# the problem, with other cases\n")
+    with pytest.raises(OptimizeError, match="changed since"):
+        run(pair, tmp_path, [["# speed: 2.0"]], resume=True, rounds=2)
+    assert len(rounds_of(tmp_path)) == 1
+
+
 class Killed(BaseException):
     """A kill -9 at some point of a round: nothing after it runs, nothing is cleaned up."""
 
