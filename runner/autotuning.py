@@ -13,8 +13,10 @@ judge's sandboxed contestant, the autotuned candidate of level2/09 ran one case 
 cost of the slowest config of its space, where the fastest config costs 0.101 ms and the launch's
 own config (first in the space) 0.171 ms, so the gate refused it; with this benchmarker the same
 candidate ran that case at 0.100 ms. Outside the sandbox, with the launch guards and recorders on,
-Triton's own benchmarker kept the fastest config: what misled it is something the sandbox adds to
-a call (``bench/runner/autotune_choice.py``'s sandboxed modes measure it; not run yet).
+Triton's own benchmarker kept the fastest config. Inside a real sandboxed contestant
+(``bench/results/autotune-choice-sandboxed-h200.txt``) a checked call's host side took 15.8 ms:
+under Triton's benchmarker every config read 0.27-0.30 ms and the slowest was kept; under this one
+the fastest.
 
 `do_bench` here is Triton's with the judge's remedy (``ladder.runner.timing``): before each
 repetition's start event, idle device work (``backend.stall``) long enough to cover the call's
