@@ -6,6 +6,16 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_S': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_S': 32}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_S': 32}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_S': 128}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_S': 128}, num_warps=8, num_stages=3),
+    ],
+    key=['n_features', 'n_spatial'],
+)
 @triton.jit
 def rms_norm_kernel(x_ptr, y_ptr, n_features, n_spatial, eps,
                     BLOCK_F: tl.constexpr, BLOCK_S: tl.constexpr):
@@ -33,7 +43,6 @@ class ModelNew(nn.Module):
         n_spatial = x[0, 0].numel()
         y = torch.empty_like(x)
         BLOCK_S = 64
-        grid = (triton.cdiv(n_spatial, BLOCK_S), batch)
-        rms_norm_kernel[grid](x, y, n_features, n_spatial, self.eps,
-                              BLOCK_F=triton.next_power_of_2(n_features), BLOCK_S=BLOCK_S)
+        rms_norm_kernel[lambda META: (triton.cdiv(n_spatial, META["BLOCK_S"]), batch)](x, y, n_features, n_spatial, self.eps,
+                              BLOCK_F=triton.next_power_of_2(n_features))
         return y

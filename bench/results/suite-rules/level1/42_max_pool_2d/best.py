@@ -6,6 +6,19 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_SIZE': 1024}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 512}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 1024}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 4096}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 4096}, num_warps=8, num_stages=3),
+    ],
+    key=['n_out', 'H', 'W', 'OH', 'OW'],
+)
 @triton.jit
 def max_pool2d_kernel(
     x_ptr, y_ptr, n_out, H, W, OH, OW,
@@ -48,8 +61,8 @@ class ModelNew(nn.Module):
         y = torch.empty((N, C, OH, OW), device=x.device, dtype=x.dtype)
         n_out = y.numel()
         BLOCK_SIZE = 1024
-        max_pool2d_kernel[(triton.cdiv(n_out, BLOCK_SIZE),)](
+        max_pool2d_kernel[lambda META: (triton.cdiv(n_out, META["BLOCK_SIZE"]),)](
             x, y, n_out, H, W, OH, OW,
-            KERNEL=k, STRIDE=s, PADDING=p, DILATION=d, BLOCK_SIZE=BLOCK_SIZE,
+            KERNEL=k, STRIDE=s, PADDING=p, DILATION=d,
         )
         return y
