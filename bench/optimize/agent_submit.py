@@ -1,12 +1,15 @@
-"""Open an agent run per operator and submit its staged first-round candidate through ladder.
+"""Open an agent run per operator and submit its staged first candidate through ladder.
 
-    PYTHONPATH=. python3 bench/optimize/agent_submit.py --runs .runs/suite-agent [--only level1/40_layer_norm ...]
+    PYTHONPATH=. python3 bench/optimize/agent_submit.py --runs bench/results/suite-agent \
+        [--from bench/results/suite-rules] [--only level1/40_layer_norm ...]
 
 For each operator in ``bench/optimize/agent/candidates.json``: ``ladder optimize run SOLUTION
---proposer agent --out RUNS/KEY`` (once: it writes the brief and waits), then ``ladder optimize
-submit RUNS/KEY CANDIDATE --round 1 --summary ...`` (once: a run whose journal already holds round 1
-is skipped), so a call cut short is continued by the next. Each reply (the verdict and the next
-brief) is saved as RUNS/KEY/submit-r1.txt and printed.
+--proposer agent --out RUNS/KEY`` (once: it writes the brief and waits), with ``--from
+FROM/KEY`` where the rules' run of that operator exists (the agent then starts on the rules' best
+and baseline, and its candidate must beat that best), then ``ladder optimize submit RUNS/KEY
+CANDIDATE --round N`` for the round the run waits on (once: a run whose journal already holds a
+round of the agent is skipped), so a call cut short is continued by the next. Each reply (the
+verdict and the next brief) is saved as RUNS/KEY/submit-rN.txt and printed.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,38 +28,52 @@ def ladder(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ladder.diagnoser", *args], cwd=ROOT, capture_output=True, text=True, check=False)
 
 
-def has_round(run: Path, number: int) -> bool:
+def agent_rounds(run: Path) -> list[int]:
     journal = run / "journal.jsonl"
-    return journal.exists() and any(json.loads(line).get("kind") == "round" and json.loads(line).get("round") == number
-                                    for line in journal.read_text().splitlines() if line.strip())
+    records = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()] if journal.exists() else []
+    return [r["round"] for r in records if r.get("kind") == "round" and r.get("proposer") == "agent"]
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--only", nargs="*", default=())
+    parser.add_argument("--from", dest="source", type=Path, help="the rules' runs to start from, operator by operator")
     parser.add_argument("--quick", action="store_true", help="the problems' small test cases (a CPU smoke run)")
+    parser.add_argument("--deadline", type=float, help="seconds for this call: no operator is begun with less than "
+                        "--reserve left (a submission cut short is gated again by the next call)")
+    parser.add_argument("--reserve", type=float, default=240.0)
     args = parser.parse_args(argv)
     staged = json.loads((STAGED / "candidates.json").read_text())
-    status = 0
+    status, began = 0, time.monotonic()
     for key, entry in staged.items():
         if args.only and key not in args.only:
             continue
+        if args.deadline is not None and time.monotonic() - began > args.deadline - args.reserve:
+            print(f"{key}: not begun ({args.deadline - (time.monotonic() - began):.0f} s left)")
+            continue
         run = (args.runs / key).resolve()
         if not (run / "journal.jsonl").exists():
+            source = args.source / key if args.source is not None else None
+            start = ["--from", str(source)] if source is not None and (source / "journal.jsonl").exists() else []
             opened = ladder("optimize", "run", f"kernels/{key}/solution.py", "--proposer", "agent", "--out", str(run),
-                            *(["--quick"] if args.quick else []))
+                            *start, *(["--quick"] if args.quick else []))
             if opened.returncode != 0:
                 print(f"{key}: the run did not open: {(opened.stderr or opened.stdout).strip().splitlines()[-1:]}")
                 status = 1
                 continue
-        if has_round(run, 1):
-            print(f"{key}: round 1 already recorded")
+        if agent_rounds(run):
+            print(f"{key}: the staged candidate was already submitted (round {agent_rounds(run)[0]})")
             continue
-        reply = ladder("optimize", "submit", str(run), str(STAGED / entry["file"]), "--round", "1",
+        now = json.loads(ladder("optimize", "status", str(run), "--json").stdout)
+        if now["state"] != "waiting":
+            print(f"{key}: the run is {now['state']} ({now.get('reason')}); nothing submitted")
+            continue
+        number = str(now["waiting_for"])
+        reply = ladder("optimize", "submit", str(run), str(STAGED / entry["file"]), "--round", number,
                        "--summary", entry["summary"])
-        (run / "submit-r1.txt").write_text(reply.stdout + reply.stderr)
-        print(f"== {key} (exit {reply.returncode})\n{reply.stdout}{reply.stderr}", flush=True)
+        (run / f"submit-r{number}.txt").write_text(reply.stdout + reply.stderr)
+        print(f"== {key} round {number} (exit {reply.returncode})\n{reply.stdout}{reply.stderr}", flush=True)
         status = max(status, int(reply.returncode not in (0, 1)))
     return status
 

@@ -1,7 +1,7 @@
 """``ladder optimize``: run the loop on one kernel; ``report`` renders a run from its journal.
 
     ladder optimize SOLUTION [--problem P] [--rounds 15] [--proposer rules|llm|agent] [--out DIR]
-                    [--resume] [--budget SECONDS] [--model M] [--wait] [--json] ...
+                    [--resume | --from RUN] [--budget SECONDS] [--model M] [--wait] [--json] ...
     ladder optimize submit RUN CANDIDATE.py [--round N] [--summary TEXT] [--json]
     ladder optimize status RUN [--json]
     ladder optimize report RUN [--html OUT] [--json]
@@ -88,6 +88,9 @@ def optimize() -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: ladder-runs/<solution folder>).")
 @click.option("--resume", is_flag=True, help="Continue the run in --out at its next round.")
+@click.option("--from", "from_run", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Start where the run in this directory stopped (another proposer's, say): its baseline, "
+                   "rounds and best are copied into --out and this proposer's rounds follow.")
 @click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), help="Stop after this many seconds.")
 @click.option("--patience", type=click.IntRange(1), default=3, show_default=True,
               help="Stop after this many rounds without a gain.")
@@ -106,7 +109,7 @@ def optimize() -> None:
                    "(SECONDS for every rung, RUNG=SECONDS for one, 0 for no limit).")
 @click.option("--json", "as_json", is_flag=True, help="Print the run's summary as JSON.")
 def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str, candidates: int, evidence: str,
-                out: Path | None, resume: bool, budget_s: float | None, patience: int, backend: str | None,
+                out: Path | None, resume: bool, from_run: Path | None, budget_s: float | None, patience: int, backend: str | None,
                 target: str | None, seeds: int, quick: bool, model: str | None, wait: bool,
                 timeouts: tuple[str, ...], as_json: bool) -> None:
     """Optimize SOLUTION against its problem; every round is journaled in --out."""
@@ -120,8 +123,11 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     if not problem.is_file():
         raise click.UsageError(f"no problem file: pass --problem (looked for {problem})")
     out = out or Path("ladder-runs") / solution.resolve().parent.name
-    if resume and target is None:
-        target = _recorded_target(out)
+    if from_run is not None and from_run.resolve() == out.resolve():
+        raise click.UsageError("--from names the run to start from; pass another --out for the new run "
+                               "(or --resume to continue this one)")
+    if target is None and (resume or from_run is not None):
+        target = _recorded_target(out if resume else from_run)
     target = target_for(backend or "auto", str(solution), str(problem), target)
     settings = Settings(rounds=rounds, candidates=candidates, evidence=evidence, patience=patience, budget_s=budget_s,
                         gate=GateSettings(backend=backend, seeds=seeds, quick=quick), target=target,
@@ -138,7 +144,8 @@ def run_command(solution: Path, problem: Path | None, rounds: int, proposer: str
     except ProposerError as error:
         raise click.UsageError(str(error)) from None
     try:
-        summary = run_loop(solution, problem, out, chosen, settings, resume=resume, progress=_progress)
+        summary = run_loop(solution, problem, out, chosen, settings, resume=resume, continue_from=from_run,
+                           progress=_progress)
         if proposer == "agent" and wait:
             summary = wait_for_agent(out)
     except KeyboardInterrupt:

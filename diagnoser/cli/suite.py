@@ -77,7 +77,8 @@ def diagnose_suite(operators: list[Operator], backend: str | None, as_json: bool
 
 def optimize_suite(operators: list[Operator], backend: str | None, proposer: str, rounds: int, runs: Path,
                    budget_s: float | None, quick: bool, seeds: int, as_json: bool, output: Path | None,
-                   ray_address: str | None = None, html_page: Path | None = None) -> int:
+                   ray_address: str | None = None, html_page: Path | None = None,
+                   continue_from: Path | None = None) -> int:
     """`ladder suite --optimize`: the loop on every operator, the summary table (exit status)."""
     from ladder.diagnoser.optimize import suite as optimized
     from ladder.diagnoser.optimize.gate import GateSettings
@@ -96,10 +97,11 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
     if ray_address:
         from ladder.diagnoser.optimize import scale
 
-        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address, echo=progress)
+        document = scale.optimize_suite_ray(operators, settings, proposer, runs, address=ray_address, echo=progress,
+                                            continue_from=continue_from)
     else:
         document = optimized.optimize_suite(operators, settings, proposer, runs, on_operator=on_operator,
-                                            progress=progress)
+                                            progress=progress, continue_from=continue_from)
     if output is not None:
         write_json(output, document)
     if html_page is not None:
@@ -151,6 +153,9 @@ def optimize_suite(operators: list[Operator], backend: str | None, proposer: str
 @click.option("--rounds", type=click.IntRange(1), default=15, show_default=True, help="With --optimize: rounds per operator.")
 @click.option("--out", "runs", type=click.Path(file_okay=False, path_type=Path), default=Path("ladder-runs/suite"),
               show_default=True, help="With --optimize: where each operator's run directory goes.")
+@click.option("--from", "from_runs", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="With --optimize: another suite's runs directory (the rules proposer's, say); an operator "
+                   "with a run there starts where it stopped, on its baseline and best.")
 @click.option("--operator-budget", type=click.FloatRange(0, min_open=True),
               help="With --optimize: stop an operator's run after this many seconds.")
 @click.option("--rung-timeout", "timeouts", multiple=True, metavar="[RUNG=]SECONDS",
@@ -167,7 +172,7 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
           per_case: bool, show: Path | None, precompile: bool, isolate: bool, timeout_s: float,
           diagnose: bool, target: str | None, optimize: bool, proposer: str, rounds: int, runs: Path,
           operator_budget: float | None, timeouts: tuple[str, ...], html_page: Path | None,
-          ray_address: str | None) -> None:
+          ray_address: str | None, from_runs: Path | None) -> None:
     """Bench every operator of the kernel suite: the initial Triton solution against PyTorch eager.
 
     Prints one row per operator (geometric means over its cases: initial and eager milliseconds,
@@ -190,8 +195,10 @@ def suite(level: str | None, only: tuple[str, ...], backend: str | None, as_json
             raise click.UsageError(str(error)) from None
         sys.exit(diagnose_suite(operators, backend, as_json, output, isolate=isolate, target=target, limits=limits))
     if optimize:
+        if from_runs is not None and from_runs.resolve() == runs.resolve():
+            raise click.UsageError("--from names the runs to start from; pass another --out for the new ones")
         sys.exit(optimize_suite(operators, backend, proposer, rounds, runs, operator_budget, quick, seeds, as_json,
-                                output, ray_address, html_page))
+                                output, ray_address, html_page, from_runs))
     settings = BenchSettings(backend=backend, isolate=isolate, precompile=precompile, timeout_s=timeout_s,
                              seeds=seeds, seed=seed,
                              time=not no_time, budget_s=budget_s, min_reps=min_reps,

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ladder.diagnoser.ladder import RUNG_TIMEOUTS_S
-from ladder.diagnoser.optimize import ascend
+from ladder.diagnoser.optimize import ascend, escalate
 from ladder.diagnoser.optimize.brief import Brief, brief_for
 from ladder.diagnoser.optimize.gate import BEST, GateResult, GateSettings, geomean, run_gate
 from ladder.diagnoser.optimize.journal import Journal, JournalError, content_key, own_seconds
@@ -121,10 +121,11 @@ class Round:
 
 
 def optimize(solution: str | Path, problem: str | Path, out: str | Path, proposer: Proposer, settings: Settings,
-             *, resume: bool = False, gate: Gate | None = None, diagnose: Diagnose | None = None,
-             progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
+             *, resume: bool = False, continue_from: str | Path | None = None, gate: Gate | None = None,
+             diagnose: Diagnose | None = None, progress: Callable[[str], None] = lambda line: None) -> dict[str, Any]:
     """Run (or resume) the loop; the journal's last state, as ``summary`` reads it. The gate and the
-    diagnosis default to the target's: an Ascend target has its own (``ladder.diagnoser.optimize.ascend``)."""
+    diagnosis default to the target's: an Ascend target has its own (``ladder.diagnoser.optimize.ascend``).
+    ``continue_from``: a new run starts where that run stopped, with this proposer (``escalate``)."""
     gate = gate or ascend.gate_for(settings.target, settings.gate.backend) or run_gate
     diagnose = diagnose or ascend.diagnose_for(settings.target) or diagnose_best
     journal = Journal(out)
@@ -133,6 +134,10 @@ def optimize(solution: str | Path, problem: str | Path, out: str | Path, propose
     if journal.exists():
         if not resume:
             raise OptimizeError(f"{journal.folder} already holds a run: pass --resume to continue it, or another --out")
+        restore(run)
+    elif continue_from is not None:
+        escalate.seed_from(journal, Path(continue_from), problem=run.problem, initial=run.initial,
+                           proposer=proposer.name, settings=_settings_dict(settings))
         restore(run)
     else:
         baseline(run)
@@ -193,7 +198,7 @@ def restore(run: Run) -> None:
         # a kill between the journal line and the copy: the line is the truth
         run.journal.set_best((run.journal.folder / run.best["file"]).read_text())
     run.history = [history_entry(r) for r in run.journal.rounds()]
-    run.seconds_before = sum(own_seconds(r) for r in run.journal.records())
+    run.seconds_before = sum(own_seconds(r) for r in escalate.own_rounds(run.journal))
     run.progress(f"resuming after round {run.journal.last_round()}")
 
 
@@ -209,7 +214,7 @@ def one_round(run: Run, number: int) -> None:
 
 
 def stop_reason(run: Run) -> str | None:
-    settings, rounds = run.settings, run.journal.rounds()
+    settings, rounds = run.settings, escalate.own_rounds(run.journal)  # a continued run's limits are its own
     if rounds and rounds[-1].get("exhausted"):
         return f"the {run.proposer.name} proposer has nothing new to try"
     if len(rounds) >= settings.rounds:

@@ -32,15 +32,17 @@ def build(journal: Journal) -> dict[str, Any]:
                            "model_use": model_use(record.get("proposals", []))})
         for proposal in record.get("proposals", []):
             outcome = proposal.get("outcome") or {}
-            candidates.append({"round": record["round"], "id": proposal["id"], "summary": proposal["summary"],
+            candidates.append({"round": record["round"], "proposer": record.get("proposer"), "id": proposal["id"],
+                               "summary": proposal["summary"],
                                "vs_initial": outcome.get("geomean_vs_initial"), "accepted": outcome.get("accepted"),
                                "reason": outcome.get("reason")})
             if outcome.get("accepted") and proposal["id"] == record.get("accepted"):
-                changes.append({"round": record["round"], "summary": proposal["summary"],
+                changes.append({"round": record["round"], "proposer": record.get("proposer"), "summary": proposal["summary"],
                                 "patterns": proposal.get("patterns", []), "evidence": proposal.get("evidence", []),
                                 "speedup_vs_best": outcome.get("geomean_vs_best"), "diff": proposal.get("diff")})
     return {"run": str(journal.folder), "problem": header["problem"], "solution": header["solution"],
-            "proposer": header["proposer"], "device": header.get("device"), "rounds": len(rounds),
+            "proposer": header["proposer"], "continued_from": header.get("continued_from"),
+            "device": header.get("device"), "rounds": len(rounds),
             "best_round": best["round"], "geomean_vs_initial": best["geomean_vs_initial"],
             "geomean_vs_eager": best.get("geomean_vs_eager"),
             "geomean_vs_compile": _geomean_vs_compile(cases), "cases": cases, "trajectory": trajectory,
@@ -75,7 +77,8 @@ def markdown(document: dict[str, Any]) -> str:
              (f"{document['rounds']} rounds with the {document['proposer']} proposer on {document['device']}; best from "
              f"round {document['best_round']}: **{document['geomean_vs_initial']:.3f}x** over the initial version "
              f"(geomean over cases){_vs('eager', document['geomean_vs_eager'])}"
-             f"{_vs('torch.compile', document['geomean_vs_compile'])}."), "", *_model_use_lines(document),
+             f"{_vs('torch.compile', document['geomean_vs_compile'])}."), "", *_continued_lines(document),
+             *_model_use_lines(document),
              "| case | initial ms | best ms | eager ms | torch.compile ms | x initial | % roofline before -> after |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for case in document["cases"]:
@@ -87,7 +90,7 @@ def markdown(document: dict[str, Any]) -> str:
     if not document["changes"]:
         lines.append("None: no candidate passed the gate.")
     for change in document["changes"]:
-        lines.append(f"- round {change['round']}: {change['summary']} "
+        lines.append(f"- round {change['round']} ({change['proposer']}): {change['summary']} "
                      f"({formatted(change['speedup_vs_best'], '{:.3f}x')} over the best before it)")
         for finding in change["evidence"]:
             where = f" line {finding['line']}" if finding.get("line") else ""
@@ -97,6 +100,14 @@ def markdown(document: dict[str, Any]) -> str:
         lines.append(f"| {candidate['round']} | {candidate['summary']} | {formatted(candidate['vs_initial'], '{:.3f}x')} | "
                      f"{'accepted' if candidate['accepted'] else 'not accepted'}: {candidate['reason']} |")
     return "\n".join(lines) + "\n"
+
+
+def _continued_lines(document: dict[str, Any]) -> list[str]:
+    origin = document.get("continued_from")
+    if not origin:
+        return []
+    return [(f"Continued from {origin['run']}: rounds 1-{origin['after_round']} are the {origin['proposer']} "
+             f"proposer's (it stopped: {origin['stopped']}), copied with its baseline and best."), ""]
 
 
 def _model_use_lines(document: dict[str, Any]) -> list[str]:

@@ -27,10 +27,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ladder.diagnoser.optimize.gate import GateResult, GateSettings
-from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.journal import Journal, JournalError
 from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
 from ladder.diagnoser.optimize.proposers import load_proposer
-from ladder.diagnoser.optimize.suite import operator_row, summarize
+from ladder.diagnoser.optimize.suite import operator_row, source_run, summarize
 
 RETRIES = 2
 DEFAULT_GATE = "ladder.diagnoser.optimize.gate:run_gate"
@@ -227,7 +227,8 @@ class RemoteDiagnose:
 
 def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, out: Path, *, address: str = "local",
                        gate: str = DEFAULT_GATE, echo: Callable[[str], None] = print,
-                       leases: list | None = None, prebuild_target: str | None = PREBUILD_TARGET) -> dict[str, Any]:
+                       leases: list | None = None, prebuild_target: str | None = PREBUILD_TARGET,
+                       continue_from: Path | None = None) -> dict[str, Any]:
     """Every operator's loop at once on the cluster; the same document as ``optimize_suite``."""
     resources = connect(address)
     board = Board(echo=echo)
@@ -240,12 +241,13 @@ def optimize_suite_ray(operators: list[Any], settings: Settings, proposer: str, 
         started = time.monotonic()
         try:
             optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,
-                     resume=Journal(folder).exists(), gate=remote, diagnose=RemoteDiagnose(op.key, board),
+                     resume=Journal(folder).exists(), continue_from=source_run(continue_from, op.key), gate=remote,
+                     diagnose=RemoteDiagnose(op.key, board),
                      progress=lambda line: board.update(op.key, round=Journal(folder).last_round() + 1
                                                         if Journal(folder).exists() else 0, state=line))
             row = operator_row(op.key, Journal(folder))
             board.update(op.key, best=row["speedup_vs_initial"], state=f"done: {row['stopped']}")
-        except OptimizeError as error:
+        except (OptimizeError, JournalError) as error:
             row = {"operator": op.key, "error": str(error)}
             board.update(op.key, state=f"stopped: {error}")
         row["elapsed_s"] = round(time.monotonic() - started, 1)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ladder.diagnoser.optimize import report
 from ladder.diagnoser.optimize.gate import geomean, run_gate
-from ladder.diagnoser.optimize.journal import Journal
+from ladder.diagnoser.optimize.journal import Journal, JournalError
 from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
 from ladder.diagnoser.optimize.proposers import load_proposer
 
@@ -24,8 +24,9 @@ from ladder.diagnoser.optimize.proposers import load_proposer
 def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out: Path, *,
                    progress: Callable[[str], None] = lambda line: None,
                    on_operator: Callable[[dict[str, Any]], None] = lambda row: None,
-                   gate: Callable[..., Any] = run_gate) -> dict[str, Any]:
-    """Optimize every operator (``ladder.diagnoser.suite.operators.Operator``); the suite's document."""
+                   gate: Callable[..., Any] = run_gate, continue_from: Path | None = None) -> dict[str, Any]:
+    """Optimize every operator (``ladder.diagnoser.suite.operators.Operator``); the suite's document.
+    ``continue_from``: a suite's runs directory; an operator with a run there starts where it stopped."""
     rows = []
     stopped = None
     for op in operators:
@@ -36,10 +37,10 @@ def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out:
         started = time.monotonic()
         try:
             optimize(op.solution, op.problem, folder, load_proposer(proposer, run=folder), settings,
-                     resume=Journal(folder).exists(), gate=gate,
+                     resume=Journal(folder).exists(), continue_from=source_run(continue_from, op.key), gate=gate,
                      progress=lambda line, op=op: progress(f"{op.key}: {line}"))
             row = operator_row(op.key, Journal(folder))
-        except OptimizeError as error:
+        except (OptimizeError, JournalError) as error:
             row = {"operator": op.key, "error": str(error)}
             if "device was lost" in str(error):
                 stopped = f"the device was lost during {op.key}"
@@ -47,6 +48,12 @@ def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out:
         rows.append(row)
         on_operator(row)
     return {"proposer": proposer, "summary": summarize(rows), "operators": rows, "stopped": stopped}
+
+
+def source_run(runs: Path | None, key: str) -> Path | None:
+    """The operator's run in another suite's runs directory, where there is one to continue."""
+    folder = runs / key if runs is not None else None
+    return folder if folder is not None and Journal(folder).exists() else None
 
 
 def operator_row(key: str, journal: Journal) -> dict[str, Any]:

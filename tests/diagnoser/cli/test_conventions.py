@@ -45,6 +45,10 @@ def test_every_command_but_the_mcp_server_has_json():
     (["explain", "nv.no-such-pattern", "--json"], "UnknownPattern", USAGE),
     (["index", "status", "--index-dir", "/nonexistent/ladder-index", "--json"], "IndexMissing", CANNOT_RUN),
     (["optimize", "status", str(Path(__file__).parent / "data"), "--json"], "JournalError", CANNOT_RUN),
+    (["optimize", SCRIPT, "--problem", SCRIPT, "--from", str(Path(__file__).parent / "data"), "--out",
+      "/nonexistent/ladder-run", "--json"], "JournalError", CANNOT_RUN),
+    (["optimize", SCRIPT, "--problem", SCRIPT, "--from", str(Path(__file__).parent / "data"), "--out",
+      str(Path(__file__).parent / "data"), "--json"], "UsageError", USAGE),
     (["bench", SCRIPT, "--problem", SCRIPT, "--backend", "cuda", "--json"], "BackendUnavailable", CANNOT_RUN),
 ])
 def test_errors_under_json_are_one_json_object_with_the_conventions_status(args, kind, status):

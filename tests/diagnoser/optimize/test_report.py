@@ -22,7 +22,7 @@ def test_the_report_renders_from_the_journal_alone(pair, tmp_path):  # noqa: F81
     text = report.markdown(document)
     assert "**2.000x** over the initial version" in text and "| c0 |" in text and "not faster than the best" in text
     page = report.html(document)
-    assert page.count("<svg") == 3 and "Round 2: try # speed: 2.0" in page and "<script" not in page
+    assert page.count("<svg") == 3 and "Round 2 (scripted): try # speed: 2.0" in page and "<script" not in page
     ids = re.findall(r'\bid="([^"]+)"', page)
     assert len(ids) == len(set(ids)), "the three plots' SVG ids never collide"
 
