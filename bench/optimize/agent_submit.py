@@ -22,6 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STAGED = ROOT / "bench" / "optimize" / "agent"
+sys.path.insert(0, str(ROOT))
+
+from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
 
 
 def ladder(*args: str) -> subprocess.CompletedProcess:
@@ -29,9 +32,9 @@ def ladder(*args: str) -> subprocess.CompletedProcess:
 
 
 def agent_rounds(run: Path) -> list[int]:
-    journal = run / "journal.jsonl"
-    records = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()] if journal.exists() else []
-    return [r["round"] for r in records if r.get("kind") == "round" and r.get("proposer") == "agent"]
+    """The rounds the agent played in this run (none before its staged candidate is submitted)."""
+    journal = Journal(run)
+    return [r["round"] for r in journal.rounds() if r.get("proposer") == "agent"] if journal.exists() else []
 
 
 def main(argv: list[str]) -> int:
@@ -62,8 +65,9 @@ def main(argv: list[str]) -> int:
                 print(f"{key}: the run did not open: {(opened.stderr or opened.stdout).strip().splitlines()[-1:]}")
                 status = 1
                 continue
-        if agent_rounds(run):
-            print(f"{key}: the staged candidate was already submitted (round {agent_rounds(run)[0]})")
+        played = agent_rounds(run)
+        if played:
+            print(f"{key}: the staged candidate was already submitted (round {played[0]})")
             continue
         now = json.loads(ladder("optimize", "status", str(run), "--json").stdout)
         if now["state"] != "waiting":

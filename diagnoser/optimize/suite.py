@@ -52,8 +52,9 @@ def optimize_suite(operators: list[Any], settings: Settings, proposer: str, out:
 
 def source_run(runs: Path | None, key: str) -> Path | None:
     """The operator's run in another suite's runs directory, where there is one to continue."""
-    folder = runs / key if runs is not None else None
-    return folder if folder is not None and Journal(folder).exists() else None
+    if runs is None or not Journal(runs / key).exists():
+        return None
+    return runs / key
 
 
 def operator_row(key: str, journal: Journal) -> dict[str, Any]:
