@@ -5,6 +5,11 @@ journal exists is resumed (and one whose run already stopped costs a glance at i
 summary is read from the journals alone: per operator the initial -> best speedup, against eager
 and torch.compile, % of the roofline before and after, the round of the best and the patterns
 behind each accepted change; across operators the geometric mean and median.
+
+A run counts once it has a result: finished, or waiting for an agent's next round after at least
+one round (its own, or the run's it continued): its best stands, and a later round replaces it only
+with a faster one. A run a call's deadline cut is listed and not counted: its figures so far are
+often the baseline alone.
 """
 from __future__ import annotations
 
@@ -17,7 +22,7 @@ from typing import Any, Callable
 from ladder.diagnoser.optimize import report
 from ladder.diagnoser.optimize.gate import geomean, run_gate
 from ladder.diagnoser.optimize.journal import Journal, JournalError
-from ladder.diagnoser.optimize.loop import OptimizeError, Settings, optimize
+from ladder.diagnoser.optimize.loop import DEADLINE, OptimizeError, Settings, optimize
 from ladder.diagnoser.optimize.proposers import load_proposer
 
 
@@ -68,6 +73,7 @@ def operator_row(key: str, journal: Journal) -> dict[str, Any]:
         "roofline_after": geomean([c["roofline_after"] for c in cases]),
         "patterns": sorted({p for change in document["changes"] for p in change["patterns"]}),
         "device_seconds": document["seconds"], "stopped": _stop_of(journal), "finished": finished(journal),
+        "waiting": waiting(journal),
     }
 
 
@@ -83,8 +89,21 @@ def finished(journal: Journal) -> bool:
     return last.get("kind") == "stop" and bool(last.get("final"))
 
 
+def waiting(journal: Journal) -> bool:
+    """Whether the run is paused by its proposer (an agent that has not answered yet) after at least
+    one round, its own or those of the run it continued: its best is a result as it stands, unlike a
+    run the deadline cut."""
+    last = journal.records()[-1]
+    return (last.get("kind") == "stop" and not last.get("final") and last.get("reason") != DEADLINE
+            and bool(journal.rounds()))
+
+
+def counts(row: dict[str, Any]) -> bool:
+    return bool(row.get("speedup_vs_initial")) and (row.get("finished", True) or bool(row.get("waiting")))
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    counted = [row for row in rows if row.get("speedup_vs_initial") and row.get("finished", True)]
+    counted = [row for row in rows if counts(row)]
 
     def spread(key: str) -> dict[str, float | None]:
         values = [row[key] for row in counted if row.get(key)]
@@ -96,7 +115,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "roofline_after": spread("roofline_after"),
             "slower_than_initial": [row["operator"] for row in counted if row["speedup_vs_initial"] < 1.0],
             "not_counted": [row["operator"] for row in rows if row not in counted],
-            "unfinished": [row["operator"] for row in rows if row.get("finished") is False]}
+            "waiting": [row["operator"] for row in rows if row.get("waiting")],
+            "unfinished": [row["operator"] for row in rows if row.get("finished") is False and not row.get("waiting")]}
 
 
 def table(document: dict[str, Any]) -> str:
@@ -108,7 +128,7 @@ def table(document: dict[str, Any]) -> str:
         if "error" in row:
             lines.append([row["operator"], "-", "-", "-", "-", "-", "-", "-", row["error"][:60]])
             continue
-        name = row["operator"] + (" *" if row.get("finished") is False else "")
+        name = row["operator"] + (" +" if row.get("waiting") else " *" if row.get("finished") is False else "")
         lines.append([name, str(row["rounds"]), str(row["best_round"]), _f(row["speedup_vs_initial"], "x"),
                       _f(row["speedup_vs_eager"], "x"), _f(row["speedup_vs_compile"], "x"),
                       _f(row["roofline_before"], "", 1), _f(row["roofline_after"], "", 1),
@@ -122,6 +142,8 @@ def table(document: dict[str, Any]) -> str:
             f"vs eager {_f(summary['speedup_vs_eager']['geomean'], 'x')}; vs torch.compile "
             f"{_f(summary['speedup_vs_compile']['geomean'], 'x')}; % of roofline "
             f"{_f(summary['roofline_before']['geomean'], '', 1)} -> {_f(summary['roofline_after']['geomean'], '', 1)}"]
+    if summary.get("waiting"):
+        out.append("+ waiting for its proposer's next round (an agent that has not answered), counted as it stands: " + ", ".join(summary["waiting"]))
     if summary.get("unfinished"):
         out.append("* unfinished (a later call resumes it), not counted: " + ", ".join(summary["unfinished"]))
     if summary["slower_than_initial"]:
@@ -130,13 +152,14 @@ def table(document: dict[str, Any]) -> str:
 
 
 def write_pages(document: dict[str, Any], out: Path, page: Path) -> None:
-    """Each run's HTML report into its run directory and the suite's page to ``page``, linking to
-    them: every figure comes from the journals, nothing is measured again."""
+    """Each run's HTML report into its run directory (``out``'s, or wherever the row's run is) and
+    the suite's page to ``page``, linking to them: every figure comes from the journals, nothing is
+    measured again."""
     from ladder.diagnoser.report import templating
 
     rows = []
     for row in document["operators"]:
-        folder = out / row["operator"]
+        folder = Path(row["run"]) if "run" in row else out / row["operator"]
         if "error" not in row and Journal(folder).exists():
             (folder / "report.html").write_text(report.html(report.build(Journal(folder))))
             row = {**row, "page": os.path.relpath(folder / "report.html", page.parent)}

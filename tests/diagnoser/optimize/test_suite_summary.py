@@ -1,17 +1,19 @@
-"""The suite's summary averages finished runs only: a run stopped by a call's deadline has, so far,
-often nothing but its baseline (1.000x), and counting it would pull the geomean down by a result
-that does not exist yet."""
+"""The suite's summary averages runs with a result only: a run stopped by a call's deadline has, so
+far, often nothing but its baseline (1.000x), and counting it would pull the geomean down by a result
+that does not exist yet; a run waiting for its agent after a round has one, which stands."""
 from __future__ import annotations
 
 import time
 
-from ladder.diagnoser.optimize import loop
+from ladder.diagnoser.optimize import agent, loop
 from ladder.diagnoser.optimize.gate import GateSettings
 from ladder.diagnoser.optimize.journal import Journal
 from ladder.diagnoser.optimize.loop import Settings, optimize
 from ladder.diagnoser.optimize.suite import operator_row, summarize, table, write_pages
 
-from .test_loop import Scripted, fake_gate, pair  # noqa: F401 (the fixture)
+from ladder.diagnoser.optimize.proposers.agent import AgentProposer
+
+from .test_loop import INITIAL, Scripted, fake_gate, pair  # noqa: F401 (the fixture)
 
 
 def test_a_run_stopped_by_the_deadline_is_listed_but_not_averaged(pair, tmp_path, monkeypatch):  # noqa: F811
@@ -51,3 +53,21 @@ def test_the_suite_page_links_each_runs_report_and_marks_the_unfinished(pair, tm
     assert (runs / "level1" / "done" / "report.html").read_text().startswith("<!doctype html>")
     assert "Unfinished (a later call resumes them), not counted: level1/cut." in text
     assert "<td>level1/never</td><td colspan=\"10\">not run yet</td>" in text and "<b>2.000x</b>" in text
+
+
+def test_an_agent_run_waiting_after_a_round_counts_as_it_stands_and_one_not_yet_answered_does_not(pair, tmp_path):  # noqa: F811
+    solution, problem = pair
+    settings = Settings(rounds=15, evidence="timing", gate=GateSettings())
+    for name in ("answered", "silent"):
+        optimize(solution, problem, tmp_path / name, AgentProposer(tmp_path / name), settings, gate=fake_gate)
+    agent.submit(tmp_path / "answered", INITIAL.replace("# speed: 1.0", "# speed: 1.5"), "rewrite", gate=fake_gate)
+    assert agent.status(tmp_path / "answered")["state"] == "waiting"
+    rows = [operator_row(f"level1/{name}", Journal(tmp_path / name)) for name in ("answered", "silent")]
+    assert [(row["finished"], row["waiting"]) for row in rows] == [(False, True), (False, False)]
+    summary = summarize(rows)
+    assert summary["counted"] == 1 and summary["speedup_vs_initial"]["geomean"] == 1.5
+    assert summary["waiting"] == ["level1/answered"] and summary["unfinished"] == ["level1/silent"]
+    text = table({"operators": rows, "summary": summary})
+    assert "level1/answered +" in text and "level1/silent *" in text
+    assert "+ waiting for its proposer's next round (an agent that has not answered), counted as it stands: " \
+        "level1/answered" in text
