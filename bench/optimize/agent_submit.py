@@ -1,15 +1,18 @@
-"""Open an agent run per operator and submit its staged first candidate through ladder.
+"""Open an agent run per operator and submit its staged candidates through ladder, one per round.
 
     PYTHONPATH=. python3 bench/optimize/agent_submit.py --runs bench/results/suite-agent \
         [--from bench/results/suite-rules] [--only level1/40_layer_norm ...]
 
-For each operator in ``bench/optimize/agent/candidates.json``: ``ladder optimize run SOLUTION
---proposer agent --out RUNS/KEY`` (once: it writes the brief and waits), with ``--from
-FROM/KEY`` where the rules' run of that operator exists (the agent then starts on the rules' best
-and baseline, and its candidate must beat that best), then ``ladder optimize submit RUNS/KEY
-CANDIDATE --round N`` for the round the run waits on (once: a run whose journal already holds a
-round of the agent is skipped), so a call cut short is continued by the next. Each reply (the
-verdict and the next brief) is saved as RUNS/KEY/submit-rN.txt and printed.
+``bench/optimize/agent/candidates.json`` lists, per operator, the agent's candidates in the order
+it wrote them: the first from the brief of a CPU run, each later one from the brief the previous
+submission returned. For each operator: ``ladder optimize run SOLUTION --proposer agent --out
+RUNS/KEY`` (once: it writes the brief and waits), with ``--from FROM/KEY`` where the rules' run of
+that operator exists (the agent then starts on the rules' best and baseline, and its candidate must
+beat that best), then ``ladder optimize submit RUNS/KEY CANDIDATE --round N`` for the round the
+run waits on, with the first staged candidate the journal does not hold a round of yet (the n-th
+agent round plays the n-th candidate), so a call cut short is continued by the next and a
+candidate is never submitted twice. Each reply (the verdict and the next brief) is saved as
+RUNS/KEY/submit-rN.txt and printed.
 """
 from __future__ import annotations
 
@@ -49,7 +52,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     staged = json.loads((STAGED / "candidates.json").read_text())
     status, began = 0, time.monotonic()
-    for key, entry in staged.items():
+    for key, entries in staged.items():
         if args.only and key not in args.only:
             continue
         if args.deadline is not None and time.monotonic() - began > args.deadline - args.reserve:
@@ -66,16 +69,17 @@ def main(argv: list[str]) -> int:
                 status = 1
                 continue
         played = agent_rounds(run)
-        if played:
-            print(f"{key}: the staged candidate was already submitted (round {played[0]})")
+        if len(played) >= len(entries):
+            print(f"{key}: all {len(entries)} staged candidates were submitted (rounds {', '.join(map(str, played))})")
             continue
+        staged_next = entries[len(played)]
         now = json.loads(ladder("optimize", "status", str(run), "--json").stdout)
         if now["state"] != "waiting":
             print(f"{key}: the run is {now['state']} ({now.get('reason')}); nothing submitted")
             continue
         number = str(now["waiting_for"])
-        reply = ladder("optimize", "submit", str(run), str(STAGED / entry["file"]), "--round", number,
-                       "--summary", entry["summary"])
+        reply = ladder("optimize", "submit", str(run), str(STAGED / staged_next["file"]), "--round", number,
+                       "--summary", staged_next["summary"])
         (run / f"submit-r{number}.txt").write_text(reply.stdout + reply.stderr)
         print(f"== {key} round {number} (exit {reply.returncode})\n{reply.stdout}{reply.stderr}", flush=True)
         status = max(status, int(reply.returncode not in (0, 1)))

@@ -1,0 +1,60 @@
+"""bench/optimize/agent_submit.py: the n-th agent round of a run plays the operator's n-th staged
+candidate, at the round the run waits on, and a candidate already played is never sent again."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+KEY = "level1/23_softmax"
+
+
+@pytest.fixture
+def script(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("agent_submit", ROOT / "bench" / "optimize" / "agent_submit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    staged = tmp_path / "staged"
+    staged.mkdir()
+    (staged / "candidates.json").write_text(json.dumps({KEY: [
+        {"file": "23_softmax_r1.py", "summary": "first"}, {"file": "23_softmax_r2.py", "summary": "second"}]}))
+    monkeypatch.setattr(module, "STAGED", staged)
+    return module
+
+
+def fake_ladder(calls: list[tuple[str, ...]], waiting_for: int):
+    def ladder(*args: str) -> subprocess.CompletedProcess:
+        calls.append(args)
+        if args[:2] == ("optimize", "status"):
+            return subprocess.CompletedProcess(args, 0, json.dumps({"state": "waiting", "waiting_for": waiting_for}), "")
+        return subprocess.CompletedProcess(args, 0, f"round {waiting_for}: r{waiting_for}-c1 accepted\n", "")
+    return ladder
+
+
+def test_the_next_staged_candidate_is_submitted_at_the_round_the_run_waits_on(script, tmp_path, monkeypatch):
+    runs = tmp_path / "runs"
+    (runs / KEY).mkdir(parents=True)
+    (runs / KEY / "journal.jsonl").write_text("")
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(script, "ladder", fake_ladder(calls, waiting_for=4))
+    monkeypatch.setattr(script, "agent_rounds", lambda run: [3])
+    assert script.main(["--runs", str(runs)]) == 0
+    submitted = [call for call in calls if call[:2] == ("optimize", "submit")]
+    assert submitted == [("optimize", "submit", str((runs / KEY).resolve()), str(script.STAGED / "23_softmax_r2.py"),
+                          "--round", "4", "--summary", "second")]
+    assert (runs / KEY / "submit-r4.txt").read_text() == "round 4: r4-c1 accepted\n"
+
+
+def test_a_run_that_played_every_staged_candidate_gets_nothing(script, tmp_path, monkeypatch, capsys):
+    runs = tmp_path / "runs"
+    (runs / KEY).mkdir(parents=True)
+    (runs / KEY / "journal.jsonl").write_text("")
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(script, "ladder", fake_ladder(calls, waiting_for=5))
+    monkeypatch.setattr(script, "agent_rounds", lambda run: [3, 4])
+    assert script.main(["--runs", str(runs)]) == 0
+    assert calls == [] and "all 2 staged candidates were submitted (rounds 3, 4)" in capsys.readouterr().out
