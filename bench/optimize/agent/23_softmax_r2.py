@@ -23,18 +23,17 @@ CHUNK = 4096
 
 
 @triton.jit
-def _row_parts(x_ptr, base_units, row, stride, n_cols):
-    """The row's head length (to a 16-byte boundary), its body pointer and body length in units of 4."""
-    head = (4 - (base_units + row * stride) % 4) % 4
-    head = tl.minimum(head, n_cols)
-    body_units = (n_cols - head) // 4
-    return head, body_units
+def _row_parts(base_units, row, stride, n_cols):
+    """The row's head length (up to a 16-byte boundary) and its body's length in units of 4 floats."""
+    head = tl.minimum((4 - (base_units + row * stride) % 4) % 4, n_cols)
+    return head, (n_cols - head) // 4
+
 
 
 @triton.jit
-def softmax_whole_row_kernel(x_ptr, y_ptr, n_cols, stride, base_units, BLOCK: tl.constexpr):
+def softmax_whole_row_kernel(x_ptr, y_ptr, n_cols, stride, base_units, ALIGNED: tl.constexpr, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
-    head, body_units = _row_parts(x_ptr, base_units, row, stride, n_cols)
+    head, body_units = _row_parts(base_units, row, stride, n_cols)
     body_len = body_units * 4
     tail_start = head + body_len
     x_row, y_row = x_ptr + row * stride, y_ptr + row * stride
@@ -43,8 +42,9 @@ def softmax_whole_row_kernel(x_ptr, y_ptr, n_cols, stride, base_units, BLOCK: tl
     tail_mask = tail_start + edge < n_cols
     cols = tl.arange(0, BLOCK)
     body_mask = cols < body_len
-    x_body = tl.multiple_of(x_row + head, 16)
-    y_body = tl.multiple_of(y_row + head, 16)
+    x_body, y_body = x_row + head, y_row + head
+    if ALIGNED:
+        x_body, y_body = tl.multiple_of(x_body, 16), tl.multiple_of(y_body, 16)
     x = tl.load(x_body + cols, mask=body_mask, other=float("-inf"))
     x_head = tl.load(x_row + edge, mask=head_mask, other=float("-inf"))
     x_tail = tl.load(x_row + tail_start + edge, mask=tail_mask, other=float("-inf"))
@@ -59,14 +59,15 @@ def softmax_whole_row_kernel(x_ptr, y_ptr, n_cols, stride, base_units, BLOCK: tl
 
 
 @triton.jit
-def softmax_online_kernel(x_ptr, y_ptr, n_cols, stride, base_units, CHUNK: tl.constexpr):
+def softmax_online_kernel(x_ptr, y_ptr, n_cols, stride, base_units, ALIGNED: tl.constexpr, CHUNK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
-    head, body_units = _row_parts(x_ptr, base_units, row, stride, n_cols)
+    head, body_units = _row_parts(base_units, row, stride, n_cols)
     body_len = body_units * 4
     tail_start = head + body_len
     x_row, y_row = x_ptr + row * stride, y_ptr + row * stride
-    x_body = tl.multiple_of(x_row + head, 16)
-    y_body = tl.multiple_of(y_row + head, 16)
+    x_body, y_body = x_row + head, y_row + head
+    if ALIGNED:
+        x_body, y_body = tl.multiple_of(x_body, 16), tl.multiple_of(y_body, 16)
     edge = tl.arange(0, 4)
     head_mask = edge < head
     tail_mask = tail_start + edge < n_cols
@@ -105,16 +106,15 @@ class ModelNew(nn.Module):
         x = x.contiguous()
         n_rows, n_cols = x.shape
         y = torch.empty_like(x)
-        # x and y must sit at the same offset from a 16-byte boundary for one head to align both
+        # one head aligns both rows only where x and y sit at the same offset from a 16-byte boundary
+        # (always, for a fresh x); otherwise the body is not declared aligned (correct, unvectorized)
         base_units = (x.data_ptr() // 4) % 4
-        if x.data_ptr() % 4 or base_units != (y.data_ptr() // 4) % 4:
-            y = torch.empty(n_rows * n_cols + 4, device=x.device, dtype=x.dtype)
-            shift = (base_units - (y.data_ptr() // 4) % 4) % 4
-            y = y[shift:shift + n_rows * n_cols].view(n_rows, n_cols)
+        aligned = x.data_ptr() % 4 == 0 and base_units == (y.data_ptr() // 4) % 4
         if n_cols <= WHOLE_ROW_LIMIT:
             block = triton.next_power_of_2(max(n_cols - 3, 1))
-            softmax_whole_row_kernel[(n_rows,)](x, y, n_cols, x.stride(0), base_units, BLOCK=block,
+            softmax_whole_row_kernel[(n_rows,)](x, y, n_cols, x.stride(0), base_units, ALIGNED=aligned, BLOCK=block,
                                                 num_warps=max(4, min(16, block // 512)))
         else:
-            softmax_online_kernel[(n_rows,)](x, y, n_cols, x.stride(0), base_units, CHUNK=CHUNK, num_warps=8)
+            softmax_online_kernel[(n_rows,)](x, y, n_cols, x.stride(0), base_units, ALIGNED=aligned, CHUNK=CHUNK,
+                                             num_warps=8)
         return y
