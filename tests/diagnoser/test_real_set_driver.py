@@ -4,23 +4,20 @@ deadline that stops before starting what it cannot finish, and a script that lau
 counted as not completed whatever the exit status of `ladder diagnose`."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from ..bench_scripts import load_bench_script
+
 SCRIPT = Path(__file__).parent / "data" / "kernels" / "script" / "run_scale.py"
 
 
 @pytest.fixture(scope="module")
 def driver():
-    spec = importlib.util.spec_from_file_location("diagnose_all", ROOT / "bench" / "real" / "diagnose_all.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("real/diagnose_all.py")
 
 
 @pytest.fixture(scope="module")

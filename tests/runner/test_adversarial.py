@@ -7,8 +7,6 @@ The set runs in batches of about ten files per evaluation (one fixture for the m
 bench/runner/adversarial.py runs it, whose batching and grading these tests share."""
 from __future__ import annotations
 
-import importlib.util
-import os
 import signal
 import subprocess
 import sys
@@ -22,6 +20,8 @@ import yaml
 from ladder.runner import sandbox, seeds
 from ladder.runner.bench import bench_pair
 
+from ..bench_scripts import load_bench_script
+
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).parent / "fixtures"
 BACKEND = "tests.runner.host_clock:backend"
@@ -30,11 +30,7 @@ OPTIONS = {"cases": [0]}
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("adversarial_bench", ROOT / "bench" / "runner" / "adversarial.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("runner/adversarial.py")
 
 
 ADVERSARIAL = _script()

@@ -2,20 +2,18 @@
 size and says which passed and which kernels each launched."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
+
+from ..bench_scripts import load_bench_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "diagnoser" / "data" / "kernels" / "script" / "run_scale.py"
 
 
 def load_check():
-    spec = importlib.util.spec_from_file_location("check_interpreted", ROOT / "bench" / "real" / "check_interpreted.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("real/check_interpreted.py")
 
 
 def test_a_passing_and_a_failing_script_are_told_apart(tmp_path):

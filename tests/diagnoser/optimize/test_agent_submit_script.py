@@ -2,22 +2,19 @@
 candidate, at the round the run waits on, and a candidate already played is never sent again."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from ...bench_scripts import load_bench_script
+
 KEY = "level1/23_softmax"
 
 
 @pytest.fixture
 def script(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("agent_submit", ROOT / "bench" / "optimize" / "agent_submit.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_bench_script("optimize/agent_submit.py")
     staged = tmp_path / "staged"
     staged.mkdir()
     (staged / "candidates.json").write_text(json.dumps({KEY: [

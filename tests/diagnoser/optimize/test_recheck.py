@@ -1,7 +1,6 @@
 """bench/optimize/recheck.py: every accepted best is judged again in a `ladder bench` of its own."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -10,11 +9,11 @@ import pytest
 
 from ladder.diagnoser.optimize.journal import Journal
 
+from ...bench_scripts import load_bench_script
+
 ROOT = Path(__file__).resolve().parents[3]
 ADD = ROOT / "tests" / "runner" / "fixtures" / "add"
-spec = importlib.util.spec_from_file_location("recheck", ROOT / "bench" / "optimize" / "recheck.py")
-recheck = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(recheck)
+recheck = load_bench_script("optimize/recheck.py")
 
 
 def run_folder(runs: Path, key: str, best_file: str, best_round: int = 1) -> Path:

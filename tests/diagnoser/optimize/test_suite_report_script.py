@@ -2,9 +2,7 @@
 operator once (the agent's run where there is one, the rules' otherwise), nothing measured again."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -13,18 +11,15 @@ from ladder.diagnoser.optimize.gate import GateSettings
 from ladder.diagnoser.optimize.loop import Settings, optimize
 from ladder.diagnoser.optimize.proposers.agent import AgentProposer
 
+from ...bench_scripts import load_bench_script
 from .test_loop import INITIAL, Scripted, fake_gate, pair  # noqa: F401 (the fixture)
 
-ROOT = Path(__file__).resolve().parents[3]
 RELU, SOFTMAX = "level1/19_relu", "level1/23_softmax"
 
 
 @pytest.fixture
 def script():
-    spec = importlib.util.spec_from_file_location("suite_report", ROOT / "bench" / "optimize" / "suite_report.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("optimize/suite_report.py")
 
 
 def test_the_agents_runs_over_the_rules_count_each_operator_once(script, pair, tmp_path, capsys):  # noqa: F811

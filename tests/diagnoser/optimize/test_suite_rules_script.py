@@ -3,21 +3,16 @@
 than from the previous call's."""
 from __future__ import annotations
 
-import importlib.util
 import tarfile
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[3]
+from ...bench_scripts import load_bench_script
 
 
 @pytest.fixture
 def script():
-    spec = importlib.util.spec_from_file_location("suite_rules", ROOT / "bench" / "optimize" / "suite_rules.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench_script("optimize/suite_rules.py")
 
 
 def test_an_interrupted_call_still_packs_the_journals_it_wrote(script, tmp_path, monkeypatch, capsys):
