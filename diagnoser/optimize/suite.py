@@ -99,6 +99,7 @@ def waiting(journal: Journal) -> bool:
 
 
 def counts(row: dict[str, Any]) -> bool:
+    """Whether the row enters the suite's means: it has a speedup and a result (module docstring)."""
     return bool(row.get("speedup_vs_initial")) and (row.get("finished", True) or bool(row.get("waiting")))
 
 
