@@ -27,17 +27,14 @@ ROOT = Path(__file__).resolve().parents[2]
 STAGED = ROOT / "bench" / "optimize" / "agent"
 sys.path.insert(0, str(ROOT))
 
+from ladder.diagnoser.optimize import agent  # noqa: E402
+from ladder.diagnoser.optimize.escalate import own_rounds  # noqa: E402
 from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
+from ladder.diagnoser.optimize.suite import source_run  # noqa: E402
 
 
 def ladder(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "ladder.diagnoser", *args], cwd=ROOT, capture_output=True, text=True, check=False)
-
-
-def agent_rounds(run: Path) -> list[int]:
-    """The rounds the agent played in this run (none before its staged candidate is submitted)."""
-    journal = Journal(run)
-    return [r["round"] for r in journal.rounds() if r.get("proposer") == "agent"] if journal.exists() else []
 
 
 def main(argv: list[str]) -> int:
@@ -60,20 +57,20 @@ def main(argv: list[str]) -> int:
             continue
         run = (args.runs / key).resolve()
         if not (run / "journal.jsonl").exists():
-            source = args.source / key if args.source is not None else None
-            start = ["--from", str(source)] if source is not None and (source / "journal.jsonl").exists() else []
+            source = source_run(args.source, key)
+            start = ["--from", str(source)] if source is not None else []
             opened = ladder("optimize", "run", f"kernels/{key}/solution.py", "--proposer", "agent", "--out", str(run),
                             *start, *(["--quick"] if args.quick else []))
             if opened.returncode != 0:
                 print(f"{key}: the run did not open: {(opened.stderr or opened.stdout).strip().splitlines()[-1:]}")
                 status = 1
                 continue
-        played = agent_rounds(run)
+        played = [r["round"] for r in own_rounds(Journal(run))]  # the agent's, after any rules' rounds copied
         if len(played) >= len(entries):
             print(f"{key}: all {len(entries)} staged candidates were submitted (rounds {', '.join(map(str, played))})")
             continue
         staged_next = entries[len(played)]
-        now = json.loads(ladder("optimize", "status", str(run), "--json").stdout)
+        now = agent.status(run)
         if now["state"] != "waiting":
             print(f"{key}: the run is {now['state']} ({now.get('reason')}); nothing submitted")
             continue

@@ -30,9 +30,8 @@ from ladder.diagnoser.suite.operators import discover  # noqa: E402
 def document(runs: Path, proposer: str, over: Path | None = None) -> dict:
     rows = []
     for op in discover():
-        found = [Journal(base / op.key) for base in (runs, over) if base is not None]
-        journal = next((journal for journal in found if journal.exists()), None)
-        rows.append(optimized.operator_row(op.key, journal) if journal else {"operator": op.key, "error": "not run yet"})
+        folder = optimized.source_run(runs, op.key) or optimized.source_run(over, op.key)
+        rows.append(optimized.operator_row(op.key, Journal(folder)) if folder else {"operator": op.key, "error": "not run yet"})
     return {"proposer": proposer, "summary": optimized.summarize(rows), "operators": rows, "stopped": None,
             **({"over": str(over)} if over is not None else {})}
 

@@ -26,10 +26,14 @@ def script(tmp_path, monkeypatch):
 def fake_ladder(calls: list[tuple[str, ...]], waiting_for: int):
     def ladder(*args: str) -> subprocess.CompletedProcess:
         calls.append(args)
-        if args[:2] == ("optimize", "status"):
-            return subprocess.CompletedProcess(args, 0, json.dumps({"state": "waiting", "waiting_for": waiting_for}), "")
         return subprocess.CompletedProcess(args, 0, f"round {waiting_for}: r{waiting_for}-c1 accepted\n", "")
     return ladder
+
+
+def played(script, monkeypatch, rounds: list[int], waiting_for: int) -> None:
+    """The run's journal as agent_submit reads it: the agent's rounds so far, and the round it waits on."""
+    monkeypatch.setattr(script, "own_rounds", lambda journal: [{"round": r} for r in rounds])
+    monkeypatch.setattr(script.agent, "status", lambda run: {"state": "waiting", "waiting_for": waiting_for})
 
 
 def test_the_next_staged_candidate_is_submitted_at_the_round_the_run_waits_on(script, tmp_path, monkeypatch):
@@ -38,7 +42,7 @@ def test_the_next_staged_candidate_is_submitted_at_the_round_the_run_waits_on(sc
     (runs / KEY / "journal.jsonl").write_text("")
     calls: list[tuple[str, ...]] = []
     monkeypatch.setattr(script, "ladder", fake_ladder(calls, waiting_for=4))
-    monkeypatch.setattr(script, "agent_rounds", lambda run: [3])
+    played(script, monkeypatch, [3], waiting_for=4)
     assert script.main(["--runs", str(runs)]) == 0
     submitted = [call for call in calls if call[:2] == ("optimize", "submit")]
     assert submitted == [("optimize", "submit", str((runs / KEY).resolve()), str(script.STAGED / "23_softmax_r2.py"),
@@ -52,6 +56,6 @@ def test_a_run_that_played_every_staged_candidate_gets_nothing(script, tmp_path,
     (runs / KEY / "journal.jsonl").write_text("")
     calls: list[tuple[str, ...]] = []
     monkeypatch.setattr(script, "ladder", fake_ladder(calls, waiting_for=5))
-    monkeypatch.setattr(script, "agent_rounds", lambda run: [3, 4])
+    played(script, monkeypatch, [3, 4], waiting_for=5)
     assert script.main(["--runs", str(runs)]) == 0
     assert calls == [] and "all 2 staged candidates were submitted (rounds 3, 4)" in capsys.readouterr().out
