@@ -148,4 +148,17 @@ def assess(profile: dict | None, findings: list[dict]) -> dict:
     worst = min(open_cases, key=lambda v: v["efficiency"])
     why = (f"{len(open_cases)} of {len(verdicts)} cases unexplained; worst: case {worst['case']} at"
            f" {worst['efficiency']:.0%} of its floor, {worst['class']}, and no finding accounts for that")
-    return {"explained": False, "why": why, "cases": verdicts}
+    return {"explained": False, "why": why + _where_in_the_split(profile, worst["case"]), "cases": verdicts}
+
+
+def _where_in_the_split(profile: dict, case: int) -> str:
+    """The kernel of a multi-kernel forward that loses the most time to its own floor, when rung 2
+    split that case into its kernels (`ladder.diagnoser.profile.split`)."""
+    split = profile.get("split") or {}
+    kernels = [k for k in split.get("kernels", []) if k.get("seconds") and k.get("efficiency") is not None]
+    if split.get("case") != case or not kernels:
+        return ""
+    kernel = max(kernels, key=lambda k: k["seconds"] * (1.0 - min(k["efficiency"], 1.0)))
+    where = f" (line {kernel['line']})" if kernel.get("line") else ""
+    return (f"; most of it is lost in {kernel['kernel']}{where}, {kernel['share']:.0%} of the forward"
+            f" at {kernel['efficiency']:.0%} of its own floor")

@@ -4,7 +4,8 @@
 the ladder it carries is the run's ``--evidence`` setting, so that what the diagnosis adds can be
 measured: ``none`` (the kernel and the problem only), ``timing`` (plus the per-case times and
 roofline positions), ``full`` (plus the findings with their source lines, IR excerpts, profile
-metrics and cited compiler chunks).
+metrics and cited compiler chunks, and for a forward of several kernels each kernel's time, share and
+position against its own floor).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class Brief:
     facts: list[dict[str, Any]] = field(default_factory=list)
     citations: list[dict[str, Any]] = field(default_factory=list)
     gap: str = ""
+    split: dict[str, Any] | None = None  # the worst forward of several kernels, kernel by kernel
     history: list[dict[str, Any]] = field(default_factory=list)  # earlier rounds: what was tried, why it failed
 
     def to_dict(self) -> dict[str, Any]:
@@ -54,6 +56,8 @@ class Brief:
             lines.append("")
         if self.gap:
             lines += [f"Gap to the roofline: {self.gap}", ""]
+        if self.split and self.split.get("kernels"):
+            lines += _split_lines(self.split)
         if self.findings:
             lines += ["## Findings (the ladder's evidence)", ""]
             for finding in self.findings:
@@ -110,7 +114,26 @@ def brief_for(round_number: int, problem_path: str, best_path: str, evidence_lev
         brief.facts = [_excerpted(fact) for fact in diagnosis.get("facts", [])][:40]
         brief.citations = diagnosis.get("citations", [])
         brief.gap = (diagnosis.get("gap") or {}).get("why", "")
+        brief.split = (diagnosis.get("profile") or {}).get("split")
     return brief
+
+
+def _split_lines(split: dict[str, Any]) -> list[str]:
+    """Where the forward of the worst multi-kernel case spends its time, kernel by kernel."""
+    lines = [f"## Where the time goes (case {split['case']}: {split.get('label')})", "",
+             "| kernel | launched at line | launches | time ms | share | % of its floor | class |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for kernel in split["kernels"]:
+        efficiency = kernel.get("efficiency")
+        lines.append(f"| {kernel['kernel']} | {kernel.get('line') or '-'} | {kernel.get('launches')} | "
+                     f"{_n(kernel['seconds'] * 1e3 if kernel.get('seconds') else None)} | "
+                     f"{_n(kernel['share'] * 100 if kernel.get('share') else None, '{:.0f}%')} | "
+                     f"{_n(efficiency * 100 if efficiency is not None else None, '{:.0f}')} | "
+                     f"{kernel.get('class') or '-'} |")
+    lines.append(f"| outside Triton kernels | - | - | {_n(split['outside_s'] * 1e3)} | "
+                 f"{split['outside_share'] * 100:.0f}% | - | - |")
+    lines += ["", f"Forward {_n(split['forward_s'] * 1e3)} ms; {split.get('note')}.", ""]
+    return lines
 
 
 def _excerpted(fact: dict[str, Any]) -> dict[str, Any]:

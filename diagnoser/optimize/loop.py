@@ -477,22 +477,25 @@ def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: 
     device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
     backend = "cuda" if device and capture == "device" else "aot"
     subject = Subject(str(best), str(problem), backend=backend, target="sm90", device=device)
-    steps = (ladder.measured_rungs(_profile_from_gate(last_gate, run.best_in_gate)) if device is not None
-             else ladder.RUNGS)
+    steps = (ladder.measured_rungs(_profile_from_gate(last_gate, run.best_in_gate, best, problem))
+             if device is not None else ladder.RUNGS)
     state = ladder.new_state(subject)
     state["options"] = {"ncu": False}
     return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps, limits=run.settings.rung_timeouts)
 
 
-def _profile_from_gate(result: GateResult, name: str) -> dict[str, Any]:
-    """Rung 2's profile of contestant ``name`` as the gate timed it."""
-    from ladder.diagnoser.profile import nvidia
+def _profile_from_gate(result: GateResult, name: str, best: Path, problem: Path) -> dict[str, Any]:
+    """Rung 2's profile of contestant ``name`` as the gate timed it, with its worst forward of several
+    kernels split into them (a few seconds of replays on the device the gate has just let go of)."""
+    from ladder.diagnoser.profile import nvidia, split
     from ladder.runner.bench import flat_record
 
     record = flat_record(result.record, name)
     ceilings = nvidia.ceilings_for(record["device"], result.record.get("ceilings"))
-    return nvidia.assemble(record, ceilings, {"available": False, "why": "ncu not used in the loop", "cases": {},
-                                              "errors": {}})
+    measured = nvidia.assemble(record, ceilings, {"available": False, "why": "ncu not used in the loop", "cases": {},
+                                                  "errors": {}})
+    split.attach_split(measured, str(best), str(problem))
+    return measured
 
 
 def load_run(folder: str | Path) -> Journal:

@@ -4,8 +4,8 @@
 or `ascend` (torch_npu timing + msprof); a script (no cases, no reference) is profiled by its launch
 sites, each replayed and timed (`script`), on a GPU or, host-timed, under the interpreter. The pieces
 are usable alone: `ncu` (command, raw-page parser, launch alignment), `msprof` (operator summaries),
-`roofline` (the class rules), `driver` (the program the profilers run) and `script_job` (its job
-for a script).
+`roofline` (the class rules), `driver` (the program the profilers run), `script_job` (its job
+for a script) and `split` (a forward of several kernels, kernel by kernel).
 """
 from __future__ import annotations
 
@@ -16,9 +16,11 @@ def profile(solution: str, problem: str | None, backend: str, *, script: bool = 
 
         return script_mode.profile(solution, backend, use_ncu=use_ncu)
     if backend == "cuda":
-        from ladder.diagnoser.profile import nvidia
+        from ladder.diagnoser.profile import nvidia, split
 
-        return nvidia.profile(solution, problem, use_ncu=use_ncu)
+        measured = nvidia.profile(solution, problem, use_ncu=use_ncu)
+        split.attach_split(measured, solution, problem)
+        return measured
     if backend == "npu":
         from ladder.diagnoser.profile import ascend
         from ladder.diagnoser.subject import RungUnavailable

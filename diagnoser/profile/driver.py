@@ -3,8 +3,10 @@
     python3 -m ladder.diagnoser.profile.driver JOBS.json LOG.jsonl
 
 `JOBS.json` is a list of jobs: `{"solution": path, "problem": path, "cases": [0, 2] | null,
-"device": "cuda" | "npu"}` for a solution/problem pair, or `{"script": path, "argv": [...]}` for any
-script that launches Triton kernels. Per case the driver builds the inputs and warms the forward up
+"device": "cuda" | "npu" | "cpu", "split": timing | null}` for a solution/problem pair, or
+`{"script": path, "argv": [...]}` for any script that launches Triton kernels. A pair job with
+`split` profiles nothing: after the warm-up it records one forward by launch site and times each
+site by replay (`ladder.diagnoser.profile.split`). Per case the driver builds the inputs and warms the forward up
 unprofiled until it is in its steady state (compilation, autotuning and first-touch effects happen
 there): it calls it until no autotuner benchmarks a config any more and two calls in a row launch
 the same kernels, at most `MAX_WARMUP_CALLS` times. Then it runs it once more between
@@ -135,13 +137,27 @@ def run_cases(problem, model_new, job: dict, log: LaunchLog, emit, device: str) 
             model = model_new(*init_inputs).to(device)
             with torch.no_grad():
                 warm = warm_up(log, lambda: model(*inputs))  # outside the profiled range
+                steady = {"warmup_calls": warm["calls"], "warmup_launches": len(warm["names"]),
+                          "autotuning_launches": warm["tuning_launches"], "steady": warm["steady"]}
+                if job.get("split"):
+                    emit({"case": index, "split": _split(lambda: model(*inputs), job["split"], device),
+                          "steady_state": steady})
+                    continue
                 launches = profiled(log, lambda: model(*inputs), device)
-            emit({"case": index, "launches": launches,
-                  "steady_state": {"warmup_calls": warm["calls"], "warmup_launches": len(warm["names"]),
-                                   "autotuning_launches": warm["tuning_launches"], "steady": warm["steady"]},
+            emit({"case": index, "launches": launches, "steady_state": steady,
                   **({"warmup": warm["names"]} if device != "cuda" else {})})
         except Exception as error:  # one bad case must not hide the others
             emit({"case": index, "launches": [], "error": _one_line(error)})
+
+
+def _split(run, timing: dict, device: str) -> list[dict]:
+    """One steady-state forward's launch sites, each timed by replay (no profiler range)."""
+    from ladder.diagnoser.profile import script_job
+    from ladder.runner.backends import select_backend
+
+    backend = select_backend("cuda" if device == "cuda" else "interpret")
+    backend.setup()
+    return script_job.forward_sites(run, backend, timing)
 
 
 def run_script(job: dict, log: LaunchLog, emit) -> None:

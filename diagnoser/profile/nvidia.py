@@ -8,6 +8,9 @@
    kernels; without ncu the report says why and the class rests on events alone.
 4. Each case is classified (`roofline.classify`); theoretical occupancy is filled in from rung 3's
    occupancy facts once that rung has run (`attach_occupancy`).
+5. Where a case launches several kernels, the one furthest from its floor is split into its
+   kernels, each timed by replay (`ladder.diagnoser.profile.split`, attached by `profile.profile`
+   and by the optimization loop): which kernel the gap is in.
 
 Launches per forward are the steady state's: the runner counts them on the timed calls, made after
 the checked calls and the timing warm-up, and never counts the launches an autotuner makes while it

@@ -51,13 +51,9 @@ def run(job: dict, log: Any, emit: Callable[[dict], None], profiled: Callable) -
           "launches": sum(site.launches for site in sites) + recorder.untracked_launches,
           "tuning_launches": recorder.tuning_launches, "untracked_launches": recorder.untracked_launches,
           "backend": backend.name, "device": backend.device_name(), **({"failed": failure} if failure else {})})
-    timings = _time_sites(sites, backend, {**DEFAULT_TIMING, **job["time"]}) if job.get("time") else {}
-    described = []
-    for site in sites:
-        described.append(site.to_dict())
-        for variant in described[-1]["variants"]:
-            variant.update(timings.get((site.key, variant["key"]), {"not_timed": "timing was not asked for"}))
-        emit({"case": "site", "site": described[-1]})
+    described = timed_sites(sites, backend, job.get("time"))
+    for site in described:
+        emit({"case": "site", "site": site})
     wanted = job.get("profile")
     if wanted and "choose" in wanted:
         chosen, share = heaviest(time_shares(described), wanted["choose"]["sites"], wanted["choose"]["share"])
@@ -65,6 +61,28 @@ def run(job: dict, log: Any, emit: Callable[[dict], None], profiled: Callable) -
         wanted = {"sites": chosen, "launches": wanted.get("launches", 1)}
     if wanted:
         _profile_sites(sites, wanted, log, emit, profiled, backend.device_type)
+
+
+def forward_sites(run: Callable[[], Any], backend: Any, timing: dict) -> list[dict]:
+    """One call of `run` (a forward already in its steady state) recorded by launch site, each site
+    timed by replay: a forward of several kernels split into its kernels (`ladder.diagnoser.profile.split`)."""
+    from ladder.runner.capture.sites import SiteRecorder
+
+    with SiteRecorder() as recorder:
+        run()
+    backend.synchronize()
+    return timed_sites(recorder.ordered(), backend, timing)
+
+
+def timed_sites(sites: list, backend: Any, timing: dict | None) -> list[dict]:
+    """The recorded sites as log records, each variant with its replayed time or why it has none."""
+    timings = _time_sites(sites, backend, {**DEFAULT_TIMING, **timing}) if timing else {}
+    described = []
+    for site in sites:
+        described.append(site.to_dict())
+        for variant in described[-1]["variants"]:
+            variant.update(timings.get((site.key, variant["key"]), {"not_timed": "timing was not asked for"}))
+    return described
 
 
 def site_seconds(site: dict) -> tuple[float | None, bool]:

@@ -77,7 +77,7 @@ def _profile(report: dict, with_plots: bool) -> dict:
         "ncu": f"{'used' if ncu.get('available') else 'not used'} ({ncu.get('why', 'unknown')})",
         "plots": drawn["plots"], "plots_missing": drawn["missing"],
         "unplaced": ", ".join(unplaced),
-        "cases": [_case_row(c) for c in cases],
+        "cases": [_case_row(c) for c in cases], "split": _split(profile.get("split")),
         "notes": [f"case {c['case']}: {c.get('class') or '-'}: {c['why']}" for c in cases if c.get("why")]
         + _guard_notes(cases),
     }
@@ -92,6 +92,22 @@ def _guard_notes(cases: list[dict]) -> list[str]:
             seen.setdefault(note, []).append(str(case["case"]))
     return [f"case{'s' if len(held) > 1 else ''} {', '.join(held)}: not a kernel-only forward, timed as it is: {note}"
             for note, held in seen.items()]
+
+
+def _split(split: dict | None) -> dict | None:
+    """The worst multi-kernel case kernel by kernel (`ladder.diagnoser.profile.split`), or why it has none."""
+    if not split:
+        return None
+    if split.get("error"):
+        return {"case": split["case"], "error": split["error"]}
+    rows = [{"kernel": k["kernel"], "line": k.get("line") or "-", "launches": k.get("launches"),
+             "time": text.seconds(k.get("seconds")), "share": text.percent(k.get("share")),
+             "floor": text.percent(k.get("efficiency")), "class": k.get("class") or "-", "why": k.get("why") or ""}
+            for k in split["kernels"]]
+    rows.append({"kernel": "outside Triton kernels", "line": "-", "launches": "-", "floor": "-", "class": "-",
+                 "time": text.seconds(split["outside_s"]), "share": text.percent(split["outside_share"]), "why": ""})
+    return {"case": split["case"], "label": split.get("label"), "forward": text.seconds(split["forward_s"]),
+            "rows": rows, "note": split.get("note")}
 
 
 def _case_row(case: dict) -> dict:

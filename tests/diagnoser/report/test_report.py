@@ -111,3 +111,21 @@ def test_text_from_the_kernel_is_escaped_in_html(saved):
 def test_an_unknown_format_is_a_clear_error(saved):
     with pytest.raises(ValueError, match="unknown report format"):
         report.render(saved, "pdf")
+
+
+def test_a_forward_of_several_kernels_shows_where_its_time_goes_or_why_it_could_not_be_split(saved):
+    from ladder.diagnoser.profile.split import split_of
+
+    from ..profile.test_split import CEILINGS, case, site
+
+    with_split = json.loads(json.dumps(saved))
+    sites = [site("epilogue_kernel", 40, 1, 0.3, 4_800_000), site("gemm_kernel", 30, 1, 0.6, 2_400_000_000)]
+    with_split["profile"]["split"] = split_of(case(3, 1.0e-3, 2, 0.5), sites, CEILINGS, "events")
+    md = report.render(with_split, "markdown")
+    assert "Where the time goes in case 3 (N=3, forward 1.000 ms)" in md
+    assert "| gemm_kernel | 30 | 1 | 600.0 us | 60% | 93% | memory-bound |" in md
+    assert "| outside Triton kernels | - | - | 100.0 us | 10% |" in md
+    assert "<code>epilogue_kernel</code>" in report.render(with_split, "html")
+    with_split["profile"]["split"] = {"case": 3, "error": "the forward could not be split: ValueError: bad"}
+    assert "could not be split into them: the forward could not be split: ValueError: bad." in report.render(
+        with_split, "markdown")
