@@ -8,6 +8,8 @@ scheduling differs, so that a whole suite fits in minutes:
    compiling every kernel in parallel into Triton's cache (`ladder suite`'s precompile), then a
    single Nsight Compute process over every kernel (one start instead of one per kernel; a job
    that kills it is dropped and the rest are profiled again);
+   Each kernel whose worst case launches several kernels is split into them
+   (`ladder.diagnoser.profile.split`) while the deadline leaves room for it.
 3. the rest of every climb in the pool again: rung 2's findings, then rungs 3 and 4 where the
    policy climbs them.
 
@@ -63,7 +65,7 @@ def _climb(job: tuple) -> dict:
 def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: float | None,
             progress: Callable[[str], None], isolate: bool = False) -> list[dict]:
     """Rung 2's measurements for every kernel whose climb reaches it: {"error"} or a profile."""
-    from ladder.diagnoser.profile import nvidia
+    from ladder.diagnoser.profile import nvidia, split
     from ladder.runner.precompile import device_target, precompile
 
     records: dict[int, dict] = {}
@@ -110,6 +112,9 @@ def measure(items: list[Item], states: list[dict], use_ncu: bool, deadline: floa
             measured[index] = nvidia.assemble(record, ceilings, counters, job=index)
         except Exception as error:
             measured[index] = {"error": f"{type(error).__name__}: {error}".splitlines()[0]}
+            continue
+        if deadline is None or deadline - time.monotonic() > FINISH_S + split.SPLIT_TIMEOUT_S:
+            split.attach_split(measured[index], items[index].solution, items[index].problem)
     return measured
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from ladder.diagnoser.profile import ncu, script
@@ -47,6 +48,7 @@ def attach_split(profile_output: dict, solution: str, problem: str, device: str 
     case = worst_multi_kernel_case(profile_output.get("cases", []))
     if case is None:
         return
+    started = time.perf_counter()
     try:
         sites = measure(solution, problem, case["case"], device, timeout_s)
         profile_output["split"] = split_of(case, sites, profile_output["ceilings"],
@@ -54,6 +56,7 @@ def attach_split(profile_output: dict, solution: str, problem: str, device: str 
     except Exception as error:  # noqa: BLE001 (the split adds to rung 2: whatever breaks it must not lose the rest)
         profile_output["split"] = {"case": case["case"], "error": str(error) if isinstance(error, SplitError)
                                    else one_line(error)}
+    profile_output["split"]["seconds"] = round(time.perf_counter() - started, 2)
 
 
 class SplitError(RuntimeError):

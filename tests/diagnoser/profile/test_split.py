@@ -64,6 +64,7 @@ def test_attach_split_adds_the_split_of_the_worst_case_or_says_why_it_has_none(t
     profile = {"ceilings": CEILINGS, "cases": [case(0, 1e-3, 2, 0.9), case(1, 1e-3, 2, 0.2)]}
     split.attach_split(profile, str(TWO / "solution.py"), str(TWO / "problem.py"), device="cpu")
     assert profile["split"]["case"] == 1 and profile["split"]["label"] == "N=1"
+    assert 0 < profile["split"]["seconds"] < 120  # what the split added to rung 2
     assert {k["kernel"] for k in profile["split"]["kernels"]} == {"scaled_relu_kernel", "add_kernel"}
 
     single = {"ceilings": CEILINGS, "cases": [case(0, 1e-3, 1, 0.2)]}
