@@ -220,15 +220,35 @@ def _site_key(fn: Any, caller: tuple[str | None, int | None]) -> str:
 
 def _new_site(key: str, fn: Any, caller: tuple[str | None, int | None], order: int) -> Site:
     function = _python_function(fn)
-    try:
-        source = inspect.getsource(function)
-    except (OSError, TypeError):
-        source = getattr(fn, "src", "") or ""
     kernel_file, kernel_line = source_position(function)
     return Site(key=key, kernel=getattr(function, "__name__", "kernel"),
                 function=f"{getattr(function, '__module__', '?')}.{getattr(function, '__qualname__', '?')}",
                 kernel_file=kernel_file, kernel_line=kernel_line, file=caller[0], line=caller[1], order=order,
-                dot=re.search(r"\bdot(_scaled)?\s*\(", source) is not None)
+                dot=calls_dot(fn))
+
+
+_DOT = re.compile(r"\bdot(_scaled)?\s*\(")
+_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def calls_dot(fn: Any, seen: set[int] | None = None) -> bool:
+    """Whether the kernel calls `tl.dot`, itself or in a `@triton.jit` helper it calls (a GEMM tile
+    written once and called by several kernels is common), so that its GEMM's flops are counted."""
+    seen = set() if seen is None else seen
+    function = _python_function(fn)
+    if id(function) in seen:
+        return False
+    seen.add(id(function))
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        source = getattr(fn, "src", "") or ""
+    if _DOT.search(source):
+        return True
+    names = getattr(function, "__globals__", {})
+    helpers = (names.get(name) for name in set(_CALL.findall(source)))
+    return any(calls_dot(helper, seen) for helper in helpers if helper is not None and hasattr(helper, "fn")
+               and inspect.isfunction(_python_function(helper)))
 
 
 _SIGNATURES: dict[int, inspect.Signature | None] = {}

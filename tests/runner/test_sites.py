@@ -87,6 +87,15 @@ def test_a_dot_kernel_gets_the_flops_of_the_gemm_its_operands_form(kernels):
     assert variant.flops_from == "(32x64) @ (64x48) -> (32x48)"
 
 
+def test_a_kernel_whose_dot_is_in_a_jit_helper_still_gets_its_gemm_flops(kernels):
+    a, b = torch.randn(32, 64), torch.randn(64, 48)
+    with SiteRecorder() as recorder:
+        c = kernels.helper_matmul(a, b)
+    assert torch.allclose(c, a @ b, atol=1e-3)
+    (site,) = recorder.ordered()
+    assert site.dot and site.variants[0].flops == 2 * 32 * 48 * 64
+
+
 @pytest.mark.parametrize("shapes, flops", [
     ([(128, 64), (64, 32), (128, 32)], 2 * 128 * 32 * 64),
     ([(128, 64), (32, 64), (128, 32)], 2 * 128 * 32 * 64),  # a weight stored (n, k), as nn.Linear keeps it
