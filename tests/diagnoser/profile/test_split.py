@@ -100,3 +100,28 @@ def test_an_unexplained_gap_names_the_kernel_that_loses_the_most_time_to_its_own
     assert why.endswith("most of it is lost in epilogue (line 40), 30% of the forward at 0% of its own floor")
     profile["split"]["case"] = 0  # a split of another case says nothing about this one
     assert "lost in" not in gap.assess(profile, [])["why"]
+
+
+def test_the_loop_splits_the_best_it_diagnoses_from_the_gates_timing(monkeypatch):
+    from ladder.diagnoser.optimize import loop
+    from ladder.diagnoser.optimize.gate import GateResult
+
+    asked = []
+
+    def measured_sites(solution, problem, case_index, device, timeout_s):
+        asked.append((solution, problem, case_index, device))
+        return [site("epilogue", 36, 1, 0.3, 4_800_000), site("main", 35, 1, 0.6, 2_400_000_000)]
+
+    monkeypatch.setattr(split, "measure", measured_sites)
+    cases = [{"case": i, "label": f"c{i}", "correct": True, "time_ms": {"median": 1.0}, "kernels": ["main", "epilogue"],
+              "launches": launches} for i, launches in enumerate((1, 2))]
+    record = {"problem": "problem.py", "backend": "cuda", "device": "NVIDIA H200", "timed": True,
+              "ceilings": {**CEILINGS, "source": "measured"},
+              "cases": [{"case": i, "bytes": 1e9, "flops": 0.0, "reference_ms": {"median": 2.0}} for i in (0, 1)],
+              "solutions": {"best": {"path": "best.py", "ok": True, "rejected": None, "static": [], "cases": cases}}}
+    gate = GateResult(verdicts={}, spread=0.01, best_cases=[], device="NVIDIA H200", device_uuid=None, timed=True,
+                      record=record)
+    profile = loop._profile_from_gate(gate, "best", TWO / "solution.py", TWO / "problem.py")
+    assert asked == [(str(TWO / "solution.py"), str(TWO / "problem.py"), 1, "cuda")]  # the two-kernel case
+    assert [k["kernel"] for k in profile["split"]["kernels"]] == ["main", "epilogue"]
+    assert profile["split"]["forward_s"] == pytest.approx(1e-3)
