@@ -4,14 +4,14 @@
 
 `JOBS.json` is a list of jobs: `{"solution": path, "problem": path, "cases": [0, 2] | null,
 "device": "cuda" | "npu" | "cpu", "split": timing | null}` for a solution/problem pair, or
-`{"script": path, "argv": [...]}` for any script that launches Triton kernels. A pair job with
-`split` profiles nothing: after the warm-up it records one forward by launch site and times each
-site by replay (`ladder.diagnoser.profile.split`). Per case the driver builds the inputs and warms the forward up
-unprofiled until it is in its steady state (compilation, autotuning and first-touch effects happen
-there): it calls it until no autotuner benchmarks a config any more and two calls in a row launch
-the same kernels, at most `MAX_WARMUP_CALLS` times. Then it runs it once more between
-cudaProfilerStart and cudaProfilerStop, which is all ncu sees (`--profile-from-start off`). The
-case's line says how many warm-up calls that took and how many launches they made.
+`{"script": path, "argv": [...]}` for any script that launches Triton kernels. Per case the driver
+builds the inputs and warms the forward up unprofiled until it is in its steady state (compilation,
+autotuning and first-touch effects happen there): it calls it until no autotuner benchmarks a config
+any more and two calls in a row launch the same kernels, at most `MAX_WARMUP_CALLS` times. Then it
+runs it once more between cudaProfilerStart and cudaProfilerStop, which is all ncu sees
+(`--profile-from-start off`). The case's line says how many warm-up calls that took and how many
+launches they made. A pair job with `split` profiles nothing: after the warm-up it records one more
+forward by launch site and times each site by replay (`ladder.diagnoser.profile.split`).
 A script job (`ladder.diagnoser.profile.script_job`) records the script's launch sites while it runs
 unprofiled, then replays them: timed, or inside the profiler range for chosen sites.
 
