@@ -292,6 +292,18 @@ def _errors(log: list[dict]) -> dict:
     return {(entry["job"], entry["case"]): entry["error"] for entry in log if entry.get("error")}
 
 
+def run_driver_alone(jobs: list[dict], timeout: float, interpret: bool = False) -> tuple[str | None, int, list[dict]]:
+    """The driver on `jobs` in a child process with no profiler around it (a script's timed sites, a
+    forward's split): its output (None when it ran past `timeout`), exit status and launch log.
+    `interpret` runs it under Triton's interpreter."""
+    with tempfile.TemporaryDirectory(prefix="ladder-driver-") as work:
+        jobs_path, log_path = Path(work, "jobs.json"), Path(work, "log.jsonl")
+        jobs_path.write_text(json.dumps(jobs))
+        program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)]
+        output, returncode = _run(program, timeout, {"TRITON_INTERPRET": "1"} if interpret else None)
+        return output, returncode, read_log(log_path)
+
+
 def _run(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> tuple[str | None, int]:
     """Run ncu (or the driver alone) in its own process group, so a timeout ends it and what it
     started; `env` adds to this process's environment."""

@@ -28,9 +28,6 @@ its times are the interpreter's, not a device's, and no gap is assessed from the
 """
 from __future__ import annotations
 
-import json
-import sys
-import tempfile
 from pathlib import Path
 
 from ladder.diagnoser.profile import ncu, nvidia, roofline
@@ -125,12 +122,7 @@ def measure(script: str, entries: list[dict], backend: str) -> dict:
 
 def run_driver(jobs: list[dict], timeout_s: float, backend: str) -> list[dict]:
     """Run the driver on `jobs` in a child process (no profiler) and return its log."""
-    with tempfile.TemporaryDirectory(prefix="ladder-script-") as work:
-        jobs_path, log_path = Path(work, "jobs.json"), Path(work, "log.jsonl")
-        jobs_path.write_text(json.dumps(jobs))
-        program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)]
-        output, returncode = ncu._run(program, timeout_s, {"TRITON_INTERPRET": "1"} if backend == "interpret" else None)
-        entries = ncu.read_log(log_path)
+    output, returncode, entries = ncu.run_driver_alone(jobs, timeout_s, interpret=backend == "interpret")
     if output is None:
         raise ScriptError(f"the script did not finish within {timeout_s:.0f} s (its launches so far are lost)")
     if returncode != 0 and not any(e.get("case") == "site" for e in entries):

@@ -16,11 +16,7 @@ then sum to more than the forward, and the shares are of that sum, which the spl
 """
 from __future__ import annotations
 
-import json
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 from ladder.diagnoser.profile import ncu, script
 from ladder.diagnoser.profile.script_job import site_seconds
@@ -68,12 +64,7 @@ def measure(solution: str, problem: str, case_index: int, device: str, timeout_s
     timing = script.DEVICE_TIMING if device == "cuda" else script.HOST_TIMING
     job = {"solution": str(solution), "problem": str(problem), "cases": [case_index], "device": device,
            "split": timing}
-    with tempfile.TemporaryDirectory(prefix="ladder-split-") as work:
-        jobs_path, log_path = Path(work, "jobs.json"), Path(work, "log.jsonl")
-        jobs_path.write_text(json.dumps([job]))
-        program = [sys.executable, "-m", "ladder.diagnoser.profile.driver", str(jobs_path), str(log_path)]
-        output, _ = ncu._run(program, timeout_s, None if device == "cuda" else {"TRITON_INTERPRET": "1"})
-        entries = ncu.read_log(log_path)
+    output, _, entries = ncu.run_driver_alone([job], timeout_s, interpret=device != "cuda")
     if output is None:
         raise SplitError(f"splitting the forward took longer than {timeout_s:.0f} s")
     entry = next((e for e in entries if e.get("case") == case_index), None)
