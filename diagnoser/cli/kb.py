@@ -134,15 +134,18 @@ def check(tree: Path | None, as_json: bool) -> None:
 @click.option("--round", "round_", type=int, default=None, help="The round to learn from (default: the best accepted one).")
 @click.option("--id", "pattern_id", default=None, help="Id for the draft entry (default: derived from the fix).")
 @click.option("--out", type=click.Path(path_type=Path), default=None,
-              help="Where to write the draft (default kb/patterns/drafts/<id>.yaml; '-' for stdout).")
+              help="Where to write the draft (default kb/patterns/drafts/<id>.yaml; for a folder of runs, the "
+                   "folder the drafts go into); '-' for stdout.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was learned as JSON (the drafts included).")
 def learn(journal: Path, round_: int | None, pattern_id: str | None, out: Path | None, as_json: bool) -> None:
     """Turn a verified, accepted fix from an optimization JOURNAL into a draft catalog entry.
 
     Given a folder of runs (``ladder suite --optimize --out``), every accepted round of every journal
-    in it: a draft for each fix no catalog entry covers yet, and a line for each that one does.
+    in it: a draft for each fix no catalog entry covers yet (written into ``--out`` as a folder, or
+    printed with ``-``), and a line for each that one does.
     """
     from ladder.diagnoser.triage.learn import (
+        DRAFTS_DIR,
         LearnError,
         draft_from_journal,
         learn_from_runs,
@@ -153,8 +156,9 @@ def learn(journal: Path, round_: int | None, pattern_id: str | None, out: Path |
     if journal.is_dir():
         entries = learn_from_runs(journal)
         for entry in entries:
-            if "draft" in entry:
-                entry["written_to"] = str(write_draft(entry["draft"], None))
+            if "draft" in entry and (out is None or str(out) != "-"):
+                folder = out if out is not None else DRAFTS_DIR
+                entry["written_to"] = str(write_draft(entry["draft"], Path(folder) / f"{entry['draft']['id']}.yaml"))
         if as_json:
             echo(json.dumps(entries, indent=1, default=str))
             return
@@ -162,8 +166,10 @@ def learn(journal: Path, round_: int | None, pattern_id: str | None, out: Path |
             where = f"{entry['journal']} round {entry['round']}"
             if "covered_by" in entry:
                 echo(f"{where}: covered by {', '.join(entry['covered_by'])} ({entry['summary']})")
-            elif "draft" in entry:
+            elif "written_to" in entry:
                 echo(f"{where}: draft {entry['draft']['id']} written to {entry['written_to']}")
+            elif "draft" in entry:
+                echo(f"{where}: draft {entry['draft']['id']}\n---\n{to_yaml(entry['draft'])}---")
             else:
                 echo(f"{where}: nothing to learn ({entry['not_learned']})")
         return

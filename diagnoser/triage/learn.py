@@ -22,6 +22,8 @@ from typing import Any, Optional
 from .catalog import PATTERNS_DIR, CatalogError, load_catalog, validate
 
 DRAFTS_DIR = PATTERNS_DIR / "drafts"
+# The most lines a draft's before/after snippet keeps; the draft names the candidate file for the rest.
+SNIPPET_LINES = 40
 
 
 class LearnError(ValueError):
@@ -98,22 +100,67 @@ def _summary(record: dict[str, Any]) -> str:
     raise LearnError(f"round {record.get('round')} has no proposal summary to name the fix")
 
 
-def _diff_sides(diff: str) -> tuple[str, str]:
-    """Removed and added lines of the first hunk that changes anything."""
-    before, after, in_hunk = [], [], False
+def _hunks(diff: str) -> list[list[str]]:
+    """The body lines of each hunk of a unified diff (a context line that lost its space counts as "")."""
+    hunks: list[list[str]] = []
     for line in diff.splitlines():
         if line.startswith("@@"):
-            if before or after:
-                break
-            in_hunk = True
-            continue
-        if not in_hunk or line.startswith(("---", "+++")):
-            continue
-        if line.startswith("-"):
-            before.append(line[1:])
-        elif line.startswith("+"):
-            after.append(line[1:])
-    return _dedent("\n".join(before)), _dedent("\n".join(after))
+            hunks.append([])
+        elif hunks and not line.startswith(("---", "+++", "\\")):
+            hunks[-1].append(line if line else " ")
+    return hunks
+
+
+def _diff_sides(diff: str) -> tuple[str, str]:
+    """Both sides of the hunk that changes the most lines, each with the hunk's context lines.
+
+    Removed and added lines alone lose the lines they sit between (a loop's header, the line that
+    defines what the change uses), so neither side would read as code; a rewrite's first hunk is
+    often an import, so the largest one is the change. Where a side parses as Python and holds
+    Triton kernels, it is cut down to the kernels the other side does not have word for word: a
+    rewrite's hunk is the whole file, and its helpers and imports would fill the snippet."""
+    changed = [h for h in _hunks(diff) if any(line[0] in "+-" for line in h)]
+    if not changed:
+        return "", ""
+    main = max(changed, key=lambda h: sum(line[0] in "+-" for line in h))
+    before = [line[1:] for line in main if line[0] in " -"]
+    after = [line[1:] for line in main if line[0] in " +"]
+    kernels_before, kernels_after = _kernels("\n".join(before)), _kernels("\n".join(after))
+    if kernels_before and kernels_after:
+        before = [line for k in kernels_before if k not in kernels_after for line in (*k.splitlines(), "")]
+        after = [line for k in kernels_after if k not in kernels_before for line in (*k.splitlines(), "")]
+    return _clip(before), _clip(after)
+
+
+def _kernels(source: str) -> list[str]:
+    """The source of each `@triton.jit` function of `source`, decorators included.
+
+    A hunk may end inside a statement; what comes before the top-level statement holding the first
+    syntax error is read then (none if nothing parses)."""
+    import ast
+
+    lines = source.splitlines()
+    while lines:
+        try:
+            tree = ast.parse("\n".join(lines))
+            break
+        except SyntaxError as error:
+            failing = min(error.lineno or len(lines), len(lines))
+            cut = max((i for i, line in enumerate(lines[:failing])
+                       if line[:1].strip() and not line.startswith((")", "]", "}", "#"))), default=0)
+            lines = lines[:min(cut, len(lines) - 1)]
+    else:
+        return []
+    return ["\n".join(lines[node.decorator_list[0].lineno - 1:node.end_lineno]) for node in tree.body
+            if isinstance(node, ast.FunctionDef) and any("jit" in ast.unparse(d) for d in node.decorator_list)]
+
+
+def _clip(lines: list[str]) -> str:
+    """At most SNIPPET_LINES of a snippet, saying how much was left out and where the rest is."""
+    if len(lines) > SNIPPET_LINES:
+        rest = len(lines) - SNIPPET_LINES
+        lines = lines[:SNIPPET_LINES] + [f"# ... {rest} more lines (the whole change: learned_from.candidate)"]
+    return _dedent("\n".join(lines))
 
 
 def _dedent(text: str) -> str:
@@ -144,7 +191,28 @@ def _evidence(record: dict[str, Any]) -> list[dict[str, Any]]:
     return items
 
 
-def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: Optional[str] = None) -> dict[str, Any]:
+def _candidate(journal: Path, record: dict[str, Any]) -> Optional[str]:
+    """The accepted candidate's source file, which holds the whole change the snippets excerpt."""
+    accepted = record.get("accepted")
+    for proposal in record.get("proposals") or []:
+        if isinstance(proposal, dict) and proposal.get("id") == accepted and proposal.get("file"):
+            path = Path(journal).parent / proposal["file"]
+            return str(path) if path.is_file() else None
+    return None
+
+
+def _proposer(rounds: list[dict[str, Any]], record: dict[str, Any]) -> str:
+    """Who proposed the round: its own `proposer`, else the run's (a run continued from another
+    proposer's run keeps that proposer's rounds, each marked with its own)."""
+    for source in (record, *rounds):
+        if source.get("proposer"):
+            return str(source["proposer"])
+    return ""
+
+
+def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: Optional[str] = None,
+                       taken: Optional[set[str]] = None) -> dict[str, Any]:
+    """A draft entry from the round (default: the best verified one); its id avoids the catalog's and `taken`."""
     from .detectors.profile import PROFILE_METRICS
     from ladder.diagnoser.evidence import FACT_KINDS
 
@@ -159,9 +227,10 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     target = _target(rounds, record)
     prefix = "npu" if target == "ascend" else "nv"
     try:
-        existing = set(load_catalog())
+        catalog = load_catalog()
     except CatalogError:
-        existing = set()
+        catalog = {}
+    existing = set(catalog) | set(taken or ())
     pattern_id = pattern_id or f"{prefix}.{_slug(summary)}"
     base, n = pattern_id, 2
     while pattern_id in existing:
@@ -200,6 +269,12 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     if outcome.get("baseline_ms") and outcome.get("time_ms"):
         timing = f" ({outcome['baseline_ms']:.4g} ms -> {outcome['time_ms']:.4g} ms)"
     titles = sorted({e.get("title") for e in evidence if e.get("title")})
+    answered = [p for p in (record.get("proposal") or {}).get("patterns") or [] if p in catalog]
+    how = f"{summary}\n(From the accepted diff of round {record['round']}; generalise before accepting.)"
+    if answered and _proposer(rounds, record) != "rules":
+        how += (f"\nA fix of its own for what {', '.join(answered)} find"
+                f"{'s' if len(answered) == 1 else ''}, not the catalog's mechanical one: add it to that entry or keep "
+                "it as its own.")
     symptom = (f"Learned from round {record['round']} of {Path(journal).name}: the fix below made the kernel "
                f"{speedup:.2f}x faster{timing} and stayed correct on every case."
                + (f" Evidence at the time: {'; '.join(titles)}." if titles else ""))
@@ -210,13 +285,14 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
         "status": "draft",
         "symptom": symptom,
         "detect": detect,
-        "fix": {"summary": summary, "mechanical": False,
-                "how": f"{summary}\n(From the accepted diff of round {record['round']}; generalise before accepting.)",
+        "fix": {"summary": summary, "mechanical": False, "how": how,
                 "before": before or "# (nothing removed)\n", "after": after or "# (nothing added)\n"},
         "compiler": compiler,
         "confidence": round(min(0.6, 0.3 + 0.1 * speedup), 2),
         "learned_from": {"journal": str(journal), "round": record["round"], "speedup": round(speedup, 3),
-                         "rung": record.get("rung") or record.get("rung_reached")},
+                         "rung": record.get("rung") or record.get("rung_reached"),
+                         **{key: value for key, value in (("proposer", _proposer(rounds, record)),
+                                                          ("candidate", _candidate(journal, record))) if value}},
     }
     try:
         validate(draft, f"draft {pattern_id}")
@@ -225,30 +301,38 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     return draft
 
 
-def covered_by(record: dict[str, Any], catalog: dict[str, Any]) -> list[str]:
+def covered_by(record: dict[str, Any], catalog: dict[str, Any], proposer: str) -> list[str]:
     """The catalog entries whose own mechanical fix the round's accepted change applied: a win the
-    catalog already explains, with nothing new to learn from it."""
+    catalog already explains, with nothing new to learn from it.
+
+    Only the rules proposer's `patterns` name the catalog fixes it applied; a model's or an agent's
+    name the findings its own rewrite says it answers, which is a fix to learn."""
+    if proposer != "rules":
+        return []
     patterns = (record.get("proposal") or {}).get("patterns") or []
     return [p for p in patterns if p in catalog and catalog[p].mechanical]
 
 
 def learn_from_runs(root: Path) -> list[dict[str, Any]]:
     """Every accepted round of every journal under ``root`` (``ladder suite --optimize``'s runs):
-    either the catalog entries that already cover it, or a draft entry for a fix no entry covers."""
+    either the catalog entries that already cover it, or a draft entry for a fix no entry covers
+    (ids distinct across the drafts of one call)."""
     catalog = load_catalog()
-    learned = []
+    learned, taken = [], set()
     for journal in sorted(Path(root).rglob("journal.jsonl")):
-        for record in read_journal(journal):
+        rounds = read_journal(journal)
+        for record in rounds:
             if record.get("kind") != "round" or not record.get("accepted"):
                 continue
             entry = {"journal": str(journal), "round": record["round"],
-                     "summary": (record.get("proposal") or {}).get("summary")}
-            covering = covered_by(record, catalog)
+                     "proposer": _proposer(rounds, record), "summary": (record.get("proposal") or {}).get("summary")}
+            covering = covered_by(record, catalog, entry["proposer"])
             if covering:
                 entry["covered_by"] = covering
             else:
                 try:
-                    entry["draft"] = draft_from_journal(journal, record["round"])
+                    entry["draft"] = draft_from_journal(journal, record["round"], taken=taken)
+                    taken.add(entry["draft"]["id"])
                 except LearnError as why:
                     entry["not_learned"] = str(why)
             learned.append(entry)

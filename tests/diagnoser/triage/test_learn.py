@@ -105,7 +105,8 @@ def test_cli_refusal_is_one_line(tmp_path):
 
 
 def test_a_folder_of_runs_drafts_only_the_fixes_no_entry_covers(tmp_path):
-    covered = good_round(1, proposal={"summary": "fix nv.hardcoded-config (autotune)", "patterns": ["nv.hardcoded-config"]})
+    covered = good_round(1, proposer="rules",
+                         proposal={"summary": "fix nv.hardcoded-config (autotune)", "patterns": ["nv.hardcoded-config"]})
     new = good_round(2, speedup=2.1)
     for name, record in (("a", covered), ("b", new)):
         folder = tmp_path / "runs" / name
@@ -114,3 +115,103 @@ def test_a_folder_of_runs_drafts_only_the_fixes_no_entry_covers(tmp_path):
     learned = {Path(e["journal"]).parent.name: e for e in learn_from_runs(tmp_path / "runs")}
     assert learned["a"]["covered_by"] == ["nv.hardcoded-config"] and "draft" not in learned["a"]
     assert learned["b"]["draft"]["status"] == "draft" and "covered_by" not in learned["b"]
+
+
+REWRITE_BEFORE = '''"""Sum of rows."""
+import triton
+import triton.language as tl
+
+
+def _grid(n):
+    return (n,)
+
+
+@triton.jit
+def row_sum_kernel(x, y, n, BLOCK: tl.constexpr):
+    acc = 0.0
+    for start in range(0, n, BLOCK):
+        acc += tl.sum(tl.load(x + start + tl.arange(0, BLOCK)), axis=0)
+    tl.store(y + tl.program_id(0), acc)
+
+
+class ModelNew:
+    def forward(self, x):
+        return x
+'''
+REWRITE_AFTER = REWRITE_BEFORE.replace("""    acc = 0.0
+    for start in range(0, n, BLOCK):
+        acc += tl.sum(tl.load(x + start + tl.arange(0, BLOCK)), axis=0)
+    tl.store(y + tl.program_id(0), acc)""", """    vec = tl.zeros((BLOCK,), dtype=tl.float32)
+    for start in range(0, n, BLOCK):
+        vec += tl.load(x + start + tl.arange(0, BLOCK))
+    tl.store(y + tl.program_id(0), tl.sum(vec, axis=0))""").replace("return (n,)", "return (n, 1)")
+
+
+def rewrite_diff(before: str, after: str, context: int) -> str:
+    import difflib
+
+    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), "a/solution.py",
+                                        "b/solution.py", n=context))
+
+
+def test_snippets_keep_the_lines_between_the_changes():
+    """Removed and added lines alone would lose the loop header they sit in; both sides keep it."""
+    from ladder.diagnoser.triage.learn import _diff_sides
+
+    before, after = _diff_sides(DIFF)
+    assert before.splitlines()[:2] == ["acc = 0.0", "for start in range(0, n, BLOCK):"]
+    assert "for start in range(0, n, BLOCK):" in after and "acc = tl.sum(vec, axis=0)" in after
+
+
+@pytest.mark.parametrize("context", [3, 200])
+def test_a_rewrite_is_shown_by_the_kernels_it_changed(context):
+    """A whole-file hunk (context 200) or a partial one (3: the hunk ends inside the class) shows only
+    the changed @triton.jit function on each side, not the helper that changed beside it or the imports."""
+    from ladder.diagnoser.triage.learn import _diff_sides
+
+    before, after = _diff_sides(rewrite_diff(REWRITE_BEFORE, REWRITE_AFTER, context))
+    assert before.startswith("@triton.jit\ndef row_sum_kernel") and "acc += tl.sum" in before
+    assert after.startswith("@triton.jit\ndef row_sum_kernel") and "vec += tl.load" in after
+    assert "import" not in before + after and "ModelNew" not in before + after
+
+
+def test_a_long_snippet_is_clipped_and_names_the_candidate_file(tmp_path, monkeypatch):
+    from ladder.diagnoser.triage import learn
+
+    monkeypatch.setattr(learn, "SNIPPET_LINES", 3)
+    run = tmp_path / "run"
+    (run / "candidates").mkdir(parents=True)
+    (run / "candidates" / "r1-c1.py").write_text(REWRITE_AFTER)
+    draft = draft_from_journal(journal(run, good_round(
+        diff=rewrite_diff(REWRITE_BEFORE, REWRITE_AFTER, 200), kind="round", accepted="r1-c1",
+        proposals=[{"id": "r1-c1", "file": "candidates/r1-c1.py"}])))
+    assert draft["fix"]["after"].splitlines()[-1].startswith("# ... ")
+    assert "learned_from.candidate" in draft["fix"]["after"] and len(draft["fix"]["after"].splitlines()) == 4
+    assert draft["learned_from"]["candidate"] == str(run / "candidates" / "r1-c1.py")
+
+
+def test_an_agent_fix_for_a_catalog_finding_is_drafted_not_covered(tmp_path):
+    """An agent's `patterns` are the findings its rewrite answers, not a catalog fix it applied: the
+    win is new knowledge, drafted and marked as another fix for that entry's finding."""
+    agent = good_round(1, speedup=5.0, proposer="agent",
+                       proposal={"summary": "the row sum taken algebraically", "patterns": ["nv.unfused-epilogue"]})
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    journal(tmp_path / "runs" / "a", {**agent, "kind": "round", "accepted": "r1-c1"})
+    [entry] = learn_from_runs(tmp_path / "runs")
+    assert "covered_by" not in entry and entry["proposer"] == "agent"
+    assert "A fix of its own for what nv.unfused-epilogue finds" in entry["draft"]["fix"]["how"]
+    assert entry["draft"]["learned_from"]["proposer"] == "agent"
+
+
+def test_a_folder_gets_distinct_ids_and_writes_where_out_says(tmp_path):
+    for name in ("a", "b"):
+        (tmp_path / "runs" / name).mkdir(parents=True)
+        journal(tmp_path / "runs" / name, {**good_round(1, speedup=2.0), "kind": "round", "accepted": "r1-c1"})
+    out = tmp_path / "drafts"
+    result = CliRunner().invoke(kb, ["learn", str(tmp_path / "runs"), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    written = sorted(p.name for p in out.glob("*.yaml"))
+    assert len(written) == 2 and written[0] != written[1]
+    printed = CliRunner().invoke(kb, ["learn", str(tmp_path / "runs"), "--out", "-"])
+    assert printed.exit_code == 0 and printed.output.count("status: draft") == 2
+    assert sorted(p.name for p in out.glob("*.yaml")) == written
