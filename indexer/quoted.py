@@ -67,13 +67,17 @@ class QuoteMatcher:
         return self.vocabulary.rows_with(rarest)[:CANDIDATES]
 
     def shares(self, question_spans: list[list[str]]) -> dict[int, float]:
-        """Row -> the mean over spans of the longest run it holds as a share of the span (runs under
-        MIN_RUN words count nothing); rows holding no run are left out."""
+        """Row -> the largest share of a span it holds as one run of words (runs under MIN_RUN words
+        count nothing); rows holding no run are left out.
+
+        The best span, not the mean over spans: a question pastes the message beside its own code
+        (`p = a_ptr + idx`), which no compiler file holds, and the file that prints the message is
+        the answer whatever else was quoted."""
         found: dict[int, float] = {}
         for span in question_spans:
             needed = min(MIN_RUN, len(span))
             for row in self.candidates(span).tolist():
                 run = _longest_run(span, self.words(row))
                 if run >= needed:
-                    found[row] = found.get(row, 0.0) + run / len(span) / len(question_spans)
+                    found[row] = max(found.get(row, 0.0), run / len(span))
         return found

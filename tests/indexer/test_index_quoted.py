@@ -42,3 +42,24 @@ def test_the_file_printing_a_pasted_message_answers_first(tmp_path, index_dir):
     assert hits[0]["path"] == "lib/Partitions.cpp"
     unquoted = question.replace("'", "")
     assert indexer.search(unquoted, k=2, index_dir=str(index_dir))  # the same words unquoted still answer
+
+
+def test_the_users_own_quoted_code_does_not_dilute_the_message_it_pastes(tmp_path, index_dir):
+    """A chunk holding the whole pasted message scores it in full, whatever other spans (the user's
+    code in backticks, which no compiler file holds) the question quotes."""
+    tree = tmp_path / "tree"
+    (tree / "lib").mkdir(parents=True)
+    (tree / "lib/OffsetAnalysis.cpp").write_text(
+        "void analyse(Value ptr) {\n  if (sources(ptr).size() > 1)\n"
+        "    emitError(loc) << \"Currently ptr type from different source not supported\";\n}\n")
+    build([f"toy={tree}"], index_dir=str(index_dir), embed_spec=TOY)
+    from ladder.indexer import retrieve
+    from ladder.indexer.store import Store
+
+    store = Store(str(index_dir))
+    opened = retrieve._open(str(store.root), store.current_id())
+    alone = quoted.spans("it fails with 'Currently ptr type from different source not supported'")
+    with_code = quoted.spans("`if use_a: p = a_ptr + idx else: p = b_ptr + idx` fails with "
+                             "'Currently ptr type from different source not supported'")
+    assert len(with_code) == 2
+    assert opened.quotes.shares(with_code) == opened.quotes.shares(alone) == {0: 1.0}
