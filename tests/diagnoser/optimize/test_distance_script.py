@@ -16,7 +16,8 @@ def brief(split: dict | None) -> dict:
                        {"case": 1, "label": CASES[1], "roofline_pct": 20.0}],
             "findings": [{"pattern": "nv.scalar-access", "line": 52,
                           "evidence": [{"type": "source", "cases": [CASES[1]]}]},
-                         {"pattern": "nv.tiny-block", "line": 60, "evidence": [{"type": "source", "cases": [CASES[0]]}]},
+                         {"pattern": "nv.tiny-block", "line": 60,
+                          "evidence": [{"type": "source", "cases": [CASES[0]]}]},
                          {"pattern": "nv.hardcoded-config", "line": 70, "evidence": [{"type": "fact"}]}],
             "split": split}
 
@@ -40,7 +41,8 @@ def test_each_run_is_told_by_its_worst_case_and_what_holds_there(script, tmp_pat
     write_run(tmp_path, "level1/23_softmax", {"case": 1, "error": "replay failed"})
     out = tmp_path / "distance.md"
     assert script.main(["--runs", str(tmp_path), "--out", str(out)]) == 0
-    rows = {line.split(" | ")[0].strip("| "): line for line in out.read_text().splitlines() if line.startswith("| level")}
+    rows = {line.split(" | ")[0].strip("| "): line
+            for line in out.read_text().splitlines() if line.startswith("| level")}
     gemm = rows["level2/37_gemm"]
     assert "n=3000: 20.0%" in gemm and "| 1/2 |" in gemm
     assert "gemm_kernel (line 80) 90% of the forward at 15% of its own floor, latency-bound" in gemm
