@@ -143,8 +143,10 @@ class Contestant:
             self.tracer.install()
         self.backend.time_autotuners()  # the guards slow each call's host side; kept out of tuning
         if self.sandboxed:
+            constants = set(self.problem._defaults).union(*(case.keys() for case in self.problem.cases))
             self.sentinel = Sentinel(command["solution"], command["problem"], guards, command.get("exchange"),
-                                     modules=(sys.modules[type(self.backend).__module__],))
+                                     modules=(sys.modules[type(self.backend).__module__],),
+                                     problem_module=self.problem.module, problem_constants=frozenset(constants))
             self.sentinel.recording = lambda: guards.recording(self.tracer, self.compute_calls,
                                                                self.sentinel.triton_ops, not self._timing())
             self.tracer.called_by_candidate = self.sentinel.torch_called_by_candidate

@@ -9,6 +9,11 @@ import torch
 
 from ladder.runner.problem import Problem
 
+# Bound when the runner is imported, before any candidate code: `changed` decides in the contestant's
+# process whether a solution wrote to its inputs, and a candidate that replaced `torch.equal` (through
+# `torch.__dict__`, which no attribute assignment shows) would otherwise decide it.
+_equal = torch.equal
+
 
 def seed_everything(seed: int) -> None:
     """Seed every generator a problem's ``get_inputs`` might use (torch on all devices, random, numpy)."""
@@ -63,7 +68,7 @@ def as_float64(values: list) -> list:
 def changed(before: list, after: list) -> list[int]:
     """Indexes of tensor arguments whose values differ between two copies of the inputs."""
     return [index for index, (a, b) in enumerate(zip(before, after))
-            if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
+            if isinstance(a, torch.Tensor) and not _equal(a, b)]
 
 
 def tensor_bytes(values: Any) -> int:

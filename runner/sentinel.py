@@ -11,7 +11,8 @@ What it does, each a named protection in ``PROTECTIONS``:
   process's /proc files, starting processes, sending signals, taking frames (``sys._getframe``, a
   traceback's or a generator's frame, ``sys._current_frames``), walking the garbage collector,
   installing trace, profile or audit functions, ctypes, and running code it compiled itself (exec,
-  eval, compile, new code objects). CPython raises these events in the primitives themselves, so
+  eval, compile, new code objects; text handed to ``timeit``, ``code`` or ``runpy`` counts as
+  compiled by whoever handed it). CPython raises these events in the primitives themselves, so
   they hold whatever name the primitive is reached by (``posix``, an alias, a wrapper's original).
 - ``threads``: starting threads (no audit event covers them): work on another thread escapes the
   timed region and the recorders, whose modes are per thread.
@@ -29,7 +30,9 @@ What it does, each a named protection in ``PROTECTIONS``:
   other operator.
 - ``harness``: candidate code cannot import ladder's own packages; the loaded ones (and the
   contestant's ``__main__``) leave ``sys.modules``, and their classes and globals are snapshotted:
-  ``intact()`` reports any change.
+  ``intact()`` reports any change. So is the problem's module (all but the case constants the runner
+  sets on it): the contestant builds every input with its ``get_inputs()``, and a candidate that
+  replaced it could run the reference on each input before the call that is judged.
 
 Who is asking is decided by walking the stack outward from the request (``acting_for_candidate``):
 a frame of the solution's file or of a file beside it (the problem file excepted), or of code run
@@ -77,6 +80,8 @@ DELEGATES: dict[str, tuple[str, ...]] = {
 WRITE_MODES = set("wax+")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+# Standard modules that compile and run text their caller gives them (`timeit.Timer(setup=TEXT)`).
+TEXT_RUNNERS = {"timeit", "code", "codeop", "runpy"}
 PROC_ENTRY = re.compile(r"/proc/(\d+)(/|$)")
 
 
@@ -86,7 +91,8 @@ class Refused(PermissionError):
 
 class Sentinel:
     def __init__(self, solution: str | Path, problem: str | Path | None, guards: Any,
-                 exchange: str | Path | None = None, modules: tuple = ()):
+                 exchange: str | Path | None = None, modules: tuple = (), problem_module: Any = None,
+                 problem_constants: frozenset = frozenset()):
         solution = Path(solution).resolve()
         self.solution = str(solution)
         self.folder = str(solution.parent) + os.sep
@@ -107,6 +113,11 @@ class Sentinel:
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
         self.modules = modules  # modules besides the runner's whose code the runner relies on (the backend's)
         self.recording: Callable[[], Any] | None = None  # set by the contestant: nested recorders
+        # The loaded problem: the contestant builds every input with its get_inputs(), so what it holds
+        # (its functions, the modules it calls) is snapshotted too, all but the case constants the
+        # runner sets on it per case.
+        self.problem_module = problem_module
+        self.problem_constants = frozenset(problem_constants)
 
     # ------------------------------------------------------------------ who is asking
 
@@ -136,15 +147,23 @@ class Sentinel:
         return False
 
     def torch_called_by_candidate(self) -> bool:
-        """Whether the torch call a recorder is judging was made by candidate code itself: looking
-        through the recorders' own frames and torch's, the caller is the candidate's
-        (``LaunchTracer.triton_is_acting``)."""
+        """Whether the torch call a recorder is judging was made by candidate code (``LaunchTracer.
+        triton_is_acting``): looking through the recorders' own frames, torch's, and every frame of
+        neither Triton nor the runner, a candidate frame comes before one of theirs.
+
+        Not only the first frame past torch: candidate code Triton or the runner reaches without
+        knowing it (a property of an argument that the launch tracer or the autotuner reads, a kernel
+        body under the interpreter) can hand torch to the standard library to call
+        (`contextlib.ExitStack.callback`), whose frame is then the caller."""
         frame = _getframe(1)
+        owners = (self.libraries["triton"], RUNNER)
         while frame is not None:
-            looked_through = (frame.f_code in self._recorder_code
-                              or frame.f_code.co_filename.startswith(self.libraries["torch"]))
-            if not looked_through:
-                return self.is_candidate_frame(frame)
+            code = frame.f_code
+            if code not in self._recorder_code and not code.co_filename.startswith(self.libraries["torch"]):
+                if self.is_candidate_frame(frame):
+                    return True
+                if code.co_filename.startswith(owners) and code.co_filename != _SELF:
+                    return False
             frame = frame.f_back
         return False
 
@@ -216,7 +235,7 @@ class Sentinel:
             if current.keys() != copy.keys() or any(current[key] is not value for key, value in copy.items()):
                 changed = next((key for key in current.keys() | copy.keys()
                                 if key not in current or key not in copy or current[key] is not copy[key]), "?")
-                return f"candidate code changed the runner's {label}.{changed}"
+                return f"candidate code changed the {label}.{changed}"
         return None
 
     def snapshot_hooks(self) -> None:
@@ -252,8 +271,12 @@ class Sentinel:
             self.refuse(what)
 
     def asks_itself(self, kind: str, frame: Any) -> bool:
-        """Code compiling code: only the immediate caller counts (the standard library compiles code for
-        dataclasses and named tuples, importing runs module code)."""
+        """Code compiling code: the immediate caller counts (the standard library compiles code for
+        dataclasses and named tuples, importing runs module code), and, where that caller is a module
+        that compiles whatever text it is handed (``TEXT_RUNNERS``: timeit, code, runpy), whoever
+        handed it the text."""
+        if frame.f_globals.get("__name__") in TEXT_RUNNERS:
+            return self.acting_for_candidate(kind, frame)
         return self.is_candidate_frame(frame)
 
     def takes_frame(self, kind: str, frame: Any) -> bool:
@@ -550,17 +573,35 @@ class _HarnessBlocker:
 def _harness(sentinel: Sentinel) -> None:
     modules = {id(module): module for module in [*sys.modules.values(), *sentinel.modules]
                if str(getattr(module, "__file__", None) or "").startswith(RUNNER) or module in sentinel.modules}
+    if sentinel.problem_module is not None:
+        namespace = {key: value for key, value in vars(sentinel.problem_module).items()
+                     if key not in sentinel.problem_constants}
+        sentinel._harness.append(("problem's module", _Namespace(sentinel.problem_module,
+                                                                sentinel.problem_constants), namespace))
     for module in modules.values():
-        sentinel._harness.append((module.__name__, module, dict(vars(module))))
+        sentinel._harness.append((f"runner's {module.__name__}", module, dict(vars(module))))
         for value in list(vars(module).values()):
             if isinstance(value, type) and value.__module__ == module.__name__:
-                sentinel._harness.append((f"{module.__name__}.{value.__qualname__}", value, dict(vars(value))))
+                label = f"runner's {module.__name__}.{value.__qualname__}"
+                sentinel._harness.append((label, value, dict(vars(value))))
     sys.meta_path.insert(0, _HarnessBlocker(sentinel))
     # The runner's modules stay reachable from the runner's own references only.
     for name in [name for name in sys.modules if name.split(".")[0] in HARNESS_PACKAGES]:
         del sys.modules[name]
     if str(getattr(sys.modules.get("__main__"), "__file__", None) or "").startswith(RUNNER):
         sys.modules["__main__"] = types.ModuleType("__main__")
+
+
+class _Namespace:
+    """A module seen without some of its names (``vars()`` of it leaves them out): the problem
+    module without the case constants the runner sets on it."""
+
+    def __init__(self, module: Any, hidden: frozenset):
+        self._module, self._hidden = module, hidden
+
+    @property
+    def __dict__(self) -> dict:
+        return {key: value for key, value in vars(self._module).items() if key not in self._hidden}
 
 
 PROTECTIONS: dict[str, Callable[[Sentinel], None]] = {

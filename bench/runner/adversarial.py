@@ -9,7 +9,8 @@ rejected, failed or accepted), a substring the reason must contain (``reason``) 
 that must be among its errors (``rule``, the one that names the trick), with the static rules on;
 ``runtime: true`` marks the files a runtime guard must also catch on its own, with the rules off
 (``runtime_reason``, ``runtime_expect`` where that verdict reads differently).
-``gpu: true`` files run only on a device backend, ``timed: true`` ones only where the backend
+``gpu: true`` files run only on a device backend, ``interpreter: true`` ones only where kernels run
+under Triton's interpreter (the trick needs a kernel body that is Python), ``timed: true`` ones only where the backend
 times (the cheat shows in timed calls), ``options`` are ``ladder.runner.bench.bench`` options the file
 needs (a short call timeout for a hang, a memory limit for a memory bomb), ``after`` names a file
 that must run before it in the same evaluation.
@@ -54,6 +55,7 @@ class Label:
     runtime_reason: str = ""
     problem: str = "add"
     gpu: bool = False
+    interpreter: bool = False
     timed: bool = False
     options: dict[str, Any] = field(default_factory=dict)
     after: str | None = None
@@ -107,7 +109,8 @@ def selected(labels: dict[str, Label], *, static: bool, can_time: bool, on_devic
     others get with the rules off is worth knowing too)."""
     return [label for label in labels.values()
             if (static or label.graded(static) or not graded_only)
-            and (on_device or not label.gpu) and (can_time or not label.timed)]
+            and (on_device or not label.gpu) and not (on_device and label.interpreter)
+            and (can_time or not label.timed)]
 
 
 def batches(chosen: list[Label], labels: dict[str, Label], size: int = BATCH) -> list[list[Label]]:

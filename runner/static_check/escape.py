@@ -25,6 +25,18 @@ INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "_ctypes", "cffi", "tracebac
 INTROSPECTION_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
 
 
+# Builtins whose reach the rules judge by the call: bound to another name (`_get = getattr`), passed as
+# a value or wrapped (functools.partial), what they reach is hidden from the rules.
+ALIASABLE_BUILTINS = INTROSPECTION_CALLS | {"getattr", "setattr", "delattr", "hasattr"}
+
+
+# Modules that run code given as text, or import and resolve objects by a dotted name given as text:
+# `timeit.Timer("...")` compiles a string outside the audit of code compiled by the candidate itself,
+# `pkgutil.resolve_name("module:Model")` reaches the judge's loaded reference, `operator.attrgetter`
+# is getattr by another name.
+CODE_FROM_TEXT_MODULES = {"timeit", "code", "codeop", "runpy", "pkgutil", "operator", "pydoc", "zipimport"}
+
+
 INTROSPECTION_NAMES = {"sys._getframe", "sys._current_frames", "sys.modules", "sys.exc_info", "sys.exception",
                        "sys.argv", "sys.meta_path", "sys.path_hooks", "logging.currentframe", "types.FunctionType",
                        "types.CodeType", "types.FrameType"}
@@ -35,7 +47,8 @@ INTROSPECTION_NAMES = {"sys._getframe", "sys._current_frames", "sys.modules", "s
 INTERNAL_ATTRIBUTES = {"__traceback__", "tb_frame", "tb_next", "f_back", "f_locals", "f_globals", "f_code",
                        "f_builtins", "gi_frame", "cr_frame", "ag_frame", "gi_code", "__globals__", "__closure__",
                        "__wrapped__", "__code__", "__builtins__", "__subclasses__", "__self__", "__func__",
-                       "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__"}
+                       "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__",
+                       "__dict__"}
 
 
 PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "ladder", "runner", "os", "sys", "gc", "threading",
@@ -151,9 +164,15 @@ def monkey_patch(source: Source) -> Iterator[tuple[int, str]]:
 def introspection(source: Source) -> Iterator[tuple[int, str]]:
     yield from imports_of(source, INTROSPECTION_MODULES,
                            "imports {module} (introspection can read the expected output)")
+    yield from imports_of(source, CODE_FROM_TEXT_MODULES,
+                           "imports {module} (runs code or resolves objects named by text, hidden from these rules)")
+    called = {id(node.func) for node in ast.walk(source.tree) if isinstance(node, ast.Call)}
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in INTROSPECTION_CALLS:
             yield node.lineno, f"calls {node.func.id}()"
+        if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in ALIASABLE_BUILTINS
+                and id(node) not in called):
+            yield node.lineno, f"uses {node.id} as a value (an alias hides what it reaches from these rules)"
         if isinstance(node, ast.Attribute):
             name = source.dotted(node) or ""
             if name in INTROSPECTION_NAMES or name in ("sys.settrace", "sys.setprofile"):
@@ -162,13 +181,18 @@ def introspection(source: Source) -> Iterator[tuple[int, str]]:
                 yield node.lineno, (f"uses .{node.attr} (frames, and the globals and closures of other code, "
                                     "lead to the runner's guards)")
         attribute = _attribute_argument(node)
-        if isinstance(attribute, ast.Constant) and attribute.value in INTERNAL_ATTRIBUTES:
+        if attribute is None:
+            continue
+        if not isinstance(attribute, ast.Constant):
+            # Anywhere in the file, not only the hot path: code run at import or in __init__ reaches the
+            # runner's objects as well as forward does.
+            yield node.lineno, (f"calls {node.func.id}() with a computed name (what it reaches is hidden from "
+                                "these rules)")
+        elif attribute.value in INTERNAL_ATTRIBUTES:
             yield node.lineno, (f"uses .{attribute.value} (frames, and the globals and closures of other code, "
                                 "lead to the runner's guards)")
-    for _, node in source.hot_nodes():
-        attribute = _attribute_argument(node)
-        if attribute is not None and not isinstance(attribute, ast.Constant):
-            yield node.lineno, f"calls {node.func.id}() with a computed name (what it reaches is hidden from these rules)"
+        elif f"{source.dotted(node.args[0])}.{attribute.value}" in INTROSPECTION_NAMES:
+            yield node.lineno, f"uses {source.dotted(node.args[0])}.{attribute.value} (by getattr)"
 
 
 def _attribute_argument(node: ast.AST) -> ast.AST | None:
@@ -231,6 +255,11 @@ def deferred_code(source: Source) -> Iterator[tuple[int, str]]:
     for node in ast.walk(source.tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == "__del__":
             yield node.lineno, "defines __del__ (code that runs later, after forward returned)"
+        if isinstance(node, ast.ClassDef):
+            for statement in node.body:
+                if isinstance(statement, ast.Assign) and any(
+                        isinstance(t, ast.Name) and t.id == "__del__" for t in statement.targets):
+                    yield statement.lineno, "defines __del__ (code that runs later, after forward returned)"
         if (isinstance(node, ast.Call) and source.dotted(node.func) in ("weakref.ref", "weakref.proxy")
                 and len(node.args) > 1):
             yield node.lineno, "gives a weak reference a callback (code that runs later, after forward returned)"

@@ -20,8 +20,9 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
     Rule("monkey-patch", ERROR, "assigning attributes of torch, triton, time, numpy (timers, "
          "synchronize)", escape.monkey_patch),
     Rule("introspection", ERROR, "gc, inspect, ctypes, frames, eval/exec, sys.modules, function internals "
-         "(__globals__, __closure__, __wrapped__), getattr with a computed name in the hot path (reading the "
-         "expected output, escaping the checks)", escape.introspection),
+         "(__globals__, __closure__, __wrapped__, __dict__), getattr with a computed name or getattr itself "
+         "bound to another name, modules that run text as code or resolve objects by name (timeit, pkgutil, "
+         "operator) (reading the expected output, escaping the checks)", escape.introspection),
     Rule("lazy-tensor", ERROR, "torch.Tensor subclasses, __torch_function__/__torch_dispatch__",
          compute.lazy_tensor),
     Rule("other-compiler", ERROR, "torch.compile, TorchScript, C++/CUDA extensions, other code "

@@ -213,6 +213,26 @@ def test_introspection_is_flagged(line):
     assert "introspection" in rules_hit("import sys\n" + line + "\n")
 
 
+@pytest.mark.parametrize("line", [
+    "_get = getattr",                                   # an alias hides what every later call reaches
+    "hooks = list(map(getattr, [sys], ['modules']))",   # getattr passed as a value
+    "name = '__clo' + 'sure__'\ncells = getattr(len, name)",  # a name built at run time, at import
+    "table = getattr(sys, 'modules')",                  # a banned dotted name spelled through getattr
+    "torch.__dict__['equal'] = lambda a, b: True",     # a module's namespace, written by subscript
+    "import timeit",                                    # runs text it is given as code
+    "from pkgutil import resolve_name",                 # reaches loaded objects by a dotted name
+    "import operator",                                  # attrgetter: getattr by another name
+])
+def test_ways_around_the_introspection_rule_are_flagged_anywhere_in_the_file(line):
+    """Not only in the hot path: code run at import or in __init__ reaches the runner's objects too."""
+    assert rules_hit("import sys\n" + line + "\n").get("introspection") is not None
+
+
+def test_a_finalizer_assigned_in_a_class_body_is_deferred_code():
+    found = rules_hit("def _finish(self):\n    pass\n\n\nclass Job:\n    __del__ = _finish\n")
+    assert found.get("deferred-code") == 6
+
+
 def test_tensor_subclasses_are_flagged():
     assert "lazy-tensor" in rules_hit("class Lazy(torch.Tensor):\n    pass\n")
 
