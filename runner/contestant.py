@@ -44,7 +44,8 @@ from ladder.runner.channel import serve
 from ladder.runner.compare import flatten_outputs
 from ladder.runner.errors import one_line
 from ladder.runner.exchange import OutputsFile, input_digest
-from ladder.runner.guards import LaunchTracer, plain_outputs, poison, spans_overlap, storage_span
+from ladder.runner.guards import LaunchTracer, poison, spans_overlap, storage_span
+from ladder.runner.plain import plain_outputs
 from ladder.runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
 from ladder.runner.precompile import compile_kernels
 from ladder.runner.problem import ProblemError, load_problem, load_solution
@@ -94,7 +95,8 @@ class Contestant:
         except Exception as error:  # candidate code failing is data for the judge, never a crash here
             if self.sentinel is not None and self.sentinel.violations:
                 return {"rejected": {"stage": "runtime", "reason": self.sentinel.violations[0]}}
-            if self.sentinel is not None and self.compute_calls and not self.reporting:  # computed with torch, then failed
+            # computed with torch, then failed
+            if self.sentinel is not None and self.compute_calls and not self.reporting:
                 calls = ", ".join(f"{name} x{count}" for name, count in sorted(self.compute_calls.items()))
                 return {"rejected": {"stage": "runtime", "reason": f"forward calls torch compute ops: {calls}"}}
             return {"error": one_line(error), "device_usable": self._device_usable()}
@@ -150,6 +152,7 @@ class Contestant:
             self.sentinel.recording = lambda: guards.recording(self.tracer, self.compute_calls,
                                                                self.sentinel.triton_ops, not self._timing())
             self.tracer.called_by_candidate = self.sentinel.torch_called_by_candidate
+            self.tracer.refuse = self.sentinel.refuse
             self.sentinel.snapshot_hooks()
             self.sentinel.arm()
 

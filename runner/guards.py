@@ -28,8 +28,9 @@ Instruments installed in the process that runs candidate code, before any candid
 - ``BypassRecorder`` (a ``TorchDispatchMode``) backs the function-level recorder up one level
   down: an aten op that reaches the dispatcher without passing through a torch function the
   recorder judged (TorchScript, ``DisableTorchFunction``, C++ entry points) is recorded as compute.
-- ``plain_outputs``: a forward's outputs must be dense tensors, tuples or lists of them, or
-  numbers; any other object would run the candidate's code whenever the runner reads it.
+- ``ladder.runner.plain``: a forward's outputs must be dense tensors, tuples or lists of them, or
+  numbers, and a kernel's arguments plain values; any other object would run the candidate's code
+  whenever the runner or Triton reads it.
 - ``poison`` / ``unwritten_count``: the poison pattern is all bytes 0xFF (a NaN for every float
   type, -1 for signed integers), recognisable in outputs as "never written".
 """
@@ -45,6 +46,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ladder.runner.capture.tuning import AutotuneWatch
+from ladder.runner.plain import foreign_argument, tensors_in
 
 POISON_BYTE = 0xFF
 
@@ -74,63 +76,6 @@ def unwritten_count(tensor: torch.Tensor) -> int:
         return 0
     raw = tensor.detach().reshape(-1).contiguous().view(torch.uint8).reshape(tensor.numel(), tensor.element_size())
     return int((raw == POISON_BYTE).all(dim=1).sum().item())
-
-
-def tensors_in(value: Any) -> Iterator[torch.Tensor]:
-    """Tensors in a kernel argument: tensors, tensor descriptors (``.base``), nested tuples/lists."""
-    if isinstance(value, torch.Tensor):
-        yield value
-    elif isinstance(value, (tuple, list)):
-        for item in value:
-            yield from tensors_in(item)
-    elif isinstance(getattr(value, "base", None), torch.Tensor):
-        yield value.base
-
-
-def plain_sequence(kind: type) -> bool:
-    """Whether a tuple or list type iterates, measures and indexes as the builtin one does (so
-    reading it runs no code of its own)."""
-    base = tuple if issubclass(kind, tuple) else list if issubclass(kind, list) else None
-    return base is not None and type(kind) is type and all(getattr(kind, name) is getattr(base, name)
-                                                           for name in ("__iter__", "__len__", "__getitem__"))
-
-
-def plain_outputs(output: Any) -> tuple[list, str | None]:
-    """A forward's outputs as a flat list, and why they cannot be taken as they are (or None).
-
-    Outputs must be dense tensors (no subclass), tuples or lists of them, or numbers: any other
-    object of the candidate's runs its own code whenever the runner looks at it (iterating it,
-    copying it out, checking its poison), after forward returned: outside the timed region and the
-    recorders. A tuple or list counts when it iterates as the builtin one does (named tuples and
-    torch's return types do), so flattening it runs no candidate code.
-    """
-    flat: list = []
-    return flat, _flatten_into(flat, output)
-
-
-def _flatten_into(flat: list, value: Any) -> str | None:
-    """``plain_outputs``'s walk, a module function rather than a closure: a recursive closure refers
-    to itself through its cell, so every call would leave the outputs in a reference cycle that only
-    the garbage collector frees. The contestant keeps collection off while it times, and a run of
-    timed calls then held every call's outputs on the device (tens of GiB for a large case)."""
-    kind = type(value)
-    if plain_sequence(kind):
-        for item in value:
-            problem = _flatten_into(flat, item)
-            if problem:
-                return problem
-        return None
-    if kind in (torch.Tensor, torch.nn.Parameter) and value.layout == torch.strided:
-        flat.append(value)
-        return None
-    if value is None or kind in (int, float, bool):
-        flat.append(value)
-        return None
-    if kind in (torch.Tensor, torch.nn.Parameter):
-        return f"returns a {str(value.layout).replace('torch.', '')} tensor (outputs must be dense)"
-    what = f"{kind.__name__} (a torch.Tensor subclass)" if isinstance(value, torch.Tensor) else kind.__name__
-    return (f"returns a {what}: outputs must be dense tensors, tuples or lists of them, or numbers "
-            "(anything else runs its own code when the runner reads it, after forward returned)")
 
 
 # ---------------------------------------------------------------- launches
@@ -188,6 +133,8 @@ class LaunchTracer:
         # Set where candidate code runs (``ladder.runner.sentinel``): whether the torch call being recorded
         # was made by candidate code itself.
         self.called_by_candidate: Callable[[], bool] | None = None
+        # Set where candidate code runs: refuses a request of the candidate's (raises).
+        self.refuse: Callable[[str], None] | None = None
         self.window: Window | None = None
         self.stray: list[Launch] = []
         self._inside = threading.local()
@@ -304,6 +251,12 @@ class LaunchTracer:
         def run(self_, *args, grid=None, warmup=False, **kwargs):
             if callable(grid):
                 grid = tracer.as_candidate(grid)
+            if tracer.refuse is not None and not tracer.inside_triton():
+                for value in (*args, *kwargs.values()):
+                    foreign = foreign_argument(value)
+                    if foreign:
+                        tracer.refuse(f"passed a {foreign} object to a Triton kernel (Triton reads its attributes "
+                                      "and hashes it inside its launcher, running its code unrecorded)")
             if not tracer.inside_triton():
                 tracer._inside.entry_stream = tracer.current_stream()
             # From here on, torch calls (the tracer's own included) are Triton's, not the candidate's.
@@ -428,6 +381,12 @@ class TorchOpRecorder(TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
+        foreign = [kind for kind in types if not issubclass(kind, torch.Tensor)]
+        if foreign and not self.tracer.triton_is_acting():
+            # An object of the candidate's that intercepts torch calls: what its handler does under
+            # this call is seen by neither recorder, whatever the call is.
+            label = f"{torch_call_name(func)} on a {foreign[0].__qualname__} (intercepts torch calls)"
+            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
         with judged():
             try:
                 result = func(*args, **(kwargs or {}))

@@ -11,9 +11,10 @@ What it does, each a named protection in ``PROTECTIONS``:
   process's /proc files, starting processes, sending signals, taking frames (``sys._getframe``, a
   traceback's or a generator's frame, ``sys._current_frames``), walking the garbage collector,
   installing trace, profile or audit functions, ctypes, and running code it compiled itself (exec,
-  eval, compile, new code objects; text handed to ``timeit``, ``code`` or ``runpy`` counts as
-  compiled by whoever handed it). CPython raises these events in the primitives themselves, so
-  they hold whatever name the primitive is reached by (``posix``, an alias, a wrapper's original).
+  eval, compile, new code objects; text handed to ``timeit``, ``doctest``, ``pickle`` or typing's
+  forward references counts as compiled by whoever handed it, see ``asks_itself``). CPython raises
+  these events in the primitives themselves, so they hold whatever name the primitive is reached by
+  (``posix``, an alias, a wrapper's original).
 - ``threads``: starting threads (no audit event covers them): work on another thread escapes the
   timed region and the recorders, whose modes are per thread.
 - ``descriptors``: writing to file descriptors (``os.write``...): the protocol's pipes are the runner's.
@@ -29,10 +30,10 @@ What it does, each a named protection in ``PROTECTIONS``:
   registered over it) runs under recorders of its own; candidate code registers kernels for no
   other operator.
 - ``harness``: candidate code cannot import ladder's own packages; the loaded ones (and the
-  contestant's ``__main__``) leave ``sys.modules``, and their classes and globals are snapshotted:
-  ``intact()`` reports any change. So is the problem's module (all but the case constants the runner
-  sets on it): the contestant builds every input with its ``get_inputs()``, and a candidate that
-  replaced it could run the reference on each input before the call that is judged.
+  contestant's ``__main__``) leave ``sys.modules``; their classes and globals, and the problem's
+  module, are snapshotted (``ladder.runner.snapshots``): ``intact()`` reports any change.
+- ``libraries``: so are torch's, ``torch.Tensor``'s and the random generators' namespaces, with
+  which the inputs are built, as far as the names they had when armed.
 
 Who is asking is decided by walking the stack outward from the request (``acting_for_candidate``):
 a frame of the solution's file or of a file beside it (the problem file excepted), or of code run
@@ -52,12 +53,12 @@ import sys
 import tempfile
 import threading
 import time
-import types
 from pathlib import Path
 from typing import Any, Callable
 
-HARNESS_PACKAGES = ("ladder", "runner", "diagnoser", "indexer")  # installed names and checkout names
-RUNNER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+from ladder.runner import snapshots
+from ladder.runner.snapshots import RUNNER
+
 _SELF = __file__
 _getframe = sys._getframe  # bound before any candidate code runs
 
@@ -70,6 +71,7 @@ DELEGATES: dict[str, tuple[str, ...]] = {
     "introspection": ("triton", "torch"),
     "native": ("triton", "torch"),
     "compilers": ("triton", "torch"),
+    "code": ("triton", "torch"),  # Triton's binders and interpreter, torch's own generated code
     "recorders": ("torch",),  # entering and leaving modes is torch's own bookkeeping
     "graphs": ("triton",),  # its CUDA-graph benchmarker
     "signals": (),
@@ -80,8 +82,9 @@ DELEGATES: dict[str, tuple[str, ...]] = {
 WRITE_MODES = set("wax+")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
 FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
-# Standard modules that compile and run text their caller gives them (`timeit.Timer(setup=TEXT)`).
-TEXT_RUNNERS = {"timeit", "code", "codeop", "runpy"}
+# Standard modules that compile code for their own use while a candidate's definitions run (a
+# dataclass's __init__, a named tuple's __new__) or import a module's source.
+OWN_CODE = {"dataclasses", "collections", "importlib", "_frozen_importlib", "_frozen_importlib_external"}
 PROC_ENTRY = re.compile(r"/proc/(\d+)(/|$)")
 
 
@@ -107,7 +110,7 @@ class Sentinel:
         self.delegates: dict[str, tuple[str, ...]] = {}  # kind of request -> folders trusted with it
         self._hook_chains: dict[str, list] = {}
         self._hook_values: dict[str, Any] = {}
-        self._harness: list[tuple[str, Any, dict]] = []  # (label, module or class, its namespace when armed)
+        self._harness: list[snapshots.Snapshot] = []  # what the runner relies on, as it was when armed
         self._auditing = threading.local()
         self.write_roots: tuple[str, ...] = ()  # where Triton may write for a candidate: its own cache and temp folder
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
@@ -230,13 +233,7 @@ class Sentinel:
         return None
 
     def _harness_intact(self) -> str | None:
-        for label, namespace, copy in self._harness:
-            current = vars(namespace)
-            if current.keys() != copy.keys() or any(current[key] is not value for key, value in copy.items()):
-                changed = next((key for key in current.keys() | copy.keys()
-                                if key not in current or key not in copy or current[key] is not copy[key]), "?")
-                return f"candidate code changed the {label}.{changed}"
-        return None
+        return snapshots.first_change(self._harness)
 
     def snapshot_hooks(self) -> None:
         """The Triton hooks as the runner installed them: any other is the candidate's."""
@@ -271,13 +268,15 @@ class Sentinel:
             self.refuse(what)
 
     def asks_itself(self, kind: str, frame: Any) -> bool:
-        """Code compiling code: the immediate caller counts (the standard library compiles code for
-        dataclasses and named tuples, importing runs module code), and, where that caller is a module
-        that compiles whatever text it is handed (``TEXT_RUNNERS``: timeit, code, runpy), whoever
-        handed it the text."""
-        if frame.f_globals.get("__name__") in TEXT_RUNNERS:
-            return self.acting_for_candidate(kind, frame)
-        return self.is_candidate_frame(frame)
+        """Code compiling code. Where the immediate caller is the standard library generating code for
+        its own use (``OWN_CODE``: dataclasses, named tuples) or importing a module, only that caller
+        counts, and it is not the candidate. Otherwise whoever is asking, walking outward: timeit,
+        doctest, pickle and typing's forward references all run text their caller hands them, and
+        code objects made by hand (``code.replace``) can claim any file name; Triton and torch
+        compile for themselves (``DELEGATES``)."""
+        if str(frame.f_globals.get("__name__") or "").split(".")[0] in OWN_CODE:
+            return False
+        return self.acting_for_candidate(kind, frame)
 
     def takes_frame(self, kind: str, frame: Any) -> bool:
         """A frame taken by candidate code itself, or through a function that hands the frames it takes to
@@ -558,50 +557,12 @@ def _triton_ops(sentinel: Sentinel) -> None:
     sentinel._guard(torch.library.Library, "fallback", "operators", "registered a fallback kernel (torch.library)")
 
 
-class _HarnessBlocker:
-    """A meta-path finder refusing candidate imports of ladder's packages."""
-
-    def __init__(self, sentinel: Sentinel):
-        self.sentinel = sentinel
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if name.split(".")[0] in HARNESS_PACKAGES and self.sentinel.acting_for_candidate("imports", _getframe(1)):
-            self.sentinel.refuse(f"imported {name} (the harness)")
-        return None
-
-
 def _harness(sentinel: Sentinel) -> None:
-    modules = {id(module): module for module in [*sys.modules.values(), *sentinel.modules]
-               if str(getattr(module, "__file__", None) or "").startswith(RUNNER) or module in sentinel.modules}
-    if sentinel.problem_module is not None:
-        namespace = {key: value for key, value in vars(sentinel.problem_module).items()
-                     if key not in sentinel.problem_constants}
-        sentinel._harness.append(("problem's module", _Namespace(sentinel.problem_module,
-                                                                sentinel.problem_constants), namespace))
-    for module in modules.values():
-        sentinel._harness.append((f"runner's {module.__name__}", module, dict(vars(module))))
-        for value in list(vars(module).values()):
-            if isinstance(value, type) and value.__module__ == module.__name__:
-                label = f"runner's {module.__name__}.{value.__qualname__}"
-                sentinel._harness.append((label, value, dict(vars(value))))
-    sys.meta_path.insert(0, _HarnessBlocker(sentinel))
-    # The runner's modules stay reachable from the runner's own references only.
-    for name in [name for name in sys.modules if name.split(".")[0] in HARNESS_PACKAGES]:
-        del sys.modules[name]
-    if str(getattr(sys.modules.get("__main__"), "__file__", None) or "").startswith(RUNNER):
-        sys.modules["__main__"] = types.ModuleType("__main__")
+    sentinel._harness += snapshots.harness(sentinel)
 
 
-class _Namespace:
-    """A module seen without some of its names (``vars()`` of it leaves them out): the problem
-    module without the case constants the runner sets on it."""
-
-    def __init__(self, module: Any, hidden: frozenset):
-        self._module, self._hidden = module, hidden
-
-    @property
-    def __dict__(self) -> dict:
-        return {key: value for key, value in vars(self._module).items() if key not in self._hidden}
+def _libraries(sentinel: Sentinel) -> None:
+    sentinel._harness += snapshots.libraries()
 
 
 PROTECTIONS: dict[str, Callable[[Sentinel], None]] = {
@@ -614,5 +575,6 @@ PROTECTIONS: dict[str, Callable[[Sentinel], None]] = {
     "graphs": _graphs,
     "triton-ops": _triton_ops,
     "harness": _harness,  # after the protections that import from the harness while arming
-    "audit": _audit,  # last: arming itself opens and imports nothing from here on
+    "audit": _audit,  # arming itself opens and imports nothing from here on
+    "libraries": _libraries,  # last: after every protection that guards a library's function
 }

@@ -152,6 +152,10 @@ def lazy_tensor(source: Source) -> Iterator[tuple[int, str]]:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name in (
                 "__torch_function__", "__torch_dispatch__"):
             yield node.lineno, f"defines {node.name} (intercepts torch calls)"
+        named = (node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute)
+                 else node.value if isinstance(node, ast.Constant) else None)
+        if named in ("__torch_function__", "__torch_dispatch__") and not isinstance(node, ast.FunctionDef):
+            yield node.lineno, f"binds or names {named} (intercepts torch calls)"
         if isinstance(node, ast.Attribute) and node.attr == "_make_subclass":
             yield node.lineno, "uses _make_subclass (lazy or fake tensors)"
 

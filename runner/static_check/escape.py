@@ -34,7 +34,13 @@ ALIASABLE_BUILTINS = INTROSPECTION_CALLS | {"getattr", "setattr", "delattr", "ha
 # `timeit.Timer("...")` compiles a string outside the audit of code compiled by the candidate itself,
 # `pkgutil.resolve_name("module:Model")` reaches the judge's loaded reference, `operator.attrgetter`
 # is getattr by another name.
-CODE_FROM_TEXT_MODULES = {"timeit", "code", "codeop", "runpy", "pkgutil", "operator", "pydoc", "zipimport"}
+CODE_FROM_TEXT_MODULES = {"timeit", "code", "codeop", "runpy", "pkgutil", "operator", "pydoc", "zipimport",
+                          "doctest", "pickle", "_pickle", "pickletools", "copyreg", "shelve", "pdb", "bdb",
+                          "profile", "cProfile", "trace"}
+
+
+# Names that evaluate text (typing's forward references evaluate a string annotation).
+EVALUATING_NAMES = {"get_type_hints", "ForwardRef", "_eval_type"}
 
 
 INTROSPECTION_NAMES = {"sys._getframe", "sys._current_frames", "sys.modules", "sys.exc_info", "sys.exception",
@@ -48,7 +54,7 @@ INTERNAL_ATTRIBUTES = {"__traceback__", "tb_frame", "tb_next", "f_back", "f_loca
                        "f_builtins", "gi_frame", "cr_frame", "ag_frame", "gi_code", "__globals__", "__closure__",
                        "__wrapped__", "__code__", "__builtins__", "__subclasses__", "__self__", "__func__",
                        "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__",
-                       "__dict__"}
+                       "__dict__", "__getattribute__"}
 
 
 PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "ladder", "runner", "os", "sys", "gc", "threading",
@@ -167,6 +173,10 @@ def introspection(source: Source) -> Iterator[tuple[int, str]]:
     yield from imports_of(source, CODE_FROM_TEXT_MODULES,
                            "imports {module} (runs code or resolves objects named by text, hidden from these rules)")
     called = {id(node.func) for node in ast.walk(source.tree) if isinstance(node, ast.Call)}
+    for node, name in source.names():  # `from sys import modules` names sys.modules too
+        for banned in INTROSPECTION_NAMES:
+            if name == banned or name.startswith(banned + "."):
+                yield node.lineno, f"uses {banned}"
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in INTROSPECTION_CALLS:
             yield node.lineno, f"calls {node.func.id}()"
@@ -180,6 +190,13 @@ def introspection(source: Source) -> Iterator[tuple[int, str]]:
             if node.attr in INTERNAL_ATTRIBUTES:
                 yield node.lineno, (f"uses .{node.attr} (frames, and the globals and closures of other code, "
                                     "lead to the runner's guards)")
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in INTERNAL_ATTRIBUTES:
+            # `obj.__getattribute__("__closure__")`, `vars(f)["__closure__"]`: the name as text is the tell
+            yield node.lineno, f"names {node.value!r} (frames, and the globals and closures of other code, lead " \
+                               "to the runner's guards)"
+        if isinstance(node, (ast.Name, ast.Attribute)) and (
+                getattr(node, "id", None) in EVALUATING_NAMES or getattr(node, "attr", None) in EVALUATING_NAMES):
+            yield node.lineno, "evaluates text through typing's forward references (get_type_hints, ForwardRef)"
         attribute = _attribute_argument(node)
         if attribute is None:
             continue

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from ladder.runner.guards import LaunchTracer, TorchOpRecorder, plain_outputs, poison, unwritten_count
+from ladder.runner.guards import LaunchTracer, TorchOpRecorder, poison, unwritten_count
+from ladder.runner.plain import plain_outputs
 from ladder.runner.problem import load_module
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -222,6 +222,11 @@ def test_introspection_is_flagged(line):
     "import timeit",                                    # runs text it is given as code
     "from pkgutil import resolve_name",                 # reaches loaded objects by a dotted name
     "import operator",                                  # attrgetter: getattr by another name
+    "from sys import modules\nfound = modules.get('x')",  # sys.modules by a from-import
+    "cells = len.__getattribute__('__closure__')",      # getattr by a method, the name as text
+    "import doctest",                                   # runs the text of a docstring
+    "import pickle",                                    # a reducer runs any callable on load
+    "from typing import get_type_hints\nhints = get_type_hints(object)",  # evaluates string annotations
 ])
 def test_ways_around_the_introspection_rule_are_flagged_anywhere_in_the_file(line):
     """Not only in the hot path: code run at import or in __init__ reaches the runner's objects too."""
@@ -278,3 +283,8 @@ def test_every_rule_is_listed_with_its_severity():
 def test_syntax_errors_propagate_for_the_loader_to_report():
     with pytest.raises(SyntaxError):
         check_source("def broken(:\n")
+
+
+def test_binding_torch_function_on_a_class_is_flagged():
+    found = rules_hit("class Proxy:\n    __torch_function__ = classmethod(lambda *a: None)\n")
+    assert found.get("lazy-tensor") == 2

@@ -1,0 +1,123 @@
+"""What the runner relies on in the contestant's process, snapshotted when the sentinel arms, and the
+first change since (``ladder.runner.sentinel``'s ``harness`` and ``libraries`` protections).
+
+- the runner's own modules and their classes, whole: candidate code that reached them (through a
+  closure) could rewrite the guards; they also leave ``sys.modules``, and importing ladder's
+  packages is refused (``HarnessBlocker``);
+- the problem's module, all but the case constants the runner sets on it per case: the contestant
+  builds every input with its ``get_inputs()``, and a candidate that replaced it could run the
+  reference on each input before the call that is judged;
+- the libraries the inputs are built and checked with (torch, ``torch.Tensor``, ``random``, numpy's
+  random), as far as the names they had when armed: ``torch.randn`` replaced through an alias could
+  compute the answer while the judge builds the inputs. Names torch adds as it imports parts of
+  itself lazily are not checked.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any, Callable
+
+HARNESS_PACKAGES = ("ladder", "runner", "diagnoser", "indexer")  # installed names and checkout names
+RUNNER = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_getframe = sys._getframe  # bound before any candidate code runs
+
+
+@dataclass
+class Snapshot:
+    """A namespace as it was when armed: ``read()`` gives it as it is now; a value ``own(value)`` says
+    the library itself put there is no change (torch wraps some of its functions when it imports a
+    part of itself lazily: importing torch._dynamo replaces ``torch.manual_seed``)."""
+
+    label: str
+    read: Callable[[], dict]
+    copy: dict
+    own: Callable[[Any], bool] = lambda value: False
+
+
+def whole(label: str, namespace: Any) -> Snapshot:
+    return Snapshot(label, lambda: vars(namespace), dict(vars(namespace)))
+
+
+def without(label: str, module: Any, hidden: frozenset) -> Snapshot:
+    """``module`` without the names in ``hidden`` (the problem's case constants)."""
+    def read() -> dict:
+        return {key: value for key, value in vars(module).items() if key not in hidden}
+    return Snapshot(label, read, read())
+
+
+def existing(label: str, library: Any, package: str, folder: str) -> Snapshot:
+    """``library`` as far as the names it has now go (a name gone reads as None); a new value of
+    ``package``'s own, defined in its ``folder`` if it is Python (a wrapper torch made), is no change."""
+    names = frozenset(vars(library))
+
+    def read() -> dict:
+        current = vars(library)
+        return {name: current.get(name) for name in names}
+
+    def own(value: Any) -> bool:
+        module = str(getattr(value, "__module__", None) or "")
+        code = getattr(value, "__code__", None)
+        return (module == package or module.startswith(package + ".")) and (
+            code is None or str(code.co_filename).startswith(folder))
+    return Snapshot(label, read, read(), own)
+
+
+def first_change(snapshots: list[Snapshot]) -> str | None:
+    """What candidate code changed first, as the refusal says it, or None."""
+    for snapshot in snapshots:
+        current, copy = snapshot.read(), snapshot.copy
+        changed = next((key for key in sorted(current.keys() | copy.keys())
+                        if key not in current or key not in copy
+                        or (current[key] is not copy[key] and not snapshot.own(current[key]))), None)
+        if changed is not None:
+            return f"candidate code changed {snapshot.label}.{changed}"
+    return None
+
+
+class HarnessBlocker:
+    """A meta-path finder refusing candidate imports of ladder's packages."""
+
+    def __init__(self, sentinel: Any):
+        self.sentinel = sentinel
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name.split(".")[0] in HARNESS_PACKAGES and self.sentinel.acting_for_candidate("imports", _getframe(1)):
+            self.sentinel.refuse(f"imported {name} (the harness)")
+        return None
+
+
+def harness(sentinel: Any) -> list[Snapshot]:
+    """Snapshots of the runner's modules (and the backend's, ``sentinel.modules``) with their classes,
+    and of the problem's module; then the runner's modules leave ``sys.modules`` and importing them
+    is refused."""
+    modules = {id(module): module for module in [*sys.modules.values(), *sentinel.modules]
+               if str(getattr(module, "__file__", None) or "").startswith(RUNNER) or module in sentinel.modules}
+    taken = []
+    if sentinel.problem_module is not None:
+        taken.append(without("the problem's module", sentinel.problem_module, sentinel.problem_constants))
+    for module in modules.values():
+        taken.append(whole(f"the runner's {module.__name__}", module))
+        taken += [whole(f"the runner's {module.__name__}.{value.__qualname__}", value)
+                  for value in list(vars(module).values())
+                  if isinstance(value, type) and value.__module__ == module.__name__]
+    sys.meta_path.insert(0, HarnessBlocker(sentinel))
+    # The runner's modules stay reachable from the runner's own references only.
+    for name in [name for name in sys.modules if name.split(".")[0] in HARNESS_PACKAGES]:
+        del sys.modules[name]
+    if str(getattr(sys.modules.get("__main__"), "__file__", None) or "").startswith(RUNNER):
+        sys.modules["__main__"] = types.ModuleType("__main__")
+    return taken
+
+
+def libraries() -> list[Snapshot]:
+    torch = sys.modules["torch"]
+    found = [("torch", torch, torch), ("torch.Tensor", torch.Tensor, torch)]
+    if "random" in sys.modules:
+        found.append(("random", sys.modules["random"], sys.modules["random"]))
+    if "numpy" in sys.modules:
+        found.append(("numpy.random", sys.modules["numpy"].random, sys.modules["numpy"]))
+    return [existing(label, library, package.__name__, os.path.dirname(package.__file__) + os.sep)
+            for label, library, package in found]

@@ -1,0 +1,34 @@
+"""What the runner relies on, snapshotted: a change is named; a library's own rewrapping is not one."""
+from __future__ import annotations
+
+import types
+
+from ladder.runner import snapshots
+
+
+def module(**names):
+    made = types.ModuleType("fakelib")
+    made.__dict__.update(names)
+    return made
+
+
+def test_a_replaced_function_is_named_and_a_hidden_constant_is_not():
+    problem = module(get_inputs=lambda: [1], batch_size=4)
+    taken = [snapshots.without("the problem's module", problem, frozenset({"batch_size"}))]
+    problem.batch_size = 8  # the runner sets case constants
+    assert snapshots.first_change(taken) is None
+    problem.get_inputs = lambda: [2]
+    assert snapshots.first_change(taken) == "candidate code changed the problem's module.get_inputs"
+
+
+def test_a_librarys_own_wrapper_is_no_change_but_anyone_elses_is(tmp_path):
+    library = module(randn=len)
+    folder = str(tmp_path) + "/"
+    taken = [snapshots.existing("fakelib", library, "fakelib", folder)]
+    library.added_lazily = object()  # names added after arming are not checked
+    assert snapshots.first_change(taken) is None
+    wrapper = types.SimpleNamespace(__module__="fakelib.random")  # the library's own, with no Python code
+    library.randn = wrapper
+    assert snapshots.first_change(taken) is None
+    library.randn = lambda *shape: None  # defined here: not the library's
+    assert snapshots.first_change(taken) == "candidate code changed fakelib.randn"
