@@ -9,6 +9,15 @@ fp32 accumulator, each tile's per-feature mean and M2 (squared deviations from t
 so no E[h^2]-E[h]^2 cancellation). The second kernel combines a feature's tile statistics (Chan's
 formula) and normalises a 2-D block of h: h is read once, y written once, with as many programs as
 tiles.
+
+Round 2: that version reached 73% of its floor on the power-of-two cases but 11% on the 1001 x 7000
+-> 5000 and 3000-cube cases, where the brief's split puts 98% of the forward in the GEMM at 11% of
+its own floor and the IR shows why: K (7000, 3000) and the row strides are not multiples of 16, so
+Triton proves no alignment, the operand loads are single fp16 accesses and the dot loop is not
+pipelined (nv.scalar-access, nv.unpipelined-loop). K, N and every row stride now reach both kernels
+in units of the largest of 8, 4, 2, 1 elements dividing them (multiplied back inside), so those rows
+are copied 16 bytes at a time; K steps are unmasked where BLOCK_K divides K, and the GEMM clamps
+edge rows and columns onto valid ones instead of masking its loads (the stores mask them).
 """
 import torch
 import torch.nn as nn
@@ -23,15 +32,21 @@ def _configs():
             for m, n, k, s, w in shapes]
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "K"])
+@triton.autotune(configs=_configs(), key=["M", "n_units", "k_units", "UNIT", "Y_UNIT"])
+@triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
 @triton.jit
 def linear_scale_stats_kernel(
     x_ptr, w_ptr, b_ptr, s_ptr, y_ptr, mean_ptr, m2_ptr,
-    M, N, K,
-    stride_xm, stride_xk, stride_wn, stride_wk, stride_ym, stride_yn,
+    M, n_units, k_units, xm_units, wn_units, ym_units,
+    UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    STATS_ROWS: tl.constexpr,
+    STATS_ROWS: tl.constexpr, EVEN_K: tl.constexpr,
 ):
+    N = n_units * Y_UNIT
+    K = k_units * UNIT
+    stride_xm = xm_units * UNIT
+    stride_wn = wn_units * UNIT
+    stride_ym = ym_units * Y_UNIT
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
@@ -44,16 +59,22 @@ def linear_scale_stats_kernel(
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk
-    w_ptrs = w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn
+    rows = tl.minimum(offs_m, M - 1)  # edge rows and columns read the last valid one (masked at the store)
+    cols = tl.minimum(offs_n, N - 1)
+    x_ptrs = x_ptr + rows.to(tl.int64)[:, None] * stride_xm + offs_k[None, :]
+    w_ptrs = w_ptr + offs_k[:, None] + cols.to(tl.int64)[None, :] * stride_wn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_K)):
-        left = K - k * BLOCK_K
-        x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < left), other=0.0)
-        w = tl.load(w_ptrs, mask=(offs_k[:, None] < left) & (offs_n[None, :] < N), other=0.0)
+    for k in range(tl.cdiv(K, BLOCK_K)):
+        if EVEN_K:
+            x = tl.load(x_ptrs)
+            w = tl.load(w_ptrs)
+        else:
+            left = K - k * BLOCK_K
+            x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+            w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
         acc = tl.dot(x, w, acc)
-        x_ptrs += BLOCK_K * stride_xk
-        w_ptrs += BLOCK_K * stride_wk
+        x_ptrs += BLOCK_K
+        w_ptrs += BLOCK_K
 
     n_mask = offs_n < N
     row_mask = offs_m < M
@@ -61,7 +82,8 @@ def linear_scale_stats_kernel(
     scale = tl.load(s_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
     h = (acc + bias[None, :]) * scale[None, :]
     mask = row_mask[:, None] & n_mask[None, :]
-    tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn, h.to(y_ptr.dtype.element_ty), mask=mask)
+    tl.store(y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym + offs_n[None, :], h.to(y_ptr.dtype.element_ty),
+             mask=mask)
 
     # Statistics per 64-row slice of the tile, so that their layout does not depend on the config
     # the tuner chose: slice s holds rows [64 s, 64 s + 64).
@@ -81,9 +103,12 @@ def linear_scale_stats_kernel(
 @triton.jit
 def batch_norm_apply_kernel(
     h_ptr, gamma_ptr, beta_ptr, y_ptr, mean_ptr, m2_ptr,
-    M, N, stride_row, n_tiles, eps,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TILE_STEP: tl.constexpr, STATS_ROWS: tl.constexpr,
+    M, n_units, row_units, n_tiles, eps,
+    Y_UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, TILE_STEP: tl.constexpr,
+    STATS_ROWS: tl.constexpr,
 ):
+    N = n_units * Y_UNIT
+    stride_row = row_units * Y_UNIT
     pid_m = tl.program_id(0)
     pid_n = tl.program_id(1)
     cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -113,12 +138,22 @@ def batch_norm_apply_kernel(
 
     rows = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     mask = (rows[:, None] < M) & col_mask[None, :]
-    offsets = rows[:, None] * stride_row + cols[None, :]
+    offsets = rows.to(tl.int64)[:, None] * stride_row + cols[None, :]
     h = tl.load(h_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
     tl.store(y_ptr + offsets, (h * a[None, :] + c[None, :]).to(y_ptr.dtype.element_ty), mask=mask)
 
 
 STATS_ROWS = 64  # rows per statistics slice: every config's BLOCK_M is a multiple of it
+
+
+def _unit(*tensors):
+    """Largest of 8, 4, 2, 1 elements that divides every row length, row stride and base offset (in
+    elements), so that the kernels can see the alignment of their rows."""
+    for unit in (8, 4, 2, 1):
+        if all(t.shape[1] % unit == 0 and t.stride(0) % unit == 0
+               and t.data_ptr() % (unit * t.element_size()) == 0 for t in tensors):
+            return unit
+    return 1
 
 
 class ModelNew(nn.Module):
@@ -132,8 +167,12 @@ class ModelNew(nn.Module):
             self.bn.bias.uniform_(-0.5, 0.5)
 
     def forward(self, x):
-        M, K = x.shape
         w, b = self.gemm.weight, self.gemm.bias
+        if x.stride(1) != 1:
+            x = x.contiguous()
+        if w.stride(1) != 1:
+            w = w.contiguous()
+        M, K = x.shape
         N = w.shape[0]
         max_tiles = triton.cdiv(M, STATS_ROWS)
         h = torch.empty((M, N), device=x.device, dtype=x.dtype)
@@ -143,16 +182,17 @@ class ModelNew(nn.Module):
         def grid(meta):
             return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
+        unit, y_unit = _unit(x, w), _unit(h)
         linear_scale_stats_kernel[grid](
-            x, w, b, self.scale, h, means, m2s, M, N, K,
-            x.stride(0), x.stride(1), w.stride(0), w.stride(1), h.stride(0), h.stride(1),
-            STATS_ROWS=STATS_ROWS,
+            x, w, b, self.scale, h, means, m2s, M, N // y_unit, K // unit,
+            x.stride(0) // unit, w.stride(0) // unit, h.stride(0) // y_unit,
+            UNIT=unit, Y_UNIT=y_unit, STATS_ROWS=STATS_ROWS,
         )
         y = torch.empty_like(h)
         block_n = 64
         batch_norm_apply_kernel[(triton.cdiv(M, 64), triton.cdiv(N, block_n))](
-            h, self.bn.weight, self.bn.bias, y, means, m2s, M, N, h.stride(0), max_tiles,
-            self.bn.eps, BLOCK_M=64, BLOCK_N=block_n, TILE_STEP=16, STATS_ROWS=STATS_ROWS,
+            h, self.bn.weight, self.bn.bias, y, means, m2s, M, N // y_unit, h.stride(0) // y_unit, max_tiles,
+            self.bn.eps, Y_UNIT=y_unit, BLOCK_M=64, BLOCK_N=block_n, TILE_STEP=16, STATS_ROWS=STATS_ROWS,
             num_warps=4,
         )
         return y
