@@ -51,6 +51,7 @@ from ladder.runner.precompile import compile_kernels
 from ladder.runner.problem import ProblemError, load_problem, load_solution
 from ladder.runner.reference import tf32
 from ladder.runner.sandbox import become_undumpable
+from ladder.runner.seal import Seal, Tally
 from ladder.runner.sentinel import Sentinel, compiled_objects, stacks_intact
 from ladder.runner.timing import guard_violation, output_violation
 
@@ -78,7 +79,7 @@ class Contestant:
         self.held: Any = None
         self.input_spans: list[tuple[int, int]] = []
         self.last_outputs: list[tuple[int, int]] = []
-        self.compute_calls: dict[str, int] = {}
+        self.compute_calls = Tally()
         self.reporting = False  # code under diagnosis: the honesty guards note, they do not reject
         self.notes: set[str] = set()
         self.allow_tf32 = False
@@ -155,6 +156,7 @@ class Contestant:
             self.tracer.refuse = self.sentinel.refuse
             self.sentinel.snapshot_hooks()
             self.sentinel.arm()
+            self.sentinel.seal = Seal.of(contestant=self, tracer=self.tracer, sentinel=self.sentinel)
 
     def precompile(self, command: dict[str, Any]) -> dict[str, Any]:
         """Compile every kernel the solution launches on any case, ahead of time and with no device
@@ -217,21 +219,27 @@ class Contestant:
             self.backend.release_cached_memory()
 
     def _call(self, model: Any, inputs: list) -> Any:
-        with torch.no_grad(), tf32(self.allow_tf32 and self.kind == "reference"):
+        with torch.no_grad(), tf32(self.allow_tf32 and not self._guarded()):
             return model(*inputs)
 
     # ---------------------------------------------------------------------------- one forward
 
+    def _guarded(self) -> bool:
+        """Whether calls run under the guards: a solution's, and a sandboxed contestant's whatever its
+        ``kind`` says (candidate code can reach that attribute; a reference is never sandboxed with a sentinel)."""
+        return self.kind == "solution" or self.sentinel is not None
+
     def _forward(self, which: str, inputs: list, poison_fresh: bool = True) -> tuple[list, Any, str | None]:
         """One call under the guards: (its outputs as a flat list, the launch window, tampering or None)."""
-        guarded = self.kind == "solution"
-        if not guarded:
+        if not self._guarded():
             return plain_outputs(self.callables[which](inputs))[0], None, None
         with torch.no_grad(), self.tracer.watch(self.name) as window, guards.recording(
                 self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
                 poison_fresh) as modes:
+            since = self.compute_calls.mark()
             output, odd = plain_outputs(self.callables[which](inputs))
-            tampering = (stacks_intact(*modes) or _timing_intact(self.sentinel)) if self.sentinel else None
+            tampering = (stacks_intact(*modes) or _timing_intact(self.sentinel)
+                         or self.compute_calls.emptied_since(since)) if self.sentinel else None
         return output, window, tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
 
     def check(self, command: dict[str, Any]) -> dict[str, Any]:
@@ -314,12 +322,11 @@ class Contestant:
         self.backend.synchronize()
         gc.disable()  # no collection pause inside the judge's clock; the report turns collection back on
         self._timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
-                       "events": (self.backend.event(), self.backend.event()),
                        "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack()}
         if self.tracer is not None:
             self.tracer.stray.clear()
         self.compute_calls.clear()
-        if self.kind == "solution":
+        if self._guarded():
             stack = self._timed["stack"]
             stack.enter_context(torch.no_grad())
             self._timed["window"] = stack.enter_context(self.tracer.watch(self.name))
@@ -330,12 +337,14 @@ class Contestant:
 
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
         """The timed call, bracketed by the judge's host clock: nothing but queueing, the call, the
-        synchronize and taking the guards down happens here; they are read in the report."""
+        synchronize and taking the guards down happens here; they are read in the report. The events
+        are this call's own locals: held anywhere else, candidate code could move them."""
         timed = self._timed
-        start, end = timed["events"]
+        start, end = self.backend.event(), self.backend.event()
         window = timed.get("window")
         try:
             self.backend.stall(timed["stall_ms"])
+            since = self.compute_calls.mark()
             begun = _perf_counter()
             self.backend.record(start)
             timed["output"] = self.callables[timed["which"]](timed["inputs"])
@@ -352,6 +361,7 @@ class Contestant:
         # judge's own process (trusted code) the judge's work comes next and is not the candidate's.
         with timed["stack"]:
             timed["tampering"] = (stacks_intact(*timed["modes"]) or _timing_intact(self.sentinel)
+                                  or self.compute_calls.emptied_since(since)
                                   if self.sentinel and "modes" in timed else None)
         gc.enable()
         timed["done"] = True
@@ -399,7 +409,7 @@ class Contestant:
         output, odd = plain_outputs(timed["output"])
         self.held = output
         reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
-        if self.kind == "solution":
+        if self._guarded():
             dishonest = ("forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
                          if self.compute_calls else None)
             dishonest = dishonest or guard_violation(window, self.backend.current_stream()) or output_violation(

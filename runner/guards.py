@@ -47,6 +47,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.plain import foreign_argument, tensors_in
+from ladder.runner.seal import tally
 
 POISON_BYTE = 0xFF
 
@@ -251,6 +252,9 @@ class LaunchTracer:
         def run(self_, *args, grid=None, warmup=False, **kwargs):
             if callable(grid):
                 grid = tracer.as_candidate(grid)
+            hooks = getattr(self_, "pre_run_hooks", None)
+            if hooks:  # the kernel's pre-run hooks are the candidate's, however they were registered
+                hooks[:] = [tracer.as_candidate(hook) for hook in hooks]
             if tracer.refuse is not None and not tracer.inside_triton():
                 for value in (*args, *kwargs.values()):
                     foreign = foreign_argument(value)
@@ -386,7 +390,7 @@ class TorchOpRecorder(TorchFunctionMode):
             # An object of the candidate's that intercepts torch calls: what its handler does under
             # this call is seen by neither recorder, whatever the call is.
             label = f"{torch_call_name(func)} on a {foreign[0].__qualname__} (intercepts torch calls)"
-            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+            tally(self.compute_calls, label)
         with judged():
             try:
                 result = func(*args, **(kwargs or {}))
@@ -412,7 +416,7 @@ class TorchOpRecorder(TorchFunctionMode):
 
     def _count(self, func: Any) -> None:
         label = torch_call_name(func)
-        self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+        tally(self.compute_calls, label)
 
     def _allowed(self, name: str, func: Any, args: tuple, result: Any) -> bool:
         if name in VIEWS or name in QUERIES or name in GRAD_MODE:
@@ -467,7 +471,7 @@ class BypassRecorder(TorchDispatchMode):
         if (not getattr(_judged, "depth", 0) and not self.tracer.triton_is_acting()
                 and op_name(func) not in self.triton_ops):
             label = f"{func} (outside every torch call the recorder saw)"
-            self.compute_calls[label] = self.compute_calls.get(label, 0) + 1
+            tally(self.compute_calls, label)
         return func(*args, **(kwargs or {}))
 
 

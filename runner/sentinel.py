@@ -34,6 +34,8 @@ What it does, each a named protection in ``PROTECTIONS``:
   module, are snapshotted (``ladder.runner.snapshots``): ``intact()`` reports any change.
 - ``libraries``: so are torch's, ``torch.Tensor``'s and the random generators' namespaces, with
   which the inputs are built, as far as the names they had when armed.
+- and the instances the guards decide by (the contestant, the launch tracer, this sentinel, the
+  tally of torch calls) are sealed once armed (``ladder.runner.seal``), also checked by ``intact()``.
 
 Who is asking is decided by walking the stack outward from the request (``acting_for_candidate``):
 a frame of the solution's file or of a file beside it (the problem file excepted), or of code run
@@ -47,6 +49,7 @@ writing its cache from inside a candidate's forward is Triton's.
 """
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import sys
@@ -56,7 +59,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ladder.runner import snapshots
+from ladder.runner import seal, snapshots
 from ladder.runner.snapshots import RUNNER
 
 _SELF = __file__
@@ -102,6 +105,7 @@ class Sentinel:
         self.problem = str(Path(problem).resolve()) if problem else None
         self.exchange = str(Path(exchange).resolve()) + os.sep if exchange else None
         self.violations: list[str] = []
+        self.refused = itertools.count()  # every refusal, which candidate code cannot take back (runner.seal)
         self.triton_ops: set[str] = set()
         self.bound: dict[str, tuple[Any, str, Any]] = {}
         self.libraries: dict[str, str] = {}  # library name -> its folder
@@ -116,6 +120,7 @@ class Sentinel:
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
         self.modules = modules  # modules besides the runner's whose code the runner relies on (the backend's)
         self.recording: Callable[[], Any] | None = None  # set by the contestant: nested recorders
+        self.seal: seal.Seal | None = None  # set by the contestant once armed
         # The loaded problem: the contestant builds every input with its get_inputs(), so what it holds
         # (its functions, the modules it calls) is snapshotted too, all but the case constants the
         # runner sets on it per case.
@@ -172,6 +177,7 @@ class Sentinel:
 
     def refuse(self, what: str) -> None:
         message = f"candidate code {what}"
+        next(self.refused)
         if message not in self.violations:
             self.violations.append(message)
         raise Refused(message)
@@ -209,10 +215,11 @@ class Sentinel:
 
     def intact(self) -> str | None:
         """The first tampering seen so far, or None: refusals, replaced primitives, foreign hooks,
-        changed harness code."""
+        changed harness code, the runner's objects changed (``ladder.runner.seal``)."""
         if self.violations:
             return self.violations[0]
-        return self.timing_intact() or self._hooks_intact() or self._harness_intact()
+        return (self.timing_intact() or self._hooks_intact() or self._harness_intact()
+                or (self.seal.broken() if self.seal is not None else None))
 
     def timing_intact(self) -> str | None:
         """The first timing primitive replaced since arming, or None (cheap: checked after every call)."""

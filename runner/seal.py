@@ -1,0 +1,97 @@
+"""The runner's own objects in the contestant's process, sealed when the sentinel arms.
+
+Candidate code can reach any object of the runner: a wrapper the runner installed on Triton or torch
+holds it in its closure, and neither ``__closure__`` nor ``__globals__`` is an audited attribute.
+The static rules refuse the ways there (``introspection``); the seal is the runtime's second line,
+for the state the guards themselves decide by, which snapshots of modules and classes do not cover:
+
+- wiring: the attributes each object was armed with (the contestant's kind, its tally, the tracer's
+  callbacks and thread state) must still be the same objects, and no instance attribute may shadow
+  a method of its class (a tracer whose ``called_by_candidate`` says no to everything);
+- the tracer is outside Triton whenever the runner itself asks (a depth forced on at import makes
+  every torch call of the candidate's look like Triton's own);
+- the tally of torch calls and the sentinel's refusals only grow: each also advances a count that
+  cannot be set back (``itertools.count``); a tally holding fewer calls than its count advanced by
+  since the call began, or no refusal where one was made, was emptied by candidate code.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+_COUNT_PREFIX = len("count(")
+
+
+def reading(counter: itertools.count) -> int:
+    """Where ``counter`` stands, read without advancing it."""
+    return int(repr(counter)[_COUNT_PREFIX:-1])
+
+
+class Tally(dict):
+    """Torch calls of the candidate's (label -> count), with a count of every call it was given:
+    ``dict.clear`` empties the tally, not ``given``."""
+
+    def __init__(self):
+        super().__init__()
+        self.given = itertools.count()
+
+    def mark(self) -> int:
+        return reading(self.given)
+
+    def emptied_since(self, mark: int) -> str | None:
+        """Why the tally was tampered with, when it holds fewer calls than it was given since ``mark``."""
+        if sum(self.values()) < reading(self.given) - mark:
+            return "candidate code emptied the runner's tally of torch calls"
+        return None
+
+
+def tally(compute_calls: dict[str, int], label: str) -> None:
+    """Count one torch call of the candidate's in ``compute_calls``."""
+    if isinstance(compute_calls, Tally):
+        next(compute_calls.given)
+    compute_calls[label] = compute_calls.get(label, 0) + 1
+
+
+# The attributes each of the runner's objects keeps from arming to the end of the process.
+WIRING = {
+    "contestant": ("kind", "reporting", "sandboxed", "sentinel", "tracer", "backend", "compute_calls", "problem"),
+    "tracer": ("called_by_candidate", "refuse", "hook_fires", "current_stream", "stray", "_inside", "_originals",
+               "_autotune"),
+    "tally": ("given",),
+    "sentinel": ("violations", "refused", "triton_ops", "bound", "guards", "recording", "_harness", "_hook_chains",
+                 "_hook_values", "delegates", "libraries", "write_roots"),
+}
+
+
+@dataclass
+class Seal:
+    """What ``broken`` compares against: (label, object, attribute, value when sealed)."""
+
+    tracer: Any
+    sentinel: Any
+    wired: list[tuple[str, Any, str, Any]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, **objects: Any) -> "Seal":
+        """Seal ``objects`` (by their labels in ``WIRING``) as they are now."""
+        objects["tally"] = objects["contestant"].compute_calls
+        return cls(objects["tracer"], objects["sentinel"], [
+            (label, owner, name, vars(owner).get(name)) for label, owner in objects.items() for name in WIRING[label]])
+
+    def broken(self) -> str | None:
+        """The first change candidate code made to the runner's objects, or None (cheap: checked
+        after every call, from the runner's own code, outside Triton)."""
+        for label, owner, name, value in self.wired:
+            if vars(owner).get(name) is not value:
+                return f"candidate code changed the {label}'s {name}"
+        for label, owner in {label: owner for label, owner, _, _ in self.wired}.items():
+            shadowing = next((name for name in vars(owner) if callable(getattr(type(owner), name, None))), None)
+            if shadowing:
+                return f"candidate code replaced the {label}'s method {shadowing}"
+        if reading(self.sentinel.refused) and not self.sentinel.violations:
+            return "candidate code emptied the sentinel's refusals"
+        if self.tracer.inside_triton():
+            return "candidate code set the launch tracer inside Triton outside any Triton call"
+        return None
+
