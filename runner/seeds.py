@@ -13,8 +13,9 @@ import secrets
 
 
 def draw() -> int:
-    """A fresh base seed."""
-    return secrets.randbelow(2**31)
+    """A fresh base seed, 63 bits: candidate code sees derived seeds (``torch.initial_seed()``), and
+    a 31-bit base could be recovered from one by trying every base through ``derive``."""
+    return secrets.randbits(63)
 
 
 def derive(base: int, *where: object) -> int:
