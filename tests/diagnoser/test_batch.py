@@ -167,11 +167,12 @@ def test_a_hanging_compile_stops_its_own_rung_and_the_other_kernels_climb_on(tmp
     items = [batch.Item("hanging", str(HANGING), None),
              batch.Item("scaled_add", str(KERNELS / "scaled_add" / "solution.py"),
                         str(KERNELS / "scaled_add" / "problem.py"))]
-    limits = {**ladder.RUNG_TIMEOUTS_S, "ir": 8.0}
+    # The well-behaved kernel's rung 3 takes about 7 s on a loaded 2-core machine: its limit leaves room.
+    limits = {**ladder.RUNG_TIMEOUTS_S, "ir": 20.0}
     started = time.monotonic()
     hanging, fine = batch.diagnose_many(items, selected={1, 3}, backend="aot", workers=2, limits=limits)
     assert time.monotonic() - started < 120
     rungs = {r["rung"]: r for r in hanging["rungs"]}
     assert rungs[1]["status"] == "ok"
-    assert rungs[3]["status"] == "failed" and rungs[3]["timed_out"] and 8 <= rungs[3]["seconds"] < 40
+    assert rungs[3]["status"] == "failed" and rungs[3]["timed_out"] and 20 <= rungs[3]["seconds"] < 60
     assert {r["rung"]: r["status"] for r in fine["rungs"]}[3] == "ok" and fine["facts"]
