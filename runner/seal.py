@@ -66,17 +66,19 @@ WIRING = {
 
 @dataclass
 class Seal:
-    """What ``broken`` compares against: (label, object, attribute, value when sealed)."""
+    """What ``broken`` compares against: the sealed objects by label, and (label, object, attribute,
+    value when sealed)."""
 
     tracer: Any
     sentinel: Any
+    owners: dict[str, Any] = field(default_factory=dict)
     wired: list[tuple[str, Any, str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(cls, **objects: Any) -> "Seal":
         """Seal ``objects`` (by their labels in ``WIRING``) as they are now."""
         objects["tally"] = objects["contestant"].compute_calls
-        return cls(objects["tracer"], objects["sentinel"], [
+        return cls(objects["tracer"], objects["sentinel"], objects, [
             (label, owner, name, vars(owner).get(name)) for label, owner in objects.items() for name in WIRING[label]])
 
     def broken(self) -> str | None:
@@ -85,7 +87,7 @@ class Seal:
         for label, owner, name, value in self.wired:
             if vars(owner).get(name) is not value:
                 return f"candidate code changed the {label}'s {name}"
-        for label, owner in {label: owner for label, owner, _, _ in self.wired}.items():
+        for label, owner in self.owners.items():
             shadowing = next((name for name in vars(owner) if callable(getattr(type(owner), name, None))), None)
             if shadowing:
                 return f"candidate code replaced the {label}'s method {shadowing}"
@@ -94,4 +96,3 @@ class Seal:
         if self.tracer.inside_triton():
             return "candidate code set the launch tracer inside Triton outside any Triton call"
         return None
-
