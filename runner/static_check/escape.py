@@ -44,8 +44,8 @@ EVALUATING_NAMES = {"get_type_hints", "ForwardRef", "_eval_type"}
 
 
 INTROSPECTION_NAMES = {"sys._getframe", "sys._current_frames", "sys.modules", "sys.exc_info", "sys.exception",
-                       "sys.argv", "sys.meta_path", "sys.path_hooks", "logging.currentframe", "types.FunctionType",
-                       "types.CodeType", "types.FrameType"}
+                       "sys.argv", "sys.meta_path", "sys.path_hooks", "sys.path", "logging.currentframe",
+                       "types.FunctionType", "types.CodeType", "types.FrameType"}
 
 
 # Attributes that lead from an object to frames, to the globals and closures of the functions that
@@ -95,6 +95,11 @@ PROCESS_MODULES = {"posix", "_posixsubprocess", "pty", "signal", "_signal"}
 DEFERRED_CALLS = {"signal.signal", "signal.setitimer", "signal.alarm", "signal.set_wakeup_fd", "sys.settrace",
                   "sys.setprofile", "sys.addaudithook", "threading.settrace", "threading.setprofile",
                   "weakref.finalize", "atexit.register"}
+
+
+# Weak references that take a callback (run when the referent dies: later, after forward returned).
+WEAK_REFERENCES = {"weakref.ref", "weakref.proxy", "weakref.KeyedRef", "weakref.WeakMethod", "weakref.ReferenceType",
+                   "weakref.ProxyType", "weakref.CallableProxyType", "_weakref.ref", "_weakref.proxy"}
 
 
 FILE_READS = {"open", "io.open", "os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob", "torch.load",
@@ -160,11 +165,22 @@ def monkey_patch(source: Source) -> Iterator[tuple[int, str]]:
             if name and name.split(".")[0] in PATCHABLE_ROOTS:
                 yield node.lineno, f"{node.func.id}() on {name} (monkey-patching)"
             continue
-        for target in targets:
+        for target in _assigned(targets):
             if isinstance(target, ast.Attribute):
                 name = source.dotted(target)
                 if name and name.split(".")[0] in PATCHABLE_ROOTS:
                     yield node.lineno, f"assigns {name} (monkey-patching a library the runner relies on)"
+
+
+def _assigned(targets: list[ast.AST]) -> Iterator[ast.AST]:
+    """Assignment targets, those inside tuple and list targets included (``a.x, b.y = ...``)."""
+    for target in targets:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            yield from _assigned(target.elts)
+        elif isinstance(target, ast.Starred):
+            yield from _assigned([target.value])
+        else:
+            yield target
 
 
 def introspection(source: Source) -> Iterator[tuple[int, str]]:
@@ -180,6 +196,8 @@ def introspection(source: Source) -> Iterator[tuple[int, str]]:
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in INTROSPECTION_CALLS:
             yield node.lineno, f"calls {node.func.id}()"
+        if isinstance(node, ast.Name) and node.id == "__builtins__":
+            yield node.lineno, "uses __builtins__ (the builtins every module shares, the runner's too)"
         if (isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in ALIASABLE_BUILTINS
                 and id(node) not in called):
             yield node.lineno, f"uses {node.id} as a value (an alias hides what it reaches from these rules)"
@@ -274,11 +292,14 @@ def deferred_code(source: Source) -> Iterator[tuple[int, str]]:
             yield node.lineno, "defines __del__ (code that runs later, after forward returned)"
         if isinstance(node, ast.ClassDef):
             for statement in node.body:
-                if isinstance(statement, ast.Assign) and any(
-                        isinstance(t, ast.Name) and t.id == "__del__" for t in statement.targets):
+                targets = (statement.targets if isinstance(statement, ast.Assign)
+                           else [statement.target] if isinstance(statement, ast.AnnAssign) else [])
+                if any(isinstance(t, ast.Name) and t.id == "__del__" for t in targets):
                     yield statement.lineno, "defines __del__ (code that runs later, after forward returned)"
-        if (isinstance(node, ast.Call) and source.dotted(node.func) in ("weakref.ref", "weakref.proxy")
-                and len(node.args) > 1):
+        if isinstance(node, ast.Constant) and node.value == "__del__":  # setattr(cls, "__del__", f), type(...)
+            yield node.lineno, "names '__del__' (a finalizer: code that runs later, after forward returned)"
+        if (isinstance(node, ast.Call) and source.dotted(node.func) in WEAK_REFERENCES
+                and len(node.args) + len(node.keywords) > 1):
             yield node.lineno, "gives a weak reference a callback (code that runs later, after forward returned)"
 
 

@@ -146,19 +146,27 @@ def methods_of(cls: ast.ClassDef) -> list[ast.AST]:
 
 def local_imports(source: Source, folder: Path) -> list[Path]:
     """Files in ``folder`` that the source imports by module name (``import helper``, ``from helper
-    import add``): the solution's folder is importable, so these are the candidate's code too."""
+    import add``): the solution's folder is importable, so these are the candidate's code too. A
+    dotted name runs every package's ``__init__.py`` on the way (``import pkg.mod`` runs
+    ``pkg/__init__.py`` before ``pkg/mod.py``), and ``from pkg import mod`` may import a submodule:
+    all of them are read."""
     found = []
     for node in ast.walk(source.tree):
-        names = []
+        base, names = folder, []
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # relative, inside a package of the candidate's: from its own folder up
+                base = Path(source.filename).resolve().parents[node.level - 1]
+            module = [node.module] if node.module else []
+            names = [*module, *(".".join([*module, alias.name]) for alias in node.names)]
         for name in names:
             parts = name.split(".")
-            for candidate in (folder.joinpath(*parts).with_suffix(".py"), folder.joinpath(*parts, "__init__.py")):
-                if candidate.is_file() and candidate not in found:
-                    found.append(candidate)
+            for depth in range(1, len(parts) + 1):
+                here = parts[:depth]
+                for candidate in (base.joinpath(*here).with_suffix(".py"), base.joinpath(*here, "__init__.py")):
+                    if candidate.is_file() and candidate not in found:
+                        found.append(candidate)
     return found
 
 

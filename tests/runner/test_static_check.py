@@ -202,7 +202,9 @@ def test_host_reads_in_forward_are_flagged():
 
 @pytest.mark.parametrize("line", ["torch.cuda.synchronize = lambda: None",
                                   "torch.cuda.Event.elapsed_time = lambda self, other: 0.001",
-                                  "setattr(triton.testing, 'do_bench', None)"])
+                                  "setattr(triton.testing, 'do_bench', None)",
+                                  "torch.Tensor.to, torch.Tensor.clone = len, len",  # inside a tuple target
+                                  "[*torch.Tensor.contiguous] = [len]"])
 def test_monkey_patching_is_flagged(line):
     assert "monkey-patch" in rules_hit(line + "\n")
 
@@ -227,6 +229,8 @@ def test_introspection_is_flagged(line):
     "import doctest",                                   # runs the text of a docstring
     "import pickle",                                    # a reducer runs any callable on load
     "from typing import get_type_hints\nhints = get_type_hints(object)",  # evaluates string annotations
+    "__builtins__['getattr'] = len",                    # the builtins every module shares
+    "sys.path.insert(0, '.hidden')",                    # imports from a folder these rules never read
 ])
 def test_ways_around_the_introspection_rule_are_flagged_anywhere_in_the_file(line):
     """Not only in the hot path: code run at import or in __init__ reaches the runner's objects too."""
@@ -236,6 +240,30 @@ def test_ways_around_the_introspection_rule_are_flagged_anywhere_in_the_file(lin
 def test_a_finalizer_assigned_in_a_class_body_is_deferred_code():
     found = rules_hit("def _finish(self):\n    pass\n\n\nclass Job:\n    __del__ = _finish\n")
     assert found.get("deferred-code") == 6
+
+
+@pytest.mark.parametrize("body", [
+    "class Job:\n    __del__: object = print\n",                # an annotated assignment
+    "class Job:\n    pass\n\n\nsetattr(Job, '__del__', print)\n",  # by name
+    "import weakref\nref = weakref.KeyedRef(len, print, 0)\n",    # a weak reference's callback
+    "import weakref\nref = weakref.WeakMethod(len, callback=print)\n",
+])
+def test_other_ways_to_a_finalizer_are_deferred_code(body):
+    assert "deferred-code" in rules_hit(body)
+
+
+def test_a_package_beside_the_solution_is_read_with_its_init(tmp_path):
+    """``import pkg.mod`` runs ``pkg/__init__.py`` too: what it hides is checked like the rest."""
+    from ladder.runner.static_check import check_solution
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from . import hidden\n")
+    (tmp_path / "pkg" / "mod.py").write_text("VALUE = 1\n")
+    (tmp_path / "pkg" / "hidden.py").write_text("import gc\n")
+    (tmp_path / "solution.py").write_text(HEADER + "import pkg.mod\n\n\n" + CLEAN_FORWARD)
+    found = {(violation.rule, violation.message.split(":")[0])
+             for violation in check_solution(tmp_path / "solution.py")}
+    assert ("introspection", "hidden.py") in found
 
 
 def test_tensor_subclasses_are_flagged():
