@@ -30,6 +30,7 @@ from ladder.runner.capture import (
     jsonable,
     source_position,
 )
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.paths import child_pythonpath
 
 ENV_VAR = "LADDER_ASCEND_PYTHON"

@@ -31,6 +31,7 @@ import statistics
 import time
 from typing import Any, Callable, Sequence
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.timing import quantile, stall_covering
 
 ESTIMATE_CALLS = 5

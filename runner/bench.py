@@ -29,8 +29,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ladder.runner import seeds
-from ladder.runner.options import Options
 from ladder.runner.isolation import WorkerOutcome, run_worker
+from ladder.runner.options import Options
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 DEFAULT_TIMEOUT_S = 600.0
 

@@ -30,6 +30,7 @@ from ladder.runner.errors import OUT_OF_MEMORY, one_line, out_of_device_memory
 from ladder.runner.evaluation import Candidate, CaseOutcome, DeviceLost, Evaluation, new_contestant
 from ladder.runner.exchange import input_digest, load_outputs, same_inputs
 from ladder.runner.inputs import make_init_inputs, make_inputs, seed_everything, tensor_bytes
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.problem import ProblemError, case_label
 from ladder.runner.reference import Reference
 

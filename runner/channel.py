@@ -22,6 +22,8 @@ import select
 import time
 from typing import Any, Callable
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 NUMBER = (int, float)
 # What the answer to each request carries, unless it says it failed ("error", "failed", "rejected").
 REPLY_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {

@@ -59,6 +59,7 @@ from typing import Any
 import torch
 
 from ladder.runner.guards import unwritten_count
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 RTOL = {
     torch.float64: 1e-7,

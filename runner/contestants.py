@@ -19,6 +19,7 @@ from typing import Any
 from ladder.runner import sandbox
 from ladder.runner.channel import LocalChannel, PipeChannel
 from ladder.runner.errors import last_error_line
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.paths import child_pythonpath, kernel_cache
 
 LOG_TAIL = 200

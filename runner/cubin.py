@@ -14,6 +14,8 @@ import re
 import subprocess
 import tempfile
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 def _tool(name: str) -> str:
     from triton import knobs

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 MAX_REASON = 300
 
 

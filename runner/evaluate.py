@@ -57,6 +57,7 @@ from ladder.runner import roofline, sandbox, seeds
 from ladder.runner.case import CASE_STAGES, CaseRun
 from ladder.runner.evaluation import Candidate, DeviceLost, Emit, Evaluation, new_contestant
 from ladder.runner.options import Options
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.precompile import compile_target
 from ladder.runner.problem import (
     QUICK_MAX_ELEMENTS,

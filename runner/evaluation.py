@@ -18,6 +18,7 @@ from ladder.runner import contestants, sandbox
 from ladder.runner.channel import ContestantLost
 from ladder.runner.compare import Verdict
 from ladder.runner.options import Options
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.problem import Problem, case_label
 
 Emit = Callable[[dict], None]

@@ -16,6 +16,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 HARDWARE_DIR = Path(__file__).resolve().parents[1] / "kb" / "hardware"
 # A bare backend name means the device ladder is developed on for that backend.
 DEFAULT_TARGETS = {"cuda": "cuda:90", "npu": "npu:Ascend910B3"}

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.problem import Problem
 
 # Bound when the runner is imported, before any candidate code: `changed` decides in the contestant's

@@ -30,6 +30,7 @@ from typing import Any
 
 from ladder.runner import sandbox
 from ladder.runner.errors import last_error_line
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.paths import child_pythonpath
 from ladder.runner.signals import terminate_as_interrupt
 from ladder.runner.worker import EVENT_PREFIX

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 @dataclass
 class Options:

@@ -7,6 +7,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 HOLDER = Path(__file__).resolve().parent.parent  # the folder holding runner/: a checkout, or site-packages/ladder
 
 

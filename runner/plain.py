@@ -12,6 +12,8 @@ from typing import Any, Iterator
 
 import torch
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 def tensors_in(value: Any) -> Iterator[torch.Tensor]:
     """Tensors in a kernel argument: tensors, Triton's tensor descriptors (``.base``), nested

@@ -28,6 +28,7 @@ from ladder.runner import contestants, sandbox
 from ladder.runner.backends.base import Backend
 from ladder.runner.channel import ContestantLost
 from ladder.runner.options import Options
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.paths import kernel_cache
 
 MAX_ARCHIVE = 512 << 20  # a kernel cache larger than this is not carried (the GPU compiles it itself)

@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 def precompile(pairs: list[tuple[Path, Path]], target: str, jobs: int,
                timeout_s: float = 900.0) -> dict[str, Any]:

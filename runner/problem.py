@@ -48,6 +48,7 @@ from types import ModuleType
 from typing import Any
 
 from ladder.runner.errors import one_line
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 # Under Triton's interpreter every program of a kernel runs as NumPy on the CPU: a case with more
 # input elements than this takes minutes there, not seconds (``ladder bench`` warns before one).

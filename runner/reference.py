@@ -11,6 +11,7 @@ from ladder.runner.compare import flatten_outputs
 from ladder.runner.errors import one_line
 from ladder.runner.guards import CONTRACTIONS, ReferenceOpRecorder
 from ladder.runner.inputs import as_float64, changed, clone
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class Reference:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ladder.runner import hardware
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 DTYPE_KEYS = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32",
               "torch.float64": "fp64", "bfloat16": "bf16", "float16": "fp16", "float32": "fp32",

@@ -20,6 +20,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 _COUNT_PREFIX = len("count(")
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 def draw() -> int:
     """A fresh base seed, 63 bits: candidate code sees derived seeds (``torch.initial_seed()``), and

@@ -6,6 +6,8 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 @contextlib.contextmanager
 def terminate_as_interrupt() -> Iterator[None]:

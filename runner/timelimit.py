@@ -34,6 +34,7 @@ from typing import Any
 
 from ladder.runner import sandbox
 from ladder.runner.isolation import crash_reason, wait_unreaped, worker_environment
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 TAIL_LINES = 40
 

@@ -22,6 +22,7 @@ import importlib
 from types import ModuleType
 
 from ladder.runner.backends.base import Backend
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 # name -> "module:attribute" of a Backend instance, or "module" for a module-level API (aot).
 BACKENDS = {

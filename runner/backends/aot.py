@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ladder.runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, device_stand_in, fresh_compiles,
-                            jsonable, nvidia_record, run_target, source_position)
+                                   jsonable, nvidia_record, run_target, source_position)
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 DEFAULT_TARGET = "sm90"
 

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 class Backend:
     """How the runner reaches one kind of device. Subclasses override what differs.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ladder.runner.backends.device import TorchDeviceBackend
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class CudaBackend(TorchDeviceBackend):

@@ -5,6 +5,7 @@ import importlib.util
 from typing import Iterable
 
 from ladder.runner.backends.base import Backend
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class TorchDeviceBackend(Backend):

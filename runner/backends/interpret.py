@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ladder.runner.backends import host_bf16, host_libdevice
 from ladder.runner.backends.base import Backend
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class InterpretBackend(Backend):

@@ -11,6 +11,7 @@ the runner compares launch streams against. The Ascend L2 (192 MB on 910B) is ev
 from __future__ import annotations
 
 from ladder.runner.backends.device import TorchDeviceBackend, importable
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class NpuBackend(TorchDeviceBackend):

@@ -9,6 +9,7 @@ from typing import Any
 
 from ladder.runner.capture.labels import merge_and_label
 from ladder.runner.capture.record import CapturedKernel
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class LaunchInterceptor:

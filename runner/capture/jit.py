@@ -16,6 +16,7 @@ from ladder.runner.capture.picks import chosen_configs
 from ladder.runner.capture.record import CapturedKernel
 from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.capture.workload import run_target
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 class JitCapture:

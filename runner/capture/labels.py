@@ -7,6 +7,7 @@ the facts about each apart.
 from __future__ import annotations
 
 from ladder.runner.capture.record import CapturedKernel
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 def merge_and_label(records: list[CapturedKernel]) -> list[CapturedKernel]:

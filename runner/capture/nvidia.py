@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ladder.runner.capture.record import STAGE_ORDER, CapturedKernel, argument_name, jsonable, source_position
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 # Compile metadata worth keeping (the rest is options echoed back).
 METADATA_KEYS = ("name", "hash", "num_warps", "num_stages", "num_ctas", "shared", "maxnreg", "tmem_size",

@@ -25,6 +25,7 @@ import threading
 from pathlib import Path
 from typing import Iterator
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.paths import kernel_cache
 
 PICKS = "*/*.autotune.json"

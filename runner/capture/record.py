@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 # Stages in pipeline order; any other stage a backend produces follows them.
 STAGE_ORDER = ("ttir", "ttgir", "ttadapter", "llir", "ptx", "sass")
 

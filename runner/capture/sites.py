@@ -35,6 +35,7 @@ from typing import Any
 
 from ladder.runner.capture.record import source_position
 from ladder.runner.capture.tuning import AutotuneWatch
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 MAX_VARIANTS = 4
 MAX_SITES = 64  # sites beyond these (a script generating kernels in a loop) are only counted

@@ -13,6 +13,7 @@ import types
 from typing import Any, Iterator
 
 from ladder.runner import hardware
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
 @contextlib.contextmanager

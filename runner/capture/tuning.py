@@ -14,6 +14,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 class AutotuneWatch:
     """Use as `with AutotuneWatch() as watch: ... watch.tuning() ...`, or `install()`/`uninstall()`."""

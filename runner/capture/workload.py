@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
 
 def resolve_problem(solution_path: str | Path, problem_path: str | Path | None) -> Path | None:
     """The problem file: the one given, else a `problem.py` beside a solution (the suite's layout)."""
