@@ -34,7 +34,7 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -44,15 +44,16 @@ from ladder.runner.channel import serve
 from ladder.runner.compare import flatten_outputs
 from ladder.runner.errors import one_line
 from ladder.runner.exchange import OutputsFile, input_digest
-from ladder.runner.guards import LaunchTracer, poison, spans_overlap, storage_span
-from ladder.runner.plain import plain_outputs
+from ladder.runner.guards import LaunchTracer, poison, spans_overlap, stacks_intact, storage_span
 from ladder.runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+from ladder.runner.plain import plain_outputs
 from ladder.runner.precompile import compile_kernels
 from ladder.runner.problem import ProblemError, load_problem, load_solution
 from ladder.runner.reference import tf32
 from ladder.runner.sandbox import become_undumpable
 from ladder.runner.seal import Seal, Tally
-from ladder.runner.sentinel import Sentinel, compiled_objects, stacks_intact
+from ladder.runner.sentinel import Sentinel, compiled_objects
 from ladder.runner.timing import guard_violation, output_violation
 
 # Every harness module this process needs is imported above, before any candidate code: once the
@@ -236,18 +237,34 @@ class Contestant:
         with torch.no_grad(), self.tracer.watch(self.name) as window, guards.recording(
                 self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
                 poison_fresh) as modes:
+            entered = stacks_intact(*modes) if self.sentinel else None
             since = self.compute_calls.mark()
             output, odd = plain_outputs(self.callables[which](inputs))
-            tampering = (stacks_intact(*modes) or _timing_intact(self.sentinel)
-                         or self.compute_calls.emptied_since(since)) if self.sentinel else None
+            tampering = entered or ((stacks_intact(*modes) or _timing_intact(self.sentinel)
+                                     or self.compute_calls.emptied_since(since)) if self.sentinel else None)
         return output, window, tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
 
+    def _inputs(self, seed: int) -> tuple[list, str | None]:
+        """A call's inputs, and the tampering found just before they were made (or None): whatever
+        ran since the last call (a finalizer of the candidate's, when the runner let its objects go)
+        could have hooked what makes them, and put things back in the next forward, before the check
+        after it. Collection is off meanwhile, so that no finalizer runs halfway."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            tampering = _intact(self.sentinel) if self.sentinel else None
+            return make_inputs(self.problem, self.case, seed, self.backend.device()), tampering
+        finally:
+            if enabled:
+                gc.enable()
+
     def check(self, command: dict[str, Any]) -> dict[str, Any]:
-        inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
+        inputs, before = self._inputs(command["seed"])
         arguments = clone(inputs)
         self.tracer.stray.clear()
         self.compute_calls.clear()
         output, window, tampering = self._forward("model", arguments)
+        tampering = before or tampering
         self.backend.synchronize()
         forward = window.forward_launches()
         reply: dict[str, Any] = {"digest": input_digest(inputs), "launches": len(forward),
@@ -317,12 +334,13 @@ class Contestant:
         # (candidate code's own) would otherwise hold its device memory across repetitions. The young
         # generations hold it: frozen objects are never scanned, so this costs well under a millisecond.
         gc.collect(1)
-        self.inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
+        gc.disable()  # no collection pause inside the judge's clock; the report turns collection back on
+        self.inputs, before = self._inputs(command["seed"])
         self.input_spans = [storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)]
         self.backend.synchronize()
-        gc.disable()  # no collection pause inside the judge's clock; the report turns collection back on
         self._timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
-                       "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack()}
+                       "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack(),
+                       "tampering": before}
         if self.tracer is not None:
             self.tracer.stray.clear()
         self.compute_calls.clear()
@@ -333,6 +351,8 @@ class Contestant:
             self._timed["modes"] = stack.enter_context(guards.recording(
                 self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
                 poison_fresh=False))
+            if self.sentinel:
+                self._timed["tampering"] = before or stacks_intact(*self._timed["modes"])
         return {"ready": True, "previous": previous}
 
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
@@ -347,7 +367,10 @@ class Contestant:
             since = self.compute_calls.mark()
             begun = _perf_counter()
             self.backend.record(start)
-            timed["output"] = self.callables[timed["which"]](timed["inputs"])
+            # Flattened, and the returned object dropped, before the end event: an object of the
+            # candidate's that held a finalizer (a generator's ``finally``, ``__del__``, a weak
+            # reference's callback) would otherwise run it after the clock, when the runner let go.
+            timed["output"], timed["odd"] = plain_outputs(self.callables[timed["which"]](timed["inputs"]))
             if window is not None:
                 self.backend.join_streams(window.streams())
             self.backend.record(end)
@@ -360,11 +383,10 @@ class Contestant:
         # Still inside the recorders (a popped mode shows here), then out of them at once: in the
         # judge's own process (trusted code) the judge's work comes next and is not the candidate's.
         with timed["stack"]:
-            timed["tampering"] = (stacks_intact(*timed["modes"]) or _timing_intact(self.sentinel)
-                                  or self.compute_calls.emptied_since(since)
-                                  if self.sentinel and "modes" in timed else None)
-        gc.enable()
-        timed["done"] = True
+            timed["tampering"] = timed["tampering"] or (
+                stacks_intact(*timed["modes"]) or _timing_intact(self.sentinel)
+                or self.compute_calls.emptied_since(since) if self.sentinel and "modes" in timed else None)
+        timed["done"] = True  # collection stays off until the outputs are saved or let go (``_held``)
         return {"time_ms": self.backend.elapsed_ms(start, end)}
 
     def _enforced(self, problem: str | None, note: str | None = None) -> str | None:
@@ -383,14 +405,28 @@ class Contestant:
 
     def report(self, command: dict[str, Any]) -> dict[str, Any]:
         """The guards' report of the last timed call, when no later request carried it."""
-        return {"report": self._report()}
+        with self._held():
+            return {"report": self._report()}
 
     def keep(self, command: dict[str, Any]) -> dict[str, Any]:
         """The last timed call's report, and its outputs written for the judge to verify."""
-        report = self._report()
-        self._save(self.held, command["output"])
-        self._drop()
+        with self._held():
+            report = self._report()
+            self._save(self.held, command["output"])
+            self._drop()
         return {"report": report}
+
+    @contextlib.contextmanager
+    def _held(self) -> Iterator[None]:
+        """Everything the timed call left (its inputs, the launch window) is let go, and collection
+        turned back on, only after its outputs are saved: a finalizer of the candidate's on any of it
+        would otherwise run between the clock and the save, and could finish the work there."""
+        timed = self._timed
+        try:
+            yield
+        finally:
+            del timed
+            gc.enable()
 
     def _save(self, output: Any, path: str) -> None:
         """Outputs for the judge at ``path``, through this contestant's own outputs file, kept warm
@@ -406,7 +442,7 @@ class Contestant:
         if not timed.get("done"):
             return None
         window, tampering = timed.get("window"), timed.get("tampering")
-        output, odd = plain_outputs(timed["output"])
+        output, odd = timed["output"], timed["odd"]
         self.held = output
         reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
         if self._guarded():

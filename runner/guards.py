@@ -46,6 +46,7 @@ from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ladder.runner.capture.tuning import AutotuneWatch
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.plain import foreign_argument, tensors_in
 from ladder.runner.seal import tally
 
@@ -299,11 +300,14 @@ class LaunchTracer:
 ALLOCATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
 CONSTANTS = {"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full",
              "full_like", "new_full", "fill_", "tensor", "as_tensor", "scalar_tensor", "arange"}
-VIEWS = {"view", "view_as", "reshape", "reshape_as", "contiguous", "t", "transpose", "permute",
-         "expand", "expand_as", "unsqueeze", "squeeze", "flatten", "unflatten", "narrow", "select",
+VIEWS = {"view", "view_as", "t", "transpose", "permute",
+         "expand", "expand_as", "unsqueeze", "squeeze", "unflatten", "narrow", "select",
          "split", "chunk", "unbind", "as_strided", "movedim", "swapaxes", "swapdims", "detach",
          "__iter__", "broadcast_to", "broadcast_tensors", "view_as_real", "view_as_complex",
-         "atleast_1d", "atleast_2d", "atleast_3d", "ravel"}
+         "atleast_1d", "atleast_2d", "atleast_3d"}
+# Views where the strides allow, copies where they do not (``x.t().contiguous()`` is a whole
+# transpose): free only when the result shares the input's memory, as basic indexing is.
+VIEWS_OR_COPIES = {"reshape", "reshape_as", "contiguous", "flatten", "ravel", "__getitem__"}
 QUERIES = {"size", "stride", "dim", "ndimension", "numel", "nelement", "data_ptr", "storage_offset",
            "is_contiguous", "element_size", "__get__", "__len__", "is_floating_point", "is_complex",
            "get_device", "__hash__", "__getstate__"}
@@ -411,7 +415,7 @@ class TorchOpRecorder(TorchFunctionMode):
 
     def _never_allowed(self, name: str, func: Any) -> bool:
         """Compute whatever its arguments and result (what a call that failed is judged by)."""
-        sometimes = VIEWS | QUERIES | GRAD_MODE | CONSTANTS | ALLOCATION | NO_OP_ONLY | {"__getitem__"}
+        sometimes = VIEWS | VIEWS_OR_COPIES | QUERIES | GRAD_MODE | CONSTANTS | ALLOCATION | NO_OP_ONLY
         return name not in sometimes and op_name(func) not in self.triton_ops
 
     def _count(self, func: Any) -> None:
@@ -427,7 +431,7 @@ class TorchOpRecorder(TorchFunctionMode):
             return name not in HOST_DATA or small_host_data(args)
         if name in NO_OP_ONLY:
             return bool(args) and result is args[0]
-        if name == "__getitem__":  # basic indexing is a view; advanced indexing gathers
+        if name in VIEWS_OR_COPIES:  # basic indexing is a view; advanced indexing gathers
             source = args[0] if args else None
             return (isinstance(source, torch.Tensor) and isinstance(result, torch.Tensor)
                     and result.untyped_storage().data_ptr() == source.untyped_storage().data_ptr())
@@ -501,6 +505,25 @@ def recording(tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: s
     dispatch_level = BypassRecorder(tracer, compute_calls, triton_ops)
     with dispatch_level, function_level:
         yield function_level, dispatch_level
+
+
+# The mode stacks are read through torch's C functions, bound now: candidate code that replaced the
+# Python helpers torch reads them with (or the modes' ``__enter__``) could answer with recorders it
+# never let on the stack.
+_function_stack_length, _function_stack_at = torch._C._len_torch_function_stack, torch._C._get_function_stack_at
+_dispatch_stack_length, _dispatch_stack_at = torch._C._len_torch_dispatch_stack, torch._C._get_dispatch_stack_at
+
+
+def stacks_intact(function_level: TorchOpRecorder, dispatch_level: BypassRecorder) -> str | None:
+    """Whether the recorders' modes are on top of torch's mode stacks, where ``recording`` put them:
+    checked as they go on (entering them is code candidate code can reach) and after each call."""
+    length = _function_stack_length()
+    if not length or _function_stack_at(length - 1) is not function_level:
+        return "candidate code switched the torch-call recorder off (torch function mode stack changed)"
+    length = _dispatch_stack_length()
+    if not length or _dispatch_stack_at(length - 1) is not dispatch_level:
+        return "candidate code switched the dispatch recorder off (torch dispatch mode stack changed)"
+    return None
 
 
 def recorder_code() -> set:

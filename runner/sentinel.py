@@ -53,6 +53,7 @@ import itertools
 import os
 import re
 import sys
+import sysconfig
 import tempfile
 import threading
 import time
@@ -60,9 +61,16 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ladder.runner import seal, snapshots
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.snapshots import RUNNER
 
 _SELF = __file__
+# Code that is never the candidate's, wherever the solution's folder is: the interpreter's libraries
+# and environment, and the runner's own packages.
+INSTALLED = tuple(sorted({os.path.join(folder, "") for folder in (
+    *(sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+    sys.prefix, sys.exec_prefix, sys.base_prefix, *(os.path.join(os.path.dirname(RUNNER[:-1]), name)
+                                                   for name in snapshots.HARNESS_PACKAGES))}))
 _getframe = sys._getframe  # bound before any candidate code runs
 
 # Libraries that may make each kind of request while a candidate's call is on the stack.
@@ -130,8 +138,11 @@ class Sentinel:
     # ------------------------------------------------------------------ who is asking
 
     def is_candidate_file(self, filename: str) -> bool:
+        """The solution, and any file in its folder but the problem and installed code (an environment
+        or the runner's checkout under that folder): a module in a hidden folder beside it, put on
+        ``sys.path`` by the solution, is the candidate's as much as the solution is."""
         return filename == self.solution or (filename.startswith(self.folder) and filename != self.problem
-                                             and not filename.startswith(self.folder + "."))
+                                             and not filename.startswith(INSTALLED))
 
     def is_candidate_frame(self, frame: Any) -> bool:
         # Code a candidate exec'd runs with its globals, whatever its file name.
@@ -337,19 +348,6 @@ class Sentinel:
         if entry and int(entry.group(1)) != os.getpid():
             return "read another process's /proc files (its memory or environment)"
         return None
-
-
-def stacks_intact(function_level: Any, dispatch_level: Any) -> str | None:
-    """Whether the recorders' modes are still where ``ladder.runner.guards.recording`` put them."""
-    import torch
-    from torch.utils._python_dispatch import _get_current_dispatch_mode
-
-    length = torch._C._len_torch_function_stack()
-    if not length or torch._C._get_function_stack_at(length - 1) is not function_level:
-        return "candidate code switched the torch-call recorder off (torch function mode stack changed)"
-    if _get_current_dispatch_mode() is not dispatch_level:
-        return "candidate code switched the dispatch recorder off (torch dispatch mode stack changed)"
-    return None
 
 
 def compiled_objects(*roots: Any) -> list[str]:

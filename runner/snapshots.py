@@ -7,18 +7,27 @@ first change since (``ladder.runner.sentinel``'s ``harness`` and ``libraries`` p
 - the problem's module, all but the case constants the runner sets on it per case: the contestant
   builds every input with its ``get_inputs()``, and a candidate that replaced it could run the
   reference on each input before the call that is judged;
-- the libraries the inputs are built and checked with (torch, ``torch.Tensor``, ``random``, numpy's
-  random), as far as the names they had when armed: ``torch.randn`` replaced through an alias could
-  compute the answer while the judge builds the inputs. Names torch adds as it imports parts of
-  itself lazily are not checked.
+- the libraries the inputs are built and checked with (torch, ``random``, numpy's random), as far as
+  the names they had when armed: ``torch.randn`` replaced through an alias could compute the answer
+  while the judge builds the inputs. Names torch adds as it imports parts of itself lazily are not
+  checked;
+- ``torch.Tensor`` with every name it gains: the runner calls ``to``, ``clone`` and ``contiguous``
+  on inputs and outputs outside the recorders, and they live on ``torch._C.TensorBase``, so a name
+  of the same spelling added to ``torch.Tensor`` would run instead;
+- the functions of the parts of torch that seeding and the recorders go through (``torch.cuda``'s
+  ``manual_seed_all`` learns every input seed; the mode classes' ``__enter__`` decides whether a
+  recorder goes on the stack), and the builtins every module shares.
 """
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import types
 from dataclasses import dataclass
 from typing import Any, Callable
+
+from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 HARNESS_PACKAGES = ("ladder", "runner", "diagnoser", "indexer")  # installed names and checkout names
 RUNNER = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -48,19 +57,26 @@ def without(label: str, module: Any, hidden: frozenset) -> Snapshot:
     return Snapshot(label, read, read())
 
 
-def existing(label: str, library: Any, package: str, folder: str) -> Snapshot:
-    """``library`` as far as the names it has now go (a name gone reads as None); a new value of
-    ``package``'s own, defined in its ``folder`` if it is Python (a wrapper torch made), is no change."""
-    names = frozenset(vars(library))
+def existing(label: str, library: Any, package: str | None, folder: str = "", *, closed: bool = False,
+             callables: bool = False) -> Snapshot:
+    """``library`` as far as the names it has now go (a name gone reads as None), or, ``closed``, with
+    every name it gains too (a class torch never adds to, whose inherited methods a new name would
+    shadow); ``callables``, only its functions, classes and modules (a module's flags and caches
+    change as it works). A new value of ``package``'s own, defined in its ``folder`` if it is
+    Python (a wrapper torch made), is no change."""
+    names = frozenset(name for name, value in vars(library).items() if not callables or callable(value)
+                      or isinstance(value, types.ModuleType))
 
     def read() -> dict:
         current = vars(library)
+        if closed:
+            return dict(current)
         return {name: current.get(name) for name in names}
 
     def own(value: Any) -> bool:
         module = str(getattr(value, "__module__", None) or "")
         code = getattr(value, "__code__", None)
-        return (module == package or module.startswith(package + ".")) and (
+        return package is not None and (module == package or module.startswith(package + ".")) and (
             code is None or str(code.co_filename).startswith(folder))
     return Snapshot(label, read, read(), own)
 
@@ -73,9 +89,10 @@ def first_change(snapshots: list[Snapshot]) -> str | None:
                                                  for key, value in copy.items()):
             continue  # the common case, checked after every call: no sorting, no second pass
         changed = next((key for key in sorted(current.keys() | copy.keys())
-                        if key not in current or key not in copy
-                        or (current[key] is not copy[key] and not snapshot.own(current[key]))), "?")
-        return f"candidate code changed {snapshot.label}.{changed}"
+                        if key not in current
+                        or (current[key] is not copy.get(key) and not snapshot.own(current[key]))), None)
+        if changed is not None:
+            return f"candidate code changed {snapshot.label}.{changed}"
     return None
 
 
@@ -115,11 +132,29 @@ def harness(sentinel: Any) -> list[Snapshot]:
 
 
 def libraries() -> list[Snapshot]:
+    """The libraries the runner builds and checks inputs with, the builtins, and the parts of torch the
+    seeding and the recorders go through (``torch.manual_seed`` calls ``torch.cuda.manual_seed_all``;
+    entering a recorder calls ``torch.overrides._push_mode``)."""
     torch = sys.modules["torch"]
-    found = [("torch", torch, torch), ("torch.Tensor", torch.Tensor, torch)]
+    found = [("torch", torch, torch)]
     if "random" in sys.modules:
         found.append(("random", sys.modules["random"], sys.modules["random"]))
     if "numpy" in sys.modules:
         found.append(("numpy.random", sys.modules["numpy"].random, sys.modules["numpy"]))
-    return [existing(label, library, package.__name__, os.path.dirname(package.__file__) + os.sep)
-            for label, library, package in found]
+    taken = [existing(label, library, package.__name__, _folder(package)) for label, library, package in found]
+    taken += [existing(label, module, "torch", _folder(torch), callables=True) for label, module in (
+        ("torch.random", torch.random), ("torch.cuda", torch.cuda), ("torch.cuda.random", torch.cuda.random),
+        ("torch.overrides", torch.overrides),
+        ("torch.utils._python_dispatch", sys.modules["torch.utils._python_dispatch"]))]
+    taken.append(existing("builtins", builtins, None))
+    # torch.Tensor gains no names of its own; one it gained would shadow what it inherits (``to``,
+    # ``clone``, ``contiguous`` live on torch._C.TensorBase, which cannot be changed).
+    taken.append(existing("torch.Tensor", torch.Tensor, "torch", _folder(torch), closed=True))
+    for mode in (torch.overrides.TorchFunctionMode, sys.modules["torch.utils._python_dispatch"].TorchDispatchMode):
+        taken.append(existing(mode.__qualname__, mode, "torch", _folder(torch), closed=True))
+    return taken
+
+
+def _folder(package: Any) -> str:
+    file = getattr(package, "__file__", None)
+    return os.path.dirname(file) + os.sep if file else "\0"

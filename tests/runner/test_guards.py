@@ -32,13 +32,26 @@ def test_allocation_views_and_queries_are_not_compute(tracer):
     x = torch.randn(4, 6)
     with TorchOpRecorder(tracer) as recorder:
         out = torch.empty_like(x)
-        x.t().contiguous().view(-1)
+        x.contiguous().view(-1)
         x.reshape(24)[3:]
+        x.flatten(), x.ravel(), x.t().reshape(6, 4).t()
         x.shape, x.stride(), x.numel(), x.dtype, x.data_ptr()
         torch.zeros(3)
         x.to(torch.float32)
     assert recorder.compute_calls == {}
     assert out.shape == x.shape
+
+
+def test_a_view_that_had_to_copy_is_compute(tracer):
+    """``contiguous``, ``reshape``, ``flatten`` and ``ravel`` of a transposed tensor copy it: a whole
+    transpose done by torch."""
+    x = torch.randn(4, 6)
+    with TorchOpRecorder(tracer) as recorder:
+        x.t().contiguous()
+        x.t().reshape(24)
+        torch.flatten(x.t())
+        x.t().ravel()
+    assert set(recorder.compute_calls) == {"Tensor.contiguous", "Tensor.reshape", "torch.flatten", "Tensor.ravel"}
 
 
 def test_compute_calls_are_recorded_by_readable_name(tracer):

@@ -194,3 +194,55 @@ def test_the_host_clock_bounds_what_a_contestants_events_may_claim():
     assert bounds["honest"]["implied_ms"] == pytest.approx(2.01)
     assert "disagree with the judge's host clock" in measurements["liar"].violation
     assert bounds["liar"]["overhead_ms"] == pytest.approx(0.3)
+
+
+def test_a_finisher_riding_on_what_forward_returned_works_inside_the_timed_call(tracer, add_module, problem, tmp_path):
+    """The outputs are taken out of what forward returned, and that object let go, before the end
+    event: a generator's ``finally`` riding on it launches the real kernel inside the timed call,
+    not when the runner would have let go of it (after the clock, before the outputs were saved)."""
+    import triton
+
+    class Outputs(list):
+        pass
+
+    def finisher(x, y, out):
+        try:
+            yield
+        finally:
+            add_module.add_kernel[(triton.cdiv(x.numel(), 1024),)](x, y, out, 0.5, x.numel(), BLOCK=1024)
+
+    def deferred(inputs):
+        x, y = inputs
+        out = torch.zeros_like(x)
+        add_module.add_kernel[(1,)](x, y, out, 0.5, 0, BLOCK=16)  # a launch that receives the output
+        result = Outputs([out])
+        result.finisher = finisher(x, y, out)
+        next(result.finisher)
+        return result
+
+    results = run([local("deferred", deferred, tracer, problem)], problem, tmp_path)
+    assert results["deferred"].violation is None
+    assert set(results["deferred"].launches) == {2}  # the finisher's launch is the timed call's own
+
+
+def test_a_timed_call_much_faster_than_the_warm_up_is_verified(tracer, add_module, problem, tmp_path):
+    """A forward that skips its work in one timed call (not one drawn for verification) is fast in
+    exactly that call, and that is reason enough to verify it."""
+    model = add_module.ModelNew(0.5)
+    reps, warmup_calls = 6, 1
+    drawn = set(random.Random(1).sample(range(reps), 1)) | {reps - 1}  # what ``run``'s rng verifies
+    skipped = min(set(range(reps)) - drawn)
+    calls = []
+
+    def skips_once(inputs):
+        calls.append(1)
+        if len(calls) == warmup_calls + 1 + skipped + 1:  # the warm-up calls, the estimate, then the reps
+            out = torch.zeros_like(inputs[0])
+            add_module.add_kernel[(1,)](inputs[0], inputs[1], out, 0.5, 0, BLOCK=16)
+            return out
+        time.sleep(0.01)  # the work, as the clock sees it
+        return model(*inputs)
+
+    results = run([local("skipper", skips_once, tracer, problem)], problem, tmp_path,
+                  settings=Settings(reps=reps, warmup_calls=warmup_calls, verify_fraction=0.01))
+    assert f"timed call {skipped + 1} returned a wrong result" in results["skipper"].violation
