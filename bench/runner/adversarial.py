@@ -71,7 +71,8 @@ class Label:
             return self.expect, self.reason
         if not self.graded(static):
             return "-", ""
-        return self.runtime_expect or self.expect, self.runtime_reason or self.reason
+        expect = self.runtime_expect or self.expect
+        return expect, "" if expect == "accepted" else self.runtime_reason or self.reason
 
 
 @dataclass
