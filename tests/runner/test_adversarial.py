@@ -3,8 +3,8 @@ cheat gets the verdict and the reason its label says, with the static rules on a
 guard must catch it alone, off; every unusual honest solution passes both ways. Then process hygiene:
 Ctrl-C during a hang, a setsid grandchild, a memory bomb, and the seed of a timed-out run.
 
-The set runs in batches of about ten files per evaluation (one fixture for the module), as
-bench/runner/adversarial.py runs it, whose batching and grading these tests share."""
+The set runs in batches of about ten files per evaluation, as bench/runner/adversarial.py runs it,
+whose batching and grading these tests share; a batch runs when a test first asks for one of its files."""
 from __future__ import annotations
 
 import signal
@@ -40,15 +40,27 @@ STATIC = [label.file for label in ADVERSARIAL.selected(LABELS, static=True, **ON
 RUNTIME = [label.file for label in ADVERSARIAL.selected(LABELS, static=False, **ON_CPU)]
 
 
-@pytest.fixture(scope="module")
-def verdicts() -> dict[tuple[str, bool], object]:
-    """Every file's ``Outcome`` with the static rules on and off, by (file, static)."""
-    found = {}
-    for static, names in ((True, STATIC), (False, RUNTIME)):
-        for batch in ADVERSARIAL.batches([LABELS[name] for name in names], LABELS):
+class Verdicts:
+    """Every file's ``Outcome`` with the static rules on and off, by (file, static), each batch run
+    when a test first asks for one of its files: the whole set takes longer than one test may."""
+
+    def __init__(self):
+        self.found: dict[tuple[str, bool], object] = {}
+        self.batches = {static: ADVERSARIAL.batches([LABELS[name] for name in names], LABELS)
+                        for static, names in ((True, STATIC), (False, RUNTIME))}
+
+    def __getitem__(self, key: tuple[str, bool]) -> object:
+        name, static = key
+        if key not in self.found:
+            batch = next(batch for batch in self.batches[static] if any(label.file == name for label in batch))
             outcomes = ADVERSARIAL.run_batch(batch, PROBLEMS, backend=BACKEND, static=static, **OPTIONS)
-            found.update({(name, static): outcome for name, outcome in outcomes.items()})
-    return found
+            self.found.update({(file, static): outcome for file, outcome in outcomes.items()})
+        return self.found[key]
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> Verdicts:
+    return Verdicts()
 
 
 def check(outcome) -> None:
