@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Callable
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+from ladder.runner.signals import interrupts_kept
 
 EVALUATION_ENV = "LADDER_EVALUATION"
 PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_CHILD_SUBREAPER = 1, 4, 36
@@ -63,10 +64,22 @@ def _child_setup(parent: int) -> Callable[[], None]:
 
 def spawn(argv: list[str], *, env: dict[str, str], cwd: str | Path, pass_fds: tuple[int, ...] = (),
           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) -> subprocess.Popen:
-    """Start ``argv`` as a child that dies with this process, in a session of its own."""
-    return subprocess.Popen(argv, env=env, cwd=str(cwd), pass_fds=pass_fds, stdin=stdin,
-                            stdout=stdout, stderr=stderr, start_new_session=True,
-                            preexec_fn=_child_setup(os.getpid()), text=True, errors="replace")
+    """Start ``argv`` as a child that dies with this process, in a session of its own.
+
+    A Ctrl-C during the fork is raised here, not dropped by Python's at-fork hooks (see
+    ``signals.interrupts_kept``), and the child it interrupted is killed before it is."""
+    process = None
+    try:
+        with interrupts_kept():
+            process = subprocess.Popen(argv, env=env, cwd=str(cwd), pass_fds=pass_fds, stdin=stdin,
+                                       stdout=stdout, stderr=stderr, start_new_session=True,
+                                       preexec_fn=_child_setup(os.getpid()), text=True, errors="replace")
+    except BaseException:
+        if process is not None:
+            process.kill()
+            reap(process)
+        raise
+    return process
 
 
 # ------------------------------------------------------------------------------ reading /proc

@@ -1,10 +1,11 @@
-"""SIGTERM as Ctrl-C: a judge's cleanup and a command's partial report run on either."""
+"""SIGTERM as Ctrl-C: a judge's cleanup and a command's partial report run on either; and a Ctrl-C
+that lands while a child is forked is not lost."""
 from __future__ import annotations
 
 import contextlib
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
@@ -25,3 +26,37 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def interrupts_kept() -> Iterator[None]:
+    """A SIGINT or SIGTERM whose exception was dropped inside the block is raised again as it ends.
+
+    Python runs the at-fork hooks (logging registers one) where an exception is printed as "ignored"
+    and dropped, as it is in a finalizer: a Ctrl-C that arrives while a child is forked raised its
+    KeyboardInterrupt there, and the caller went on to wait, without a limit, on a child that never
+    ends. Inside the block each handler that raises is wrapped to remember that it ran; an exception
+    that left the block is not raised twice. Main thread only, as `terminate_as_interrupt`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    heard: list[tuple[Callable, int]] = []
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous = {signum: handler for signum, handler in previous.items() if callable(handler)}
+
+    def remembered(handler: Callable) -> Callable:
+        def handle(signum, frame):
+            heard.append((handler, signum))
+            handler(signum, frame)
+        return handle
+
+    for signum, handler in previous.items():
+        signal.signal(signum, remembered(handler))
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    # Reached only when the block ended without an exception: what was heard was dropped on the way.
+    for handler, signum in heard[:1]:
+        handler(signum, None)
