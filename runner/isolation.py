@@ -32,7 +32,7 @@ from ladder.runner import sandbox
 from ladder.runner.errors import last_error_line
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.paths import child_pythonpath
-from ladder.runner.signals import terminate_as_interrupt
+from ladder.runner.signals import interrupts_kept, terminate_as_interrupt
 from ladder.runner.worker import EVENT_PREFIX
 
 TAIL_LINES = 60
@@ -75,7 +75,7 @@ def run_worker(request: dict[str, Any], timeout: float,
     tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
     process = None
     try:
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), interrupts_kept() as raise_dropped:
             process = sandbox.spawn([sys.executable, "-m", "ladder.runner.worker", str(result_write)],
                                     env=worker_environment({**(env or {}), sandbox.EVALUATION_ENV: token}),
                                     cwd=folder, pass_fds=(result_write,), stdin=subprocess.PIPE,
@@ -83,7 +83,7 @@ def run_worker(request: dict[str, Any], timeout: float,
             os.close(result_write)
             readers = _start_readers(process, result_read, chunks, events, tail, on_event)
             _send(process, request)
-            timed_out = not wait_unreaped(process, timeout)
+            timed_out = not wait_unreaped(process, timeout, raise_dropped)
     finally:
         if process is None:
             os.close(result_write)
@@ -148,11 +148,14 @@ def _start_readers(process: Any, result_fd: int, chunks: list[bytes], events: li
     return readers
 
 
-def wait_unreaped(process: subprocess.Popen, timeout: float) -> bool:
+def wait_unreaped(process: subprocess.Popen, timeout: float,
+                  raise_dropped: Callable[[], None] = lambda: None) -> bool:
     """Wait until the worker exits (True) or the timeout passes (False), without reaping it: while
-    it is an unreaped zombie its pid, which names its process group, cannot be reused."""
+    it is an unreaped zombie its pid, which names its process group, cannot be reused. Each poll
+    first raises a Ctrl-C that Python dropped (``signals.interrupts_kept``)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        raise_dropped()
         if os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
             return True
         time.sleep(0.05)

@@ -29,16 +29,17 @@ def terminate_as_interrupt() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def interrupts_kept() -> Iterator[None]:
-    """A SIGINT or SIGTERM whose exception was dropped inside the block is raised again as it ends.
+def interrupts_kept() -> Iterator[Callable[[], None]]:
+    """A SIGINT or SIGTERM whose exception was dropped inside the block is raised again: by the
+    function the block is given, which a wait loop calls as it polls, and as the block ends.
 
-    Python runs the at-fork hooks (logging registers one) where an exception is printed as "ignored"
-    and dropped, as it is in a finalizer: a Ctrl-C that arrives while a child is forked raised its
-    KeyboardInterrupt there, and the caller went on to wait, without a limit, on a child that never
-    ends. Inside the block each handler that raises is wrapped to remember that it ran; an exception
-    that left the block is not raised twice. Main thread only, as `terminate_as_interrupt`."""
+    Python drops an exception raised in its at-fork hooks (logging registers one) or in a finalizer,
+    printing it as "ignored": a Ctrl-C whose handler ran there was lost, and the caller went on to
+    wait, without a limit, on a child that never ends. Inside the block each handler that raises is
+    wrapped to remember that it ran; an exception that left the block is not raised twice. Main
+    thread only, as `terminate_as_interrupt`."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
     heard: list[tuple[Callable, int]] = []
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
@@ -50,13 +51,18 @@ def interrupts_kept() -> Iterator[None]:
             handler(signum, frame)
         return handle
 
+    def raise_dropped() -> None:
+        if heard:
+            handler, signum = heard[0]
+            heard.clear()
+            handler(signum, None)
+
     for signum, handler in previous.items():
         signal.signal(signum, remembered(handler))
     try:
-        yield
+        yield raise_dropped
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
     # Reached only when the block ended without an exception: what was heard was dropped on the way.
-    for handler, signum in heard[:1]:
-        handler(signum, None)
+    raise_dropped()

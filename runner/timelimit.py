@@ -35,6 +35,7 @@ from typing import Any
 from ladder.runner import sandbox
 from ladder.runner.isolation import crash_reason, wait_unreaped, worker_environment
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+from ladder.runner.signals import interrupts_kept
 
 TAIL_LINES = 40
 
@@ -74,19 +75,20 @@ def call(function: Callable[..., Any], args: tuple = (), *, timeout: float | Non
     readers: list[threading.Thread] = []
     process = watch = None
     try:
-        process = sandbox.spawn([sys.executable, "-m", "ladder.runner.timelimit", str(answer_write)],
-                                env=worker_environment({sandbox.EVALUATION_ENV: token}), cwd=os.getcwd(),
-                                pass_fds=(answer_write,), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
-        os.close(answer_write)
-        answer_write = None
-        watch = sandbox.Watch(process.pid, sandbox.Limits(memory_bytes=sandbox.default_memory_limit())).start()
-        readers = [threading.Thread(target=_relay, args=(process.stdout, sys.stderr, tail), daemon=True),
-                   threading.Thread(target=_collect, args=(answer_read, chunks), daemon=True)]
-        for reader in readers:
-            reader.start()
-        threading.Thread(target=_send, args=(process, request), daemon=True).start()
-        finished = wait_unreaped(process, math.inf if timeout is None else timeout)
+        with interrupts_kept() as raise_dropped:
+            process = sandbox.spawn([sys.executable, "-m", "ladder.runner.timelimit", str(answer_write)],
+                                    env=worker_environment({sandbox.EVALUATION_ENV: token}), cwd=os.getcwd(),
+                                    pass_fds=(answer_write,), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT)
+            os.close(answer_write)
+            answer_write = None
+            watch = sandbox.Watch(process.pid, sandbox.Limits(memory_bytes=sandbox.default_memory_limit())).start()
+            readers = [threading.Thread(target=_relay, args=(process.stdout, sys.stderr, tail), daemon=True),
+                       threading.Thread(target=_collect, args=(answer_read, chunks), daemon=True)]
+            for reader in readers:
+                reader.start()
+            threading.Thread(target=_send, args=(process, request), daemon=True).start()
+            finished = wait_unreaped(process, math.inf if timeout is None else timeout, raise_dropped)
     finally:
         if answer_write is not None:
             os.close(answer_write)

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from ladder.runner.isolation import wait_unreaped
 from ladder.runner.signals import interrupts_kept
 
 
@@ -45,6 +46,21 @@ def test_an_interrupt_that_left_the_block_is_not_raised_twice():
             os.kill(os.getpid(), signal.SIGINT)
             time.sleep(1)
     assert raised.value.args == ()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_wait_on_a_child_raises_an_interrupt_dropped_before_it_ends():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with interrupts_kept() as raise_dropped:
+                InterruptsWhileFinalized()
+                wait_unreaped(child, 30, raise_dropped)
+    finally:
+        child.kill()
+        child.wait()
+    assert time.monotonic() - started < 10  # at the wait's first poll, not after its 30 s
 
 
 def test_a_ctrl_c_during_the_fork_of_a_child_stops_the_spawn_and_the_child():
