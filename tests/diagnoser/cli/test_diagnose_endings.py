@@ -88,21 +88,30 @@ def test_ctrl_c_prints_the_rungs_done_so_far_and_exits_130():
     process = subprocess.Popen(ladder_command("diagnose", str(DATA / "hanging_compile.py"), "--backend", "aot",
                                               "--json"),
                                cwd=REPOSITORY, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    heard: list[str] = []  # what diagnose said, shown when the test fails
     try:
         for line in process.stderr:
+            heard.append(line)
             if "rung 3" in line:
                 break
         time.sleep(1.0)
         os.kill(process.pid, signal.SIGINT)
-        stdout, _ = process.communicate(timeout=60)
+        try:
+            stdout, rest = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            stdout, rest = process.communicate()
+            pytest.fail("diagnose went on 60 s after Ctrl-C:\n" + "".join(heard) + rest)
+        heard.append(rest)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
-    assert process.returncode == INTERRUPTED
+    said = "".join(heard)
+    assert process.returncode == INTERRUPTED, said
     report = json.loads(stdout)
     rungs = {r["rung"]: r for r in report["rungs"]}
-    assert rungs[1]["status"] == "ok"
-    assert rungs[3]["interrupted"] and rungs[3]["status"] == "failed"
-    assert not rungs[4]["ran"] and rungs[4]["why"].startswith("not climbed: interrupted during rung 3")
-    assert report["error"].startswith("interrupted during rung 3")
+    assert rungs[1]["status"] == "ok", said
+    assert rungs[3]["interrupted"] and rungs[3]["status"] == "failed", said
+    assert not rungs[4]["ran"] and rungs[4]["why"].startswith("not climbed: interrupted during rung 3"), said
+    assert report["error"].startswith("interrupted during rung 3"), said
