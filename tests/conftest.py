@@ -1,9 +1,11 @@
-"""Shared test configuration: a private Triton cache; GPU-only tests skip cleanly without CUDA."""
+"""Shared test configuration: a private Triton cache; Ctrl-C heard by the processes tests start; GPU-only
+tests skip cleanly without CUDA."""
 from __future__ import annotations
 
 import atexit
 import os
 import shutil
+import signal
 import tempfile
 
 import pytest
@@ -13,6 +15,13 @@ import pytest
 if "TRITON_CACHE_DIR" not in os.environ:
     os.environ["TRITON_CACHE_DIR"] = tempfile.mkdtemp(prefix="ladder-tests-triton-")
     atexit.register(shutil.rmtree, os.environ["TRITON_CACHE_DIR"], ignore_errors=True)
+
+# A shell starts a background job (`pytest ... &`) with SIGINT ignored, and an ignored signal stays
+# ignored through exec, so every process a test starts would be deaf to the Ctrl-C the tests send as a
+# user at a terminal does (ladder keeps an ignored SIGINT ignored, as a program started by nohup
+# should). The session takes Python's own Ctrl-C handler back, and its children start with SIGINT on.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def _has_cuda() -> bool:
