@@ -47,6 +47,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ladder.runner import source_only
 from ladder.runner.errors import one_line
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
@@ -63,14 +64,15 @@ def load_module(path: str | Path, role: str) -> ModuleType:
     """Import a Python file as a fresh module with a unique name (two ``solution.py`` can coexist).
 
     The module is registered in ``sys.modules`` because Triton's JIT and dataclasses look modules up
-    by name. Errors in the file become ``ProblemError`` with the file, line and the error's text.
+    by name. Errors in the file become ``ProblemError`` with the file, line and the error's text. It is
+    compiled from its source, never from a bytecode cache (``source_only``).
     """
     path = Path(path).resolve()
     if not path.is_file():
         raise ProblemError(f"{role} file not found: {path}")
     digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
     name = f"ladder_{role}_{path.stem}_{digest}"
-    spec = importlib.util.spec_from_file_location(name, path)
+    spec = importlib.util.spec_from_file_location(name, path, loader=source_only.SourceLoader(name, str(path)))
     if spec is None or spec.loader is None:
         raise ProblemError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
@@ -259,8 +261,9 @@ def _read_cases(module: ModuleType, where: str, function: str = "get_cases") -> 
 
 def load_solution(path: str | Path) -> type:
     """Import a solution file and return its ``ModelNew`` class. The files beside it are importable
-    (``import helper``), as when running it as a script."""
+    (``import helper``), as when running it as a script, from their source only (``source_only``)."""
     folder = str(Path(path).resolve().parent)
+    source_only.install(folder)
     if folder not in sys.path:
         sys.path.insert(0, folder)
     module = load_module(path, "solution")

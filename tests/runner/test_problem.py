@@ -164,3 +164,36 @@ def test_shrinking_is_the_same_in_every_process_when_sizes_tie(tmp_path):
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(6)}
     assert len(seen) == 1, seen
     assert json.loads(seen.pop())[0]
+
+
+def test_a_solution_runs_from_its_source_not_a_bytecode_cache_beside_it(tmp_path):
+    """A cache whose header names the source's size and time would otherwise run in its place."""
+    import importlib.util
+    import os
+    import py_compile
+
+    solution = tmp_path / "solution.py"
+    solution.write_text("class ModelNew:\n    VALUE = 'source'\n")
+    stat = solution.stat()
+    forged = tmp_path / "forged.py"
+    forged.write_text("class ModelNew:\n    VALUE = 'cache'\n")  # same length as the source
+    py_compile.compile(str(forged), cfile=importlib.util.cache_from_source(str(solution)))
+    os.utime(solution, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    forged.unlink()
+    assert load_solution(solution).VALUE == "source"
+
+
+def test_a_helper_beside_the_solution_that_is_bytecode_or_an_extension_is_refused(tmp_path):
+    import importlib.machinery
+    import py_compile
+
+    (tmp_path / "solution.py").write_text("import helper_bc\nimport helper_ext\nclass ModelNew:\n    pass\n")
+    (tmp_path / "source.py").write_text("VALUE = 1\n")
+    py_compile.compile(str(tmp_path / "source.py"), cfile=str(tmp_path / "helper_bc.pyc"))
+    with pytest.raises(ProblemError, match="helper_bc.pyc beside the solution is not Python source"):
+        load_solution(tmp_path / "solution.py")
+    (tmp_path / "helper_bc.py").write_text("VALUE = 1\n")  # with a source, the source runs
+    (tmp_path / "helper_ext.py").write_text("VALUE = 2\n")
+    (tmp_path / f"helper_ext{importlib.machinery.EXTENSION_SUFFIXES[0]}").write_bytes(b"not a shared object")
+    with pytest.raises(ProblemError, match="helper_ext.* beside the solution is not Python source"):
+        load_solution(tmp_path / "solution.py")
