@@ -57,7 +57,8 @@ def check_solution(path: str | Path) -> list[Violation]:
     pending, seen, violations = [(path, False)], {path}, []
     while pending:
         file, helper = pending.pop(0)
-        source = Source(file.read_text(), str(file), helper)
+        # As UTF-8 whatever it declares: a file that declares another encoding is rejected by a rule.
+        source = Source(file.read_bytes().decode("utf-8", errors="replace"), str(file), helper)
         for violation in _check(source):
             violations.append(violation if file == path else Violation(
                 violation.rule, violation.severity, violation.line, f"{file.name}: {violation.message}"))

@@ -4,6 +4,8 @@ hooks and torch internals."""
 from __future__ import annotations
 
 import ast
+import codecs
+import re
 from collections.abc import Iterator
 
 from ladder.runner.static_check.source import Source, imports_of
@@ -330,3 +332,22 @@ def torch_internals(source: Source) -> Iterator[tuple[int, str]]:
     for node in ast.walk(source.tree):
         if isinstance(node, ast.Attribute) and node.attr in OPERATOR_OVERRIDES:
             yield node.lineno, f"uses .{node.attr} (puts other code behind a registered operator)"
+
+
+# Python's own pattern for a source's encoding declaration (PEP 263), on its first two lines.
+CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+READ_AS_WRITTEN = {"utf-8", "utf-8-sig"}
+
+
+def source_encoding(source: Source) -> Iterator[tuple[int, str]]:
+    """The rules read the file as UTF-8; a file that declares another encoding runs as Python
+    decodes it, which under utf-7 or unicode_escape turns a comment into code the rules never saw."""
+    for number, line in enumerate(source.text.splitlines()[:2], start=1):
+        if match := CODING_COOKIE.match(line):
+            try:
+                name = codecs.lookup(match.group(1)).name
+            except LookupError:
+                name = match.group(1)
+            if name not in READ_AS_WRITTEN:
+                yield number, f"declares the source encoding {match.group(1)!r} (only UTF-8 is read as it runs)"
+            return

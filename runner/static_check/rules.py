@@ -31,6 +31,8 @@ RULES: dict[str, Rule] = {rule.name: rule for rule in (
          compute.calls_reference),
     Rule("harness-import", ERROR, "importing ladder's own packages (the runner, its guards, the comparison)",
          escape.harness_import),
+    Rule("source-encoding", ERROR, "a source encoding other than UTF-8 (the file runs as decoded, the rules "
+         "read it as UTF-8)", escape.source_encoding),
     Rule("file-write", ERROR, "writing, removing or renaming files", escape.file_writes),
     Rule("process-control", ERROR, "signals, exits, new processes and sessions (posix included)", escape.process_control),
     Rule("deferred-code", ERROR, "signal handlers and timers, trace/profile/audit functions, finalizers, atexit: "

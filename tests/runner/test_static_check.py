@@ -316,3 +316,16 @@ def test_syntax_errors_propagate_for_the_loader_to_report():
 def test_binding_torch_function_on_a_class_is_flagged():
     found = rules_hit("class Proxy:\n    __torch_function__ = classmethod(lambda *a: None)\n")
     assert found.get("lazy-tensor") == 2
+
+
+@pytest.mark.parametrize("cookie", ["# -*- coding: utf-7 -*-", "# vim: set fileencoding=raw_unicode_escape :",
+                                    "# coding=latin-1"])
+def test_a_source_encoding_other_than_utf8_is_rejected(cookie):
+    # Under utf-7, "+AAo-" in a comment decodes to a newline: what follows it runs, unread by the rules.
+    violations = check_source(f"{cookie}\n# +AAo-import os\n" + HEADER + textwrap.dedent(CLEAN_FORWARD))
+    assert [(v.rule, v.line) for v in violations if v.rule == "source-encoding"] == [("source-encoding", 1)]
+
+
+def test_a_utf8_declaration_is_read_as_written():
+    text = "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n" + HEADER + textwrap.dedent(CLEAN_FORWARD)
+    assert not [v for v in check_source(text) if v.rule == "source-encoding"]
