@@ -44,7 +44,15 @@ from ladder.runner.channel import serve
 from ladder.runner.compare import flatten_outputs
 from ladder.runner.errors import one_line
 from ladder.runner.exchange import OutputsFile, input_digest
-from ladder.runner.guards import LaunchTracer, poison, spans_overlap, stacks_intact, storage_span
+from ladder.runner.guards import (
+    INPUT_ALIAS,
+    LaunchTracer,
+    poison,
+    shares_memory,
+    spans_overlap,
+    stacks_intact,
+    storage_span,
+)
 from ladder.runner.inputs import changed, clone, make_init_inputs, make_inputs, seed_everything
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.plain import plain_outputs
@@ -285,6 +293,12 @@ class Contestant:
                        "cached across calls)" for position, tensor in tensors
                        if storage_span(tensor) in previous and not window.wrote(tensor)), None)
         dishonest = guard_violation(window, self.backend.current_stream())
+        mutated = changed(inputs, arguments)
+        if dishonest is None:  # an input written into fails the case as such ("writes to its input")
+            untouched = [storage_span(x) for index, x in enumerate(arguments)
+                         if isinstance(x, torch.Tensor) and index not in mutated]
+            dishonest = next((f"returns output {position}, {INPUT_ALIAS}" for position, tensor in tensors
+                              if shares_memory(tensor, untouched)), None)
         if dishonest is None and self.tracer.stray:
             dishonest = f"let {len(self.tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
         if dishonest is None:
@@ -292,7 +306,7 @@ class Contestant:
                               "never passed to one)" for position, tensor in tensors if not window.wrote(tensor)),
                              None)
         self._save(output, command["output"])
-        reply.update(violation=cached or self._enforced(dishonest), mutated=changed(inputs, arguments),
+        reply.update(violation=cached or self._enforced(dishonest), mutated=mutated,
                      notes=sorted(self.notes))
         for _, tensor in tensors:
             poison(tensor)
@@ -449,7 +463,7 @@ class Contestant:
             dishonest = ("forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
                          if self.compute_calls else None)
             dishonest = dishonest or guard_violation(window, self.backend.current_stream()) or output_violation(
-                window, output)
+                window, output, self.input_spans)
             if dishonest is None and self.tracer.stray:
                 dishonest = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
             reply["violation"] = (tampering or odd or (_intact(self.sentinel) if self.sentinel else None)

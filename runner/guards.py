@@ -66,6 +66,15 @@ def spans_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] < b[0] + b[1] and b[0] < a[0] + a[1]
 
 
+INPUT_ALIAS = "which shares memory with an input (a view of it, not a result a kernel wrote)"
+
+
+def shares_memory(tensor: torch.Tensor, spans: list[tuple[int, int]]) -> bool:
+    """Whether the tensor's storage overlaps one of ``spans`` (the inputs': an output that is a view
+    of an input did no work to be right)."""
+    return any(spans_overlap(storage_span(tensor), span) for span in spans)
+
+
 def poison(tensor: torch.Tensor) -> None:
     """Fill the tensor's whole storage with the poison pattern."""
     if tensor.untyped_storage().nbytes():

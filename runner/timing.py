@@ -46,7 +46,7 @@ import torch
 
 from ladder.runner.channel import ContestantLost
 from ladder.runner.compare import Verdict, flatten_outputs
-from ladder.runner.guards import Window, unwritten_count
+from ladder.runner.guards import INPUT_ALIAS, Window, shares_memory, unwritten_count
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 HOST_FACTOR = 2.0
@@ -149,12 +149,15 @@ def guard_violation(window: Window, current_stream: int | None) -> str | None:
     return None
 
 
-def output_violation(window: Window, output: Any) -> str | None:
-    """Checked on every timed call, not just the verified ones: each output must have been passed to
-    a kernel in this very call, and no element may still hold the poison of the previous call."""
+def output_violation(window: Window, output: Any, input_spans: list[tuple[int, int]]) -> str | None:
+    """Checked on every timed call, not just the verified ones: no output may be an input's memory,
+    each must have been passed to a kernel in this very call, and no element may still hold the
+    poison of the previous call."""
     for position, tensor in enumerate(flatten_outputs(output)):
         if not isinstance(tensor, torch.Tensor) or not tensor.numel():
             continue
+        if shares_memory(tensor, input_spans):
+            return f"returned output {position}, {INPUT_ALIAS}"
         if not window.wrote(tensor):
             return f"returned output {position}, which no Triton kernel wrote in that call"
         if tensor.is_floating_point() and unwritten_count(tensor):
