@@ -70,8 +70,8 @@ INPUT_ALIAS = "which shares memory with an input (a view of it, not a result a k
 
 
 def shares_memory(tensor: torch.Tensor, spans: list[tuple[int, int]]) -> bool:
-    """Whether the tensor's storage overlaps one of ``spans`` (the inputs': an output that is a view
-    of an input did no work to be right)."""
+    """Whether the tensor's storage overlaps one of ``spans`` (a window's kernel arguments; a call's
+    inputs, where an output that is a view of one did no work to be right)."""
     return any(spans_overlap(storage_span(tensor), span) for span in spans)
 
 
@@ -124,8 +124,7 @@ class Window:
 
     def wrote(self, tensor: torch.Tensor) -> bool:
         """Whether the tensor's memory was passed to some Triton kernel in this window."""
-        span = storage_span(tensor)
-        return any(spans_overlap(span, other) for other in self.argument_spans)
+        return shares_memory(tensor, self.argument_spans)
 
 
 class LaunchTracer:
