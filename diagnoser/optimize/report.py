@@ -42,13 +42,20 @@ def build(journal: Journal) -> dict[str, Any]:
                                 "speedup_vs_best": outcome.get("geomean_vs_best"), "diff": proposal.get("diff")})
     return {"run": str(journal.folder), "problem": header["problem"], "solution": header["solution"],
             "proposer": header["proposer"], "continued_from": header.get("continued_from"),
-            "device": header.get("device"), "rounds": len(rounds),
+            "device": header.get("device"), "devices": cards(header, rounds), "rounds": len(rounds),
             "best_round": best["round"], "geomean_vs_initial": best["geomean_vs_initial"],
             "geomean_vs_eager": best.get("geomean_vs_eager"),
             "geomean_vs_compile": _geomean_vs_compile(cases), "cases": cases, "trajectory": trajectory,
             "candidates": candidates, "changes": changes,
             "model_use": model_use([p for r in rounds for p in r.get("proposals", [])]),
             "seconds": round(sum(own_seconds(r) for r in rounds), 1)}
+
+
+def cards(header: dict[str, Any], rounds: list[dict[str, Any]]) -> list[str]:
+    """Every card the run was timed on: a run resumed on another machine has rounds on two. Each
+    ratio is still timed on one card (a gate times the initial version beside its candidates), but a
+    reader comparing runs must know which card gave which."""
+    return sorted({record["device"] for record in [header, *rounds] if record.get("device")})
 
 
 def model_use(proposals: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
 
@@ -73,7 +74,7 @@ def operator_row(key: str, journal: Journal) -> dict[str, Any]:
         "roofline_after": geomean([c["roofline_after"] for c in cases]),
         "patterns": sorted({p for change in document["changes"] for p in change["patterns"]}),
         "device_seconds": document["seconds"], "stopped": _stop_of(journal), "finished": finished(journal),
-        "waiting": waiting(journal),
+        "waiting": waiting(journal), "devices": document["devices"],
     }
 
 
@@ -117,7 +118,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "slower_than_initial": [row["operator"] for row in counted if row["speedup_vs_initial"] < 1.0],
             "not_counted": [row["operator"] for row in rows if row not in counted],
             "waiting": [row["operator"] for row in rows if row.get("waiting")],
-            "unfinished": [row["operator"] for row in rows if row.get("finished") is False and not row.get("waiting")]}
+            "unfinished": [row["operator"] for row in rows if row.get("finished") is False and not row.get("waiting")],
+            "devices": dict(Counter(card for row in counted for card in row.get("devices", [])).most_common())}
 
 
 def table(document: dict[str, Any]) -> str:
@@ -143,6 +145,9 @@ def table(document: dict[str, Any]) -> str:
             f"vs eager {_f(summary['speedup_vs_eager']['geomean'], 'x')}; vs torch.compile "
             f"{_f(summary['speedup_vs_compile']['geomean'], 'x')}; % of roofline "
             f"{_f(summary['roofline_before']['geomean'], '', 1)} -> {_f(summary['roofline_after']['geomean'], '', 1)}"]
+    if summary.get("devices"):
+        out.append("timed on: " + ", ".join(f"{card} ({n})" for card, n in summary["devices"].items())
+                   + "; each ratio on one card, the initial version timed beside the candidate")
     if summary.get("waiting"):
         out.append("+ waiting for its proposer's next round (an agent that has not answered), counted as it stands: " + ", ".join(summary["waiting"]))
     if summary.get("unfinished"):

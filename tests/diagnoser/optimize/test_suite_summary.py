@@ -6,14 +6,13 @@ from __future__ import annotations
 import time
 
 from ladder.diagnoser.optimize import agent, loop
-from ladder.diagnoser.optimize.gate import GateSettings
+from ladder.diagnoser.optimize.gate import GateSettings, decide
 from ladder.diagnoser.optimize.journal import Journal
 from ladder.diagnoser.optimize.loop import Settings, optimize
+from ladder.diagnoser.optimize.proposers.agent import AgentProposer
 from ladder.diagnoser.optimize.suite import operator_row, summarize, table, write_pages
 
-from ladder.diagnoser.optimize.proposers.agent import AgentProposer
-
-from .test_loop import INITIAL, Scripted, fake_gate, pair  # noqa: F401 (the fixture)
+from .test_loop import INITIAL, Scripted, fake_gate, fake_result, pair  # noqa: F401 (the fixture)
 
 
 def test_a_run_stopped_by_the_deadline_is_listed_but_not_averaged(pair, tmp_path, monkeypatch):  # noqa: F811
@@ -71,3 +70,25 @@ def test_an_agent_run_waiting_after_a_round_counts_as_it_stands_and_one_not_yet_
     assert "level1/answered +" in text and "level1/silent *" in text
     assert "+ waiting for its proposer's next round (an agent that has not answered), counted as it stands: " \
         "level1/answered" in text
+
+
+def test_a_run_whose_rounds_ran_on_another_card_names_both_and_the_summary_counts_each(pair, tmp_path):  # noqa: F811
+    solution, problem = pair
+    settings = Settings(rounds=1, evidence="timing", gate=GateSettings())
+    optimize(solution, problem, tmp_path / "one", Scripted([["# speed: 2.0"]]), settings, gate=fake_gate)
+    calls = []
+
+    def card_changes_after_the_baseline(problem, best, initial, candidates, settings, torch_compile=False):
+        calls.append(1)
+        result, initial_name = fake_result(best, initial, candidates)
+        card = {} if len(calls) == 1 else {"device": "other GPU", "device_uuid": "GPU-1"}
+        return decide({**result, **card}, list(candidates), initial_name)
+
+    optimize(solution, problem, tmp_path / "two", Scripted([["# speed: 3.0"]]), settings,
+             gate=card_changes_after_the_baseline)
+    rows = [operator_row(f"level1/{name}", Journal(tmp_path / name)) for name in ("one", "two")]
+    assert [row["devices"] for row in rows] == [["fake GPU"], ["fake GPU", "other GPU"]]
+    summary = summarize(rows)
+    assert summary["devices"] == {"fake GPU": 2, "other GPU": 1}
+    text = table({"operators": rows, "summary": summary})
+    assert "timed on: fake GPU (2), other GPU (1); each ratio on one card" in text
