@@ -40,8 +40,8 @@ def linear_scale_clamp_kernel(
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(0, K, BLOCK_K):
         k = k0 + offs_k
-        x = tl.load(x_ptr + offs_m[:, None] * stride_xm + k[None, :] * stride_xk,
-                    mask=(offs_m[:, None] < M) & (k[None, :] < K), other=0.0)
+        x = tl.load(tl.max_contiguous(tl.multiple_of(x_ptr + offs_m[:, None] * stride_xm + k[None, :] * stride_xk, [1, 16]), [1, 8]),
+                    mask=tl.max_constancy((offs_m[:, None] < M) & (k[None, :] < K), [1, 8]), other=0.0)
         w = tl.load(w_ptr + k[:, None] * stride_wk + offs_n[None, :] * stride_wn,
                     mask=(k[:, None] < K) & (offs_n[None, :] < N), other=0.0)
         acc += tl.dot(x, w)
@@ -50,8 +50,8 @@ def linear_scale_clamp_kernel(
     y = (acc + bias[None, :]) * scale_factor
     y = y + y
     y = tl.minimum(tl.maximum(y, clamp_min), clamp_max)
-    tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn,
-             y.to(y_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    tl.store(tl.max_contiguous(tl.multiple_of(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn, [1, 16]), [1, 8]),
+             y.to(y_ptr.dtype.element_ty), mask=tl.max_constancy((offs_m[:, None] < M) & (offs_n[None, :] < N), [1, 8]))
 
 
 @triton.autotune(
@@ -75,13 +75,13 @@ def logsumexp_mish_kernel(x_ptr, y_ptr, n_cols, stride_x, BLOCK_SIZE: tl.constex
 
     running_max = tl.full((BLOCK_SIZE,), float("-inf"), dtype=tl.float32)
     for start in range(0, n_cols, BLOCK_SIZE):
-        x = tl.load(row_ptr + start + cols, mask=start + cols < n_cols, other=float("-inf"))
+        x = tl.load(tl.max_contiguous(tl.multiple_of(row_ptr + start + cols, 4), 2), mask=tl.max_constancy(start + cols < n_cols, 2), other=float("-inf"))
         running_max = tl.maximum(running_max, x.to(tl.float32))
     m = tl.max(running_max, axis=0)
 
     sum_exp = tl.zeros((BLOCK_SIZE,), dtype=tl.float32)
     for start in range(0, n_cols, BLOCK_SIZE):
-        x = tl.load(row_ptr + start + cols, mask=start + cols < n_cols, other=float("-inf"))
+        x = tl.load(tl.max_contiguous(tl.multiple_of(row_ptr + start + cols, 4), 2), mask=tl.max_constancy(start + cols < n_cols, 2), other=float("-inf"))
         sum_exp += tl.exp(x.to(tl.float32) - m)
     v = m + tl.log(tl.sum(sum_exp, axis=0))
 

@@ -7,6 +7,20 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_K': 32, 'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 32, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+    ],
+    key=['M', 'N', 'K', 'stride_xm', 'stride_wn', 'stride_ym'],
+)
 @triton.jit
 def linear_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr,
@@ -38,6 +52,15 @@ def linear_kernel(
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({}, num_warps=4, num_stages=3),
+        triton.Config({}, num_warps=2, num_stages=3),
+        triton.Config({}, num_warps=8, num_stages=3),
+        triton.Config({}, num_warps=16, num_stages=3),
+    ],
+    key=['n_channels', 'channels_per_group', 'stride_row'],
+)
 @triton.jit
 def group_norm_hardtanh_kernel(
     x_ptr, gamma_ptr, beta_ptr, y_ptr,
@@ -79,11 +102,9 @@ class ModelNew(nn.Module):
         w, b = self.gemm.weight, self.gemm.bias
         N = w.shape[0]
         h = torch.empty((M, N), device=x.device, dtype=x.dtype)
-        grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
-        linear_kernel[grid](
+        linear_kernel[lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))](
             x, w, b, h, M, N, K,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1), h.stride(0), h.stride(1),
-            BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
         )
         groups = self.group_norm.num_groups
         channels_per_group = N // groups
