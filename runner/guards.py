@@ -305,29 +305,29 @@ class LaunchTracer:
 # ---------------------------------------------------------------- torch calls
 
 
-ALLOCATION = {"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"}
-CONSTANTS = {"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full",
-             "full_like", "new_full", "fill_", "tensor", "as_tensor", "scalar_tensor", "arange"}
-VIEWS = {"view", "view_as", "t", "transpose", "permute",
-         "expand", "expand_as", "unsqueeze", "squeeze", "unflatten", "narrow", "select",
-         "split", "chunk", "unbind", "as_strided", "movedim", "swapaxes", "swapdims", "detach",
-         "__iter__", "broadcast_to", "broadcast_tensors", "view_as_real", "view_as_complex",
-         "atleast_1d", "atleast_2d", "atleast_3d"}
+ALLOCATION = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided"})
+CONSTANTS = frozenset({"zeros", "zeros_like", "new_zeros", "zero_", "ones", "ones_like", "new_ones", "full",
+                       "full_like", "new_full", "fill_", "tensor", "as_tensor", "scalar_tensor", "arange"})
+VIEWS = frozenset({"view", "view_as", "t", "transpose", "permute",
+                   "expand", "expand_as", "unsqueeze", "squeeze", "unflatten", "narrow", "select",
+                   "split", "chunk", "unbind", "as_strided", "movedim", "swapaxes", "swapdims", "detach",
+                   "__iter__", "broadcast_to", "broadcast_tensors", "view_as_real", "view_as_complex",
+                   "atleast_1d", "atleast_2d", "atleast_3d"})
 # Views where the strides allow, copies where they do not (``x.t().contiguous()`` is a whole
 # transpose): free only when the result shares the input's memory, as basic indexing is.
-VIEWS_OR_COPIES = {"reshape", "reshape_as", "contiguous", "flatten", "ravel", "__getitem__"}
-QUERIES = {"size", "stride", "dim", "ndimension", "numel", "nelement", "data_ptr", "storage_offset",
-           "is_contiguous", "element_size", "__get__", "__len__", "is_floating_point", "is_complex",
-           "get_device", "__hash__", "__getstate__"}
+VIEWS_OR_COPIES = frozenset({"reshape", "reshape_as", "contiguous", "flatten", "ravel", "__getitem__"})
+QUERIES = frozenset({"size", "stride", "dim", "ndimension", "numel", "nelement", "data_ptr", "storage_offset",
+                     "is_contiguous", "element_size", "__get__", "__len__", "is_floating_point", "is_complex",
+                     "get_device", "__hash__", "__getstate__"})
 # Constants built from host data: free only for a few plain numbers (``small_host_data``).
-HOST_DATA = {"tensor", "as_tensor", "scalar_tensor"}
+HOST_DATA = frozenset({"tensor", "as_tensor", "scalar_tensor"})
 MAX_HOST_CONSTANTS = 64
 # Grad-mode switches (``torch.no_grad()`` and friends in a forward) compute nothing.
-GRAD_MODE = {"_set_grad_enabled", "set_grad_enabled", "is_grad_enabled", "_enter_inference_mode",
-             "_exit_inference_mode", "is_inference_mode_enabled", "_DisableFuncTorch"}
+GRAD_MODE = frozenset({"_set_grad_enabled", "set_grad_enabled", "is_grad_enabled", "_enter_inference_mode",
+                       "_exit_inference_mode", "is_inference_mode_enabled", "_DisableFuncTorch"})
 # Conversions are free (and allowed) only when they return the tensor itself.
-NO_OP_ONLY = {"to", "type", "float", "half", "bfloat16", "double", "int", "long", "cuda", "npu",
-              "cpu"}
+NO_OP_ONLY = frozenset({"to", "type", "float", "half", "bfloat16", "double", "int", "long", "cuda", "npu",
+                        "cpu"})
 
 
 def torch_call_name(func: Any) -> str:
@@ -554,7 +554,7 @@ class ReferenceOpRecorder(TorchFunctionMode):
 
 # Torch calls that contract over a dimension and run on tensor cores: their presence in a reference
 # is what makes tf32 a fair precision for an fp32 Triton port (tl.dot's default).
-CONTRACTIONS = {"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "bilinear", "einsum",
-                "tensordot", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                "conv_transpose3d", "scaled_dot_product_attention", "__matmul__", "__rmatmul__",
-                "addmv", "mv", "inner", "dot", "vdot"}
+CONTRACTIONS = frozenset({"matmul", "mm", "bmm", "addmm", "addbmm", "baddbmm", "linear", "bilinear", "einsum",
+                          "tensordot", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                          "conv_transpose3d", "scaled_dot_product_attention", "__matmul__", "__rmatmul__",
+                          "addmv", "mv", "inner", "dot", "vdot"})

@@ -90,12 +90,12 @@ DELEGATES: dict[str, tuple[str, ...]] = {
     "imports": (),
     "operators": (),
 }
-WRITE_MODES = set("wax+")
+WRITE_MODES = frozenset("wax+")
 WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
-FRAME_ATTRIBUTES = {"tb_frame", "gi_frame", "cr_frame", "ag_frame"}
+FRAME_ATTRIBUTES = frozenset({"tb_frame", "gi_frame", "cr_frame", "ag_frame"})
 # Standard modules that compile code for their own use while a candidate's definitions run (a
 # dataclass's __init__, a named tuple's __new__) or import a module's source.
-OWN_CODE = {"dataclasses", "collections", "importlib", "_frozen_importlib", "_frozen_importlib_external"}
+OWN_CODE = frozenset({"dataclasses", "collections", "importlib", "_frozen_importlib", "_frozen_importlib_external"})
 PROC_ENTRY = re.compile(r"/proc/(\d+)(/|$)")
 
 
@@ -394,7 +394,7 @@ def _frame_attribute(sentinel: Sentinel, event: str, args: tuple) -> str | None:
 _FILE_CHANGES = ("os.remove", "os.rename", "os.rmdir", "os.truncate", "os.chmod", "os.chown", "os.chflags",
                  "os.lchflags", "os.link", "os.symlink", "os.mkdir", "os.utime", "os.setxattr", "os.removexattr",
                  "shutil.rmtree", "shutil.move", "shutil.copyfile", "shutil.copytree")
-TWO_PATHS = {"os.rename", "os.link", "os.symlink", "shutil.move", "shutil.copyfile", "shutil.copytree"}
+TWO_PATHS = frozenset({"os.rename", "os.link", "os.symlink", "shutil.move", "shutil.copyfile", "shutil.copytree"})
 _PROCESSES = ("os.fork", "os.forkpty", "os.exec", "os.posix_spawn", "os.spawn", "os.system", "os.startfile",
               "subprocess.Popen")
 _NATIVE = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata", "ctypes.cdata/buffer",
@@ -402,9 +402,9 @@ _NATIVE = ("ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.cdata
            "ctypes.PyObj_FromPtr", "ctypes.create_string_buffer", "ctypes.create_unicode_buffer")
 
 # Functions that take a frame and hand it (or frames reached from it) to their caller.
-FRAME_GIVERS = {("logging", "<lambda>"), ("inspect", "currentframe"), ("inspect", "stack"), ("inspect", "trace"),
-                 ("inspect", "getouterframes"), ("inspect", "getinnerframes"), ("traceback", "walk_stack"),
-                 ("traceback", "walk_tb")}
+FRAME_GIVERS = frozenset({("logging", "<lambda>"), ("inspect", "currentframe"), ("inspect", "stack"),
+                          ("inspect", "trace"), ("inspect", "getouterframes"), ("inspect", "getinnerframes"),
+                          ("traceback", "walk_stack"), ("traceback", "walk_tb")})
 # How the audited kinds of request that do not walk the whole stack decide whether the candidate asks.
 ASKING: dict[str, Callable[[Sentinel, str, Any], bool]] = {
     "code": Sentinel.asks_itself,

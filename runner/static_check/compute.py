@@ -9,53 +9,53 @@ from ladder.runner.static_check.escape import STREAM_CALLS
 from ladder.runner.static_check.source import Source
 
 # torch.* calls allowed in the hot path: allocation, constant fills, metadata.
-ALLOWED_TORCH_CALLS = {
-    "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
-    "full_like", "device", "Size", "finfo", "iinfo", "is_tensor", "no_grad", "inference_mode",
-    "promote_types", "result_type", "broadcast_shapes", "get_default_dtype", "is_floating_point",
-    "tensor", "as_tensor", "scalar_tensor", "arange",
-    # views: a new shape or order over the same memory, no compute
-    "reshape", "flatten", "unflatten", "broadcast_to", "broadcast_tensors", "squeeze", "unsqueeze",
-    "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind", "movedim", "swapaxes",
-    "swapdims", "as_strided", "view_as_real", "view_as_complex", "atleast_1d", "atleast_2d",
-    "atleast_3d", "ravel", "set_grad_enabled", "is_grad_enabled",
-}
+ALLOWED_TORCH_CALLS = frozenset({
+              "empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
+              "full_like", "device", "Size", "finfo", "iinfo", "is_tensor", "no_grad", "inference_mode",
+              "promote_types", "result_type", "broadcast_shapes", "get_default_dtype", "is_floating_point",
+              "tensor", "as_tensor", "scalar_tensor", "arange",
+              # views: a new shape or order over the same memory, no compute
+              "reshape", "flatten", "unflatten", "broadcast_to", "broadcast_tensors", "squeeze", "unsqueeze",
+              "permute", "transpose", "t", "narrow", "select", "split", "chunk", "unbind", "movedim", "swapaxes",
+              "swapdims", "as_strided", "view_as_real", "view_as_complex", "atleast_1d", "atleast_2d",
+              "atleast_3d", "ravel", "set_grad_enabled", "is_grad_enabled",
+          })
 
 
 # torch.library entry points for registering and launching Triton kernels as torch operators.
-ALLOWED_LIBRARY_CALLS = {"triton_op", "wrap_triton", "capture_triton"}
+ALLOWED_LIBRARY_CALLS = frozenset({"triton_op", "wrap_triton", "capture_triton"})
 
 
-ALLOWED_DEVICE_CALLS = {"current_device", "device_count", "get_device_capability",
-                        "get_device_properties", "get_device_name", "device", "is_available"}
+ALLOWED_DEVICE_CALLS = frozenset({"current_device", "device_count", "get_device_capability",
+                                  "get_device_properties", "get_device_name", "device", "is_available"})
 
 
 # Tensor methods that compute (seen as ``x.<name>(...)`` on anything that is not a module).
-TENSOR_COMPUTE_METHODS = {
-    "matmul", "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "einsum", "conv2d", "sum", "mean",
-    "prod", "max", "min", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "exp",
-    "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "relu", "relu_", "gelu", "silu",
-    "sigmoid", "tanh", "erf", "clamp", "clamp_", "clip", "abs", "neg", "add", "add_", "sub", "sub_",
-    "mul", "mul_", "div", "div_", "pow", "cumsum", "cumprod", "norm", "var", "std", "logsumexp",
-    "masked_fill", "masked_fill_", "where", "gather", "scatter", "scatter_add", "index_select",
-    "sort", "topk", "copy_", "clone", "addcmul", "lerp", "square", "reciprocal", "sign", "floor",
-    "ceil", "round", "maximum", "minimum", "all", "any", "mse_loss", "cross_entropy",
-    "to_sparse", "to_sparse_csr", "to_sparse_coo", "to_dense", "to_mkldnn", "as_subclass",
-}
+TENSOR_COMPUTE_METHODS = frozenset({
+              "matmul", "mm", "bmm", "addmm", "baddbmm", "mv", "dot", "einsum", "conv2d", "sum", "mean",
+              "prod", "max", "min", "amax", "amin", "argmax", "argmin", "softmax", "log_softmax", "exp",
+              "exp2", "log", "log2", "log1p", "expm1", "sqrt", "rsqrt", "relu", "relu_", "gelu", "silu",
+              "sigmoid", "tanh", "erf", "clamp", "clamp_", "clip", "abs", "neg", "add", "add_", "sub", "sub_",
+              "mul", "mul_", "div", "div_", "pow", "cumsum", "cumprod", "norm", "var", "std", "logsumexp",
+              "masked_fill", "masked_fill_", "where", "gather", "scatter", "scatter_add", "index_select",
+              "sort", "topk", "copy_", "clone", "addcmul", "lerp", "square", "reciprocal", "sign", "floor",
+              "ceil", "round", "maximum", "minimum", "all", "any", "mse_loss", "cross_entropy",
+              "to_sparse", "to_sparse_csr", "to_sparse_coo", "to_dense", "to_mkldnn", "as_subclass",
+          })
 
 
 # Tensor methods that only describe a tensor or view it (``torch.Tensor.size(x)``).
-TENSOR_QUERIES = {"size", "stride", "dim", "numel", "data_ptr", "element_size", "is_contiguous", "view",
-                  "contiguous", "expand", "expand_as", "view_as", "reshape_as", "new_empty", "new_zeros",
-                  "empty_like", "zero_", "fill_"}
+TENSOR_QUERIES = frozenset({"size", "stride", "dim", "numel", "data_ptr", "element_size", "is_contiguous", "view",
+                            "contiguous", "expand", "expand_as", "view_as", "reshape_as", "new_empty", "new_zeros",
+                            "empty_like", "zero_", "fill_"})
 
 
-HOST_READS = {"item", "tolist", "numpy", "cpu", "untyped_storage", "storage", "_typed_storage", "__array__",
-              "__dlpack__"}
+HOST_READS = frozenset({"item", "tolist", "numpy", "cpu", "untyped_storage", "storage", "_typed_storage", "__array__",
+                        "__dlpack__"})
 
 
-NN_CONTAINERS = {"Module", "Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
-                 "Buffer", "init"}
+NN_CONTAINERS = frozenset({"Module", "Parameter", "ParameterList", "ParameterDict", "ModuleList", "ModuleDict",
+                           "Buffer", "init"})
 
 
 OTHER_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.jit",
@@ -63,10 +63,10 @@ OTHER_COMPILERS = ("torch.compile", "torch._dynamo", "torch._inductor", "torch.j
                    "tensorflow")
 
 
-IDENTITY_FUNCTIONS = {"id", "hash"}
+IDENTITY_FUNCTIONS = frozenset({"id", "hash"})
 
 
-IDENTITY_METHODS = {"data_ptr", "untyped_storage", "storage", "_version", "__hash__"}
+IDENTITY_METHODS = frozenset({"data_ptr", "untyped_storage", "storage", "_version", "__hash__"})
 
 
 def torch_compute(source: Source) -> Iterator[tuple[int, str]]:

@@ -10,21 +10,21 @@ from collections.abc import Iterator
 
 from ladder.runner.static_check.source import Source, imports_of
 
-STREAM_CALLS = {"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"}
+STREAM_CALLS = frozenset({"Stream", "stream", "ExternalStream", "set_stream", "StreamContext"})
 
 
-STREAM_METHODS = {"wait_stream", "record_stream", "wait_event"}
+STREAM_METHODS = frozenset({"wait_stream", "record_stream", "wait_event"})
 
 
-CONCURRENCY_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "asyncio",
-                       "subprocess"}
+CONCURRENCY_MODULES = frozenset({"threading", "_thread", "multiprocessing", "concurrent", "asyncio",
+                                 "subprocess"})
 
 
-INTROSPECTION_MODULES = {"gc", "inspect", "ctypes", "_ctypes", "cffi", "traceback", "importlib", "builtins",
-                         "dis", "marshal"}
+INTROSPECTION_MODULES = frozenset({"gc", "inspect", "ctypes", "_ctypes", "cffi", "traceback", "importlib", "builtins",
+                                   "dis", "marshal"})
 
 
-INTROSPECTION_CALLS = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars"}
+INTROSPECTION_CALLS = frozenset({"eval", "exec", "compile", "__import__", "globals", "locals", "vars"})
 
 
 # Builtins whose reach the rules judge by the call: bound to another name (`_get = getattr`), passed as
@@ -36,79 +36,81 @@ ALIASABLE_BUILTINS = INTROSPECTION_CALLS | {"getattr", "setattr", "delattr", "ha
 # `timeit.Timer("...")` compiles a string outside the audit of code compiled by the candidate itself,
 # `pkgutil.resolve_name("module:Model")` reaches the judge's loaded reference, `operator.attrgetter`
 # is getattr by another name.
-CODE_FROM_TEXT_MODULES = {"timeit", "code", "codeop", "runpy", "pkgutil", "operator", "pydoc", "zipimport",
-                          "doctest", "pickle", "_pickle", "pickletools", "copyreg", "shelve", "pdb", "bdb",
-                          "profile", "cProfile", "trace"}
+CODE_FROM_TEXT_MODULES = frozenset({"timeit", "code", "codeop", "runpy", "pkgutil", "operator", "pydoc", "zipimport",
+                                    "doctest", "pickle", "_pickle", "pickletools", "copyreg", "shelve", "pdb", "bdb",
+                                    "profile", "cProfile", "trace"})
 
 
 # Names that evaluate text (typing's forward references evaluate a string annotation).
-EVALUATING_NAMES = {"get_type_hints", "ForwardRef", "_eval_type"}
+EVALUATING_NAMES = frozenset({"get_type_hints", "ForwardRef", "_eval_type"})
 
 
-INTROSPECTION_NAMES = {"sys._getframe", "sys._current_frames", "sys.modules", "sys.exc_info", "sys.exception",
-                       "sys.argv", "sys.meta_path", "sys.path_hooks", "sys.path", "logging.currentframe",
-                       "types.FunctionType", "types.CodeType", "types.FrameType"}
+INTROSPECTION_NAMES = frozenset({"sys._getframe", "sys._current_frames", "sys.modules", "sys.exc_info",
+                                 "sys.exception", "sys.argv", "sys.meta_path", "sys.path_hooks", "sys.path",
+                                 "logging.currentframe", "types.FunctionType", "types.CodeType", "types.FrameType"})
 
 
 # Attributes that lead from an object to frames, to the globals and closures of the functions that
 # hold the runner's guards, or to every class in the process.
-INTERNAL_ATTRIBUTES = {"__traceback__", "tb_frame", "tb_next", "f_back", "f_locals", "f_globals", "f_code",
-                       "f_builtins", "gi_frame", "cr_frame", "ag_frame", "gi_code", "__globals__", "__closure__",
-                       "__wrapped__", "__code__", "__builtins__", "__subclasses__", "__self__", "__func__",
-                       "__kwdefaults__", "__defaults__", "cell_contents", "__loader__", "__spec__",
-                       "__dict__", "__getattribute__"}
+INTERNAL_ATTRIBUTES = frozenset({"__traceback__", "tb_frame", "tb_next", "f_back", "f_locals", "f_globals",
+                                 "f_code", "f_builtins", "gi_frame", "cr_frame", "ag_frame", "gi_code",
+                                 "__globals__", "__closure__", "__wrapped__", "__code__", "__builtins__",
+                                 "__subclasses__", "__self__", "__func__", "__kwdefaults__", "__defaults__",
+                                 "cell_contents", "__loader__", "__spec__", "__dict__", "__getattribute__"})
 
 
-PATCHABLE_ROOTS = {"torch", "triton", "time", "builtins", "numpy", "ladder", "runner", "os", "sys", "gc", "threading",
-                   "subprocess", "signal", "io", "posix", "_thread"}
+PATCHABLE_ROOTS = frozenset({"torch", "triton", "time", "builtins", "numpy", "ladder", "runner", "os", "sys", "gc",
+                             "threading", "subprocess", "signal", "io", "posix", "_thread"})
 
 
-TRITON_HOOKS = {"knobs", "add_pre_run_hook", "pre_run_hooks", "launch_enter_hook", "launch_exit_hook",
-                "jit_cache_hook", "jit_post_compile_hook", "kernel_load_start_hook", "kernel_load_end_hook",
-                "add_stages_inspection_hook"}
+TRITON_HOOKS = frozenset({"knobs", "add_pre_run_hook", "pre_run_hooks", "launch_enter_hook", "launch_exit_hook",
+                          "jit_cache_hook", "jit_post_compile_hook", "kernel_load_start_hook", "kernel_load_end_hook",
+                          "add_stages_inspection_hook"})
 
 
 # Methods of a registered operator that put other code behind it.
-OPERATOR_OVERRIDES = {"register_kernel", "register_torch_dispatch", "register_fake", "_backend_fns", "_init_fn",
-                      "register_autocast"}
+OPERATOR_OVERRIDES = frozenset({"register_kernel", "register_torch_dispatch", "register_fake", "_backend_fns",
+                                "_init_fn", "register_autocast"})
 
 
-HARNESS_MODULES = {"runner", "diagnoser", "indexer", "ladder"}
+HARNESS_MODULES = frozenset({"runner", "diagnoser", "indexer", "ladder"})
 
 
-WRITE_MODES = set("wax+")
+WRITE_MODES = frozenset("wax+")
 
 
-FILE_CALLS = {"os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir", "os.removedirs", "os.truncate",
-              "os.chmod", "os.symlink", "os.link", "os.makedirs", "os.mkdir", "os.open", "os.write", "os.writev",
-              "os.pwrite", "os.sendfile", "os.dup2", "os.fdopen", "torch.save", "numpy.save", "numpy.savez",
-              "numpy.savez_compressed", "numpy.savetxt", "pickle.dump"}
+FILE_CALLS = frozenset({"os.remove", "os.unlink", "os.rename", "os.replace", "os.rmdir", "os.removedirs",
+                        "os.truncate", "os.chmod", "os.symlink", "os.link", "os.makedirs", "os.mkdir", "os.open",
+                        "os.write", "os.writev", "os.pwrite", "os.sendfile", "os.dup2", "os.fdopen", "torch.save",
+                        "numpy.save", "numpy.savez", "numpy.savez_compressed", "numpy.savetxt", "pickle.dump"})
 
 
-PROCESS_CALLS = {"os.kill", "os.killpg", "os.fork", "os.forkpty", "os.system", "os.popen", "os.execv", "os.execve",
-                 "os.execvp", "os.execvpe", "os._exit", "os.abort", "os.setsid", "os.setpgid", "os.posix_spawn",
-                 "os.posix_spawnp", "sys.exit", "signal.pthread_kill", "signal.raise_signal"}
+PROCESS_CALLS = frozenset({"os.kill", "os.killpg", "os.fork", "os.forkpty", "os.system", "os.popen", "os.execv",
+                           "os.execve", "os.execvp", "os.execvpe", "os._exit", "os.abort", "os.setsid",
+                           "os.setpgid", "os.posix_spawn", "os.posix_spawnp", "sys.exit", "signal.pthread_kill",
+                           "signal.raise_signal"})
 
 
-PROCESS_MODULES = {"posix", "_posixsubprocess", "pty", "signal", "_signal"}
+PROCESS_MODULES = frozenset({"posix", "_posixsubprocess", "pty", "signal", "_signal"})
 
 
 # Code that runs later, whenever something else happens: after forward returned, outside the recorders.
-DEFERRED_CALLS = {"signal.signal", "signal.setitimer", "signal.alarm", "signal.set_wakeup_fd", "sys.settrace",
-                  "sys.setprofile", "sys.addaudithook", "threading.settrace", "threading.setprofile",
-                  "weakref.finalize", "atexit.register"}
+DEFERRED_CALLS = frozenset({"signal.signal", "signal.setitimer", "signal.alarm", "signal.set_wakeup_fd",
+                            "sys.settrace", "sys.setprofile", "sys.addaudithook", "threading.settrace",
+                            "threading.setprofile", "weakref.finalize", "atexit.register"})
 
 
 # Weak references that take a callback (run when the referent dies: later, after forward returned).
-WEAK_REFERENCES = {"weakref.ref", "weakref.proxy", "weakref.KeyedRef", "weakref.WeakMethod", "weakref.ReferenceType",
-                   "weakref.ProxyType", "weakref.CallableProxyType", "_weakref.ref", "_weakref.proxy"}
+WEAK_REFERENCES = frozenset({"weakref.ref", "weakref.proxy", "weakref.KeyedRef", "weakref.WeakMethod",
+                             "weakref.ReferenceType", "weakref.ProxyType", "weakref.CallableProxyType",
+                             "_weakref.ref", "_weakref.proxy"})
 
 
-FILE_READS = {"open", "io.open", "os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob", "torch.load",
-              "numpy.load", "numpy.fromfile", "pickle.load"}
+FILE_READS = frozenset({"open", "io.open", "os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob",
+                        "torch.load", "numpy.load", "numpy.fromfile", "pickle.load"})
 
 
-FILE_READ_METHODS = {"read_text", "read_bytes", "iterdir", "glob", "rglob"}
+FILE_READ_METHODS = frozenset({"read_text", "read_bytes", "iterdir", "glob", "rglob"})
 
 
 TORCH_INTERNALS = ("torch._C", "torch.overrides", "torch.utils._python_dispatch", "torch._ops", "torch._library",
@@ -336,7 +338,7 @@ def torch_internals(source: Source) -> Iterator[tuple[int, str]]:
 
 # Python's own pattern for a source's encoding declaration (PEP 263), on its first two lines.
 CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
-READ_AS_WRITTEN = {"utf-8", "utf-8-sig"}
+READ_AS_WRITTEN = frozenset({"utf-8", "utf-8-sig"})
 
 
 def source_encoding(source: Source) -> Iterator[tuple[int, str]]:

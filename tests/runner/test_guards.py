@@ -220,3 +220,27 @@ def test_a_compute_call_that_fails_is_still_recorded(tracer):
     with TorchOpRecorder(tracer) as recorder, pytest.raises(RuntimeError):
         torch.matmul(torch.ones(2, 3), torch.ones(2, 3))
     assert recorder.compute_calls == {"torch.matmul": 1}
+
+
+def test_the_recorders_name_sets_cannot_be_changed_in_place(tracer):
+    """A module's snapshot compares its globals by identity: a name added to ``QUERIES`` in place (the
+    same object) would make ``torch.add`` a free query, and no snapshot would see it."""
+    from ladder.runner import guards
+
+    with pytest.raises(AttributeError):
+        guards.QUERIES.update({"add", "__add__"})
+    with TorchOpRecorder(tracer) as recorder:
+        torch.add(torch.ones(2), torch.ones(2))
+    assert recorder.compute_calls == {"torch.add": 1}
+
+
+def test_no_runner_module_keeps_a_mutable_set_of_names():
+    """Every allow or deny list the runner decides by is a frozenset, so no in-place change reaches it."""
+    import importlib
+    import pkgutil
+
+    import ladder.runner
+
+    mutable = [f"{info.name}.{name}" for info in pkgutil.walk_packages(ladder.runner.__path__, "ladder.runner.")
+               for name, value in vars(importlib.import_module(info.name)).items() if isinstance(value, set)]
+    assert mutable == []
