@@ -34,7 +34,8 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from types import MappingProxyType
+from typing import Any, Callable, Iterator, Mapping
 
 import torch
 
@@ -42,6 +43,7 @@ from ladder.runner import guards
 from ladder.runner.backends import select_backend
 from ladder.runner.channel import serve
 from ladder.runner.compare import flatten_outputs
+from ladder.runner.compiled import compiled_objects
 from ladder.runner.errors import one_line
 from ladder.runner.exchange import OutputsFile, input_digest
 from ladder.runner.guards import (
@@ -61,7 +63,7 @@ from ladder.runner.problem import ProblemError, load_problem, load_solution
 from ladder.runner.reference import tf32
 from ladder.runner.sandbox import become_undumpable
 from ladder.runner.seal import Seal, Tally
-from ladder.runner.sentinel import Sentinel, compiled_objects
+from ladder.runner.sentinel import Sentinel
 from ladder.runner.timing import guard_violation, output_violation
 
 # Every harness module this process needs is imported above, before any candidate code: once the
@@ -243,7 +245,7 @@ class Contestant:
         if not self._guarded():
             return plain_outputs(self.callables[which](inputs))[0], None, None
         with torch.no_grad(), self.tracer.watch(self.name) as window, guards.recording(
-                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
+                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else frozenset(),
                 poison_fresh) as modes:
             entered = stacks_intact(*modes) if self.sentinel else None
             since = self.compute_calls.mark()
@@ -363,7 +365,7 @@ class Contestant:
             stack.enter_context(torch.no_grad())
             self._timed["window"] = stack.enter_context(self.tracer.watch(self.name))
             self._timed["modes"] = stack.enter_context(guards.recording(
-                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else set(),
+                self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else frozenset(),
                 poison_fresh=False))
             if self.sentinel:
                 self._timed["tampering"] = before or stacks_intact(*self._timed["modes"])
@@ -492,7 +494,8 @@ class Contestant:
                 poison(tensor)
 
 
-OPS: dict[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = {
+# Read-only, as the sentinel's tables are: a handler replaced in place would answer a request for the runner.
+OPS: Mapping[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = MappingProxyType({
     "load": Contestant.load,
     "precompile": Contestant.precompile,
     "build": Contestant.build,
@@ -503,7 +506,7 @@ OPS: dict[str, Callable[[Contestant, dict[str, Any]], dict[str, Any]]] = {
     "report": Contestant.report,
     "keep": Contestant.keep,
     "finish": Contestant.finish,
-}
+})
 
 
 def main(argv: list[str]) -> None:

@@ -387,12 +387,12 @@ class TorchOpRecorder(TorchFunctionMode):
     them), and launches Triton kernels.
     """
 
-    def __init__(self, tracer: LaunchTracer, triton_ops: set[str] | None = None,
+    def __init__(self, tracer: LaunchTracer, triton_ops: frozenset[str] = frozenset(),
                  compute_calls: dict[str, int] | None = None, poison_fresh: bool = True):
         super().__init__()
         self.tracer = tracer
         self.poison_fresh = poison_fresh
-        self.triton_ops = triton_ops if triton_ops is not None else set()
+        self.triton_ops = triton_ops
         self.compute_calls: dict[str, int] = compute_calls if compute_calls is not None else {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
@@ -473,11 +473,11 @@ class BypassRecorder(TorchDispatchMode):
     ``torch.library.triton_op`` (an autograd kernel registered for one dispatches it again below).
     """
 
-    def __init__(self, tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: set[str] | None = None):
+    def __init__(self, tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: frozenset[str] = frozenset()):
         super().__init__()
         self.tracer = tracer
         self.compute_calls = compute_calls
-        self.triton_ops = triton_ops if triton_ops is not None else set()
+        self.triton_ops = triton_ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if (not getattr(_judged, "depth", 0) and not self.tracer.triton_is_acting()
@@ -501,7 +501,7 @@ _run_without_the_compiler(BypassRecorder)
 
 
 @contextlib.contextmanager
-def recording(tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: set[str],
+def recording(tracer: LaunchTracer, compute_calls: dict[str, int], triton_ops: frozenset[str],
               poison_fresh: bool = True) -> Iterator[tuple[TorchOpRecorder, BypassRecorder]]:
     """Both recorders, active together, sharing one tally of compute calls.
 
@@ -534,10 +534,10 @@ def stacks_intact(function_level: TorchOpRecorder, dispatch_level: BypassRecorde
     return None
 
 
-def recorder_code() -> set:
+def recorder_code() -> frozenset:
     """The code of the frames between a torch call and its caller while a recorder judges it."""
-    return {TorchOpRecorder.__torch_function__.__code__, BypassRecorder.__torch_dispatch__.__code__,
-            LaunchTracer.triton_is_acting.__code__}
+    return frozenset({TorchOpRecorder.__torch_function__.__code__, BypassRecorder.__torch_dispatch__.__code__,
+                      LaunchTracer.triton_is_acting.__code__})
 
 
 class ReferenceOpRecorder(TorchFunctionMode):

@@ -6,8 +6,11 @@ The static rules refuse the ways there (``introspection``); the seal is the runt
 for the state the guards themselves decide by, which snapshots of modules and classes do not cover:
 
 - wiring: the attributes each object was armed with (the contestant's kind, its tally, the tracer's
-  callbacks and thread state) must still be the same objects, and no instance attribute may shadow
-  a method of its class (a tracer whose ``called_by_candidate`` says no to everything);
+  callbacks and thread state, the sentinel's paths) must still be the same objects, and no instance
+  attribute may shadow a method of its class (a tracer whose ``called_by_candidate`` says no to
+  everything). What the runner itself sets anew after arming (the sentinel's Triton operators) is
+  sealed again as it sets it (``renew``); what the sealed attributes hold cannot change in place
+  (tuples, frozensets, read-only mappings), which the identity of the attribute alone would not show;
 - the tracer is outside Triton whenever the runner itself asks (a depth forced on at import makes
   every torch call of the candidate's look like Triton's own);
 - the tally of torch calls and the sentinel's refusals only grow: each also advances a count that
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
@@ -55,39 +59,47 @@ def tally(compute_calls: dict[str, int], label: str) -> None:
     compute_calls[label] = compute_calls.get(label, 0) + 1
 
 
-# The attributes each of the runner's objects keeps from arming to the end of the process.
-WIRING = {
+# The attributes each of the runner's objects keeps from arming to the end of the process (or until
+# the runner itself sets them anew, ``Seal.renew``).
+WIRING = MappingProxyType({
     "contestant": ("kind", "reporting", "sandboxed", "sentinel", "tracer", "backend", "compute_calls", "problem"),
     "tracer": ("called_by_candidate", "refuse", "hook_fires", "current_stream", "stray", "_inside", "_originals",
                "_autotune"),
     "tally": ("given",),
     "sentinel": ("violations", "refused", "triton_ops", "bound", "guards", "recording", "_harness", "_hook_chains",
-                 "_hook_values", "delegates", "libraries", "write_roots"),
-}
+                 "_hook_values", "delegates", "libraries", "library_folders", "write_roots", "solution", "folder",
+                 "problem", "exchange", "_recorder_code", "_auditing"),
+})
 
 
 @dataclass
 class Seal:
-    """What ``broken`` compares against: the sealed objects by label, and (label, object, attribute,
-    value when sealed)."""
+    """What ``broken`` compares against: the sealed objects by label, and the value of each wired
+    attribute when sealed, by (label, attribute)."""
 
     tracer: Any
     sentinel: Any
     owners: dict[str, Any] = field(default_factory=dict)
-    wired: list[tuple[str, Any, str, Any]] = field(default_factory=list)
+    wired: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, **objects: Any) -> "Seal":
         """Seal ``objects`` (by their labels in ``WIRING``) as they are now."""
         objects["tally"] = objects["contestant"].compute_calls
-        return cls(objects["tracer"], objects["sentinel"], objects, [
-            (label, owner, name, vars(owner).get(name)) for label, owner in objects.items() for name in WIRING[label]])
+        wired = {(label, name): vars(owner).get(name) for label, owner in objects.items() for name in WIRING[label]}
+        return cls(objects["tracer"], objects["sentinel"], objects, wired)
+
+    def renew(self, label: str, *names: str) -> None:
+        """The runner set these attributes of the object sealed as ``label`` anew: seal them as they are now."""
+        owner = self.owners[label]
+        for name in names:
+            self.wired[label, name] = vars(owner).get(name)
 
     def broken(self) -> str | None:
         """The first change candidate code made to the runner's objects, or None (cheap: checked
         after every call, from the runner's own code, outside Triton)."""
-        for label, owner, name, value in self.wired:
-            if vars(owner).get(name) is not value:
+        for (label, name), value in self.wired.items():
+            if vars(self.owners[label]).get(name) is not value:
                 return f"candidate code changed the {label}'s {name}"
         for label, owner in self.owners.items():
             shadowing = next((name for name in vars(owner) if callable(getattr(type(owner), name, None))), None)

@@ -20,7 +20,7 @@ What it does, each a named protection in ``PROTECTIONS``:
 - ``descriptors``: writing to file descriptors (``os.write``...): the protocol's pipes are the runner's.
 - ``signal-handlers``: signal handlers and timers, whose code runs whenever the signal comes,
   after forward returned and outside the recorders.
-- ``compilers``: TorchScript, tracing, ``torch.compile`` and ``torch.export``; ``compiled_objects``
+- ``compilers``: TorchScript, tracing, ``torch.compile`` and ``torch.export``; ``ladder.runner.compiled``
   finds such callables a model already holds.
 - ``recorder-switches``: the torch entry points that pop, disable or hand out the recorders' modes
   (the stacks are also checked after every call).
@@ -58,7 +58,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from ladder.runner import seal, snapshots
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
@@ -114,15 +115,17 @@ class Sentinel:
         self.exchange = str(Path(exchange).resolve()) + os.sep if exchange else None
         self.violations: list[str] = []
         self.refused = itertools.count()  # every refusal, which candidate code cannot take back (runner.seal)
-        self.triton_ops: set[str] = set()
-        self.bound: dict[str, tuple[Any, str, Any]] = {}
-        self.libraries: dict[str, str] = {}  # library name -> its folder
+        # What the sentinel decides by once armed cannot change in place: the seal (``ladder.runner.seal``)
+        # compares each attribute by identity.
+        self.triton_ops: frozenset[str] = frozenset()
+        self.bound: Mapping[str, tuple[Any, str, Any]] = MappingProxyType({})
+        self.libraries: Mapping[str, str] = MappingProxyType({})  # library name -> its folder
         self.library_folders: tuple[str, ...] = ()
-        self._recorder_code: set = set()  # the frames between a torch call and its caller, while recorded
-        self.delegates: dict[str, tuple[str, ...]] = {}  # kind of request -> folders trusted with it
-        self._hook_chains: dict[str, list] = {}
-        self._hook_values: dict[str, Any] = {}
-        self._harness: list[snapshots.Snapshot] = []  # what the runner relies on, as it was when armed
+        self._recorder_code: frozenset = frozenset()  # frames between a torch call and its caller, recorded
+        self.delegates: Mapping[str, tuple[str, ...]] = MappingProxyType({})  # kind of request -> trusted folders
+        self._hook_chains: Mapping[str, tuple] = MappingProxyType({})
+        self._hook_values: Mapping[str, Any] = MappingProxyType({})
+        self._harness: tuple[snapshots.Snapshot, ...] = ()  # what the runner relies on, as it was when armed
         self._auditing = threading.local()
         self.write_roots: tuple[str, ...] = ()  # where Triton may write for a candidate: its own cache and temp folder
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
@@ -193,16 +196,25 @@ class Sentinel:
             self.violations.append(message)
         raise Refused(message)
 
+    def remember_triton_ops(self, names: frozenset[str]) -> None:
+        """The operators registered through ``torch.library.triton_op`` (the recorders allow calling
+        them), sealed anew: a frozenset, replaced whole, so no name joins it in place unseen."""
+        self.triton_ops = names
+        if self.seal is not None:
+            self.seal.renew("sentinel", "triton_ops")
+
     # ------------------------------------------------------------------ arming
 
     def arm(self) -> None:
         import torch
         import triton
 
-        self.libraries = {library.__name__: os.path.dirname(library.__file__) + os.sep for library in (triton, torch)}
+        self.libraries = MappingProxyType({library.__name__: os.path.dirname(library.__file__) + os.sep
+                                           for library in (triton, torch)})
         self.library_folders = tuple(self.libraries.values())
         self._recorder_code = self.guards.recorder_code()
-        self.delegates = {kind: tuple(self.libraries[name] for name in names) for kind, names in DELEGATES.items()}
+        self.delegates = MappingProxyType({kind: tuple(self.libraries[name] for name in names)
+                                           for kind, names in DELEGATES.items()})
         self.write_roots = tuple(os.path.realpath(folder) + os.sep
                                  for folder in (triton.knobs.cache.dir, tempfile.gettempdir()))
         for protection in PROTECTIONS.values():
@@ -243,7 +255,7 @@ class Sentinel:
         from triton import knobs
 
         for name, calls in self._hook_chains.items():
-            if list(getattr(knobs.runtime, name).calls) != calls:
+            if tuple(getattr(knobs.runtime, name).calls) != calls:
                 return f"candidate code installed a Triton {name.replace('_', ' ')}"
         for name, value in self._hook_values.items():
             if getattr(knobs.runtime, name, None) is not value:
@@ -257,10 +269,10 @@ class Sentinel:
         """The Triton hooks as the runner installed them: any other is the candidate's."""
         from triton import knobs
 
-        self._hook_chains = {name: list(getattr(knobs.runtime, name).calls) for name in (
-            "launch_enter_hook", "launch_exit_hook", "kernel_load_start_hook", "kernel_load_end_hook")}
-        self._hook_values = {name: getattr(knobs.runtime, name, None) for name in (
-            "jit_cache_hook", "jit_post_compile_hook", "add_stages_inspection_hook")}
+        self._hook_chains = MappingProxyType({name: tuple(getattr(knobs.runtime, name).calls) for name in (
+            "launch_enter_hook", "launch_exit_hook", "kernel_load_start_hook", "kernel_load_end_hook")})
+        self._hook_values = MappingProxyType({name: getattr(knobs.runtime, name, None) for name in (
+            "jit_cache_hook", "jit_post_compile_hook", "add_stages_inspection_hook")})
 
     # ------------------------------------------------------------------ the audit hook
 
@@ -350,35 +362,6 @@ class Sentinel:
         return None
 
 
-def compiled_objects(*roots: Any) -> list[str]:
-    """TorchScript, traced, FX or torch.compile'd callables held by models or a module's globals."""
-    import torch
-
-    kinds = [(torch.jit.ScriptModule, "a TorchScript module"), (torch.jit.ScriptFunction, "a TorchScript function"),
-             (torch.fx.GraphModule, "a traced FX graph")]
-    found = []
-
-    def kind_of(value: Any) -> str | None:
-        for cls, label in kinds:
-            if isinstance(value, cls):
-                return label
-        if hasattr(value, "_torchdynamo_orig_callable") or type(value).__name__ == "OptimizedModule":
-            return "a torch.compile'd callable"
-        return None
-
-    for root in roots:
-        values = list(vars(root).items()) if isinstance(root, type(sys)) else []
-        if isinstance(root, torch.nn.Module):
-            values = [(name, module) for name, module in root.named_modules()]
-            values += [(f"{name}.{attribute}", value) for name, module in root.named_modules()
-                       for attribute, value in vars(module).items() if not attribute.startswith("_")]
-        for name, value in values:
-            label = kind_of(value)
-            if label:
-                found.append(f"{name or 'the model'} is {label}")
-    return found
-
-
 # ---------------------------------------------------------------------------- audited events
 
 
@@ -406,13 +389,15 @@ FRAME_GIVERS = frozenset({("logging", "<lambda>"), ("inspect", "currentframe"), 
                           ("inspect", "trace"), ("inspect", "getouterframes"), ("inspect", "getinnerframes"),
                           ("traceback", "walk_stack"), ("traceback", "walk_tb")})
 # How the audited kinds of request that do not walk the whole stack decide whether the candidate asks.
-ASKING: dict[str, Callable[[Sentinel, str, Any], bool]] = {
+ASKING: Mapping[str, Callable[[Sentinel, str, Any], bool]] = MappingProxyType({
     "code": Sentinel.asks_itself,
     "frames": Sentinel.takes_frame,
-}
+})
 
-# event -> (kind of request, why it is refused, or None when these arguments are fine)
-AUDITED: dict[str, tuple[str, Callable[[Sentinel, str, tuple], str | None]]] = {
+# event -> (kind of request, why it is refused, or None when these arguments are fine). Read-only, as
+# every table read after arming: the snapshot of this module compares it by identity, so an event
+# taken out of it in place would go unseen.
+AUDITED: Mapping[str, tuple[str, Callable[[Sentinel, str, tuple], str | None]]] = MappingProxyType({
     "open": ("files", Sentinel._opened),
     "os.listdir": ("files", Sentinel._listed),
     "os.scandir": ("files", Sentinel._listed),
@@ -430,7 +415,7 @@ AUDITED: dict[str, tuple[str, Callable[[Sentinel, str, tuple], str | None]]] = {
     **{event: ("native", _always("used ctypes ({event}): raw memory and native calls")) for event in _NATIVE},
     **{event: ("code", _always("ran code it compiled itself ({event})"))
        for event in ("exec", "compile", "code.__new__")},
-}
+})
 
 
 # ---------------------------------------------------------------------------- the protections
@@ -449,7 +434,7 @@ def _timing(sentinel: Sentinel) -> None:
         event = getattr(module, "Event")
         entries += [(f"torch.{module_name}.Event.{name}", event, name)
                     for name in ("record", "elapsed_time", "synchronize") if hasattr(event, name)]
-    sentinel.bound = {label: (owner, name, getattr(owner, name)) for label, owner, name in entries}
+    sentinel.bound = MappingProxyType({label: (owner, name, getattr(owner, name)) for label, owner, name in entries})
 
 
 def _audit(sentinel: Sentinel) -> None:
@@ -538,8 +523,17 @@ def _triton_ops(sentinel: Sentinel) -> None:
     original_op, original_impl = torch.library.triton_op, torch.library.Library.impl
 
     def triton_op(name: str, fn: Callable | None = None, /, *, mutates_args: Any, schema: str | None = None):
-        sentinel.triton_ops.add(name)
-        return original_op(name, fn, mutates_args=mutates_args, schema=schema)
+        """The operator is remembered only if it is registered: a name whose registration failed (one of
+        torch's own, ``aten::mm``) would have made that operator free in the recorders."""
+        if fn is None:  # used as a decorator: registered when applied
+            return lambda body: triton_op(name, body, mutates_args=mutates_args, schema=schema)
+        known = sentinel.triton_ops
+        sentinel.remember_triton_ops(known | {name})  # its kernels are registered while it is
+        try:
+            return original_op(name, fn, mutates_args=mutates_args, schema=schema)
+        except BaseException:
+            sentinel.remember_triton_ops(known)
+            raise
 
     def impl(library: Any, op_name: Any, fn: Callable, *args: Any, **kwargs: Any) -> Any:
         """Every kernel registered for a Triton op (its body, or one registered over it later) runs
@@ -563,11 +557,11 @@ def _triton_ops(sentinel: Sentinel) -> None:
 
 
 def _harness(sentinel: Sentinel) -> None:
-    sentinel._harness += snapshots.harness(sentinel)
+    sentinel._harness += tuple(snapshots.harness(sentinel))
 
 
 def _libraries(sentinel: Sentinel) -> None:
-    sentinel._harness += snapshots.libraries()
+    sentinel._harness += tuple(snapshots.libraries())
 
 
 PROTECTIONS: dict[str, Callable[[Sentinel], None]] = {

@@ -70,7 +70,7 @@ def child(mode: str, solution: str, problem_path: str, case_index: int) -> dict:
     def forward():
         if tracer is None:
             return model(*inputs)
-        with tracer.watch("forward"), guards.recording(tracer, {}, set(), True):
+        with tracer.watch("forward"), guards.recording(tracer, {}, frozenset(), True):
             return model(*inputs)
 
     if mode == "truth":

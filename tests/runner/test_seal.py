@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
+import torch
 from ladder.runner.guards import LaunchTracer
 from ladder.runner.seal import WIRING, Seal, Tally, reading, tally
 
@@ -47,6 +48,15 @@ def test_an_untouched_seal_holds_while_the_runner_uses_its_objects():
     (lambda c, t, s: setattr(s, "refused", itertools.count()), "changed the sentinel's refused"),
     (lambda c, t, s: setattr(c, "report", lambda: None), "replaced the contestant's method report"),
     (lambda c, t, s: setattr(t._inside, "depth", 1), "set the launch tracer inside Triton"),
+    # The sentinel's paths: who is the candidate, what is the judge's exchange folder.
+    (lambda c, t, s: setattr(s, "solution", "/elsewhere.py"), "changed the sentinel's solution"),
+    (lambda c, t, s: setattr(s, "folder", "/nowhere/"), "changed the sentinel's folder"),
+    (lambda c, t, s: setattr(s, "problem", "/work/solution.py"), "changed the sentinel's problem"),
+    (lambda c, t, s: setattr(s, "exchange", None), "changed the sentinel's exchange"),
+    (lambda c, t, s: setattr(s, "library_folders", ("/",)), "changed the sentinel's library_folders"),
+    (lambda c, t, s: setattr(s, "_recorder_code", frozenset()), "changed the sentinel's _recorder_code"),
+    (lambda c, t, s: setattr(s, "_auditing", None), "changed the sentinel's _auditing"),
+    (lambda c, t, s: setattr(s, "triton_ops", frozenset({"aten::mm"})), "changed the sentinel's triton_ops"),
 ])
 def test_each_change_to_the_wiring_is_named(tamper, named):
     seal, contestant, tracer, sentinel = sealed()
@@ -82,3 +92,60 @@ def test_a_plain_dict_is_still_counted():
     tally(calls, "add")
     tally(calls, "add")
     assert calls == {"add": 2}
+
+
+def test_what_the_runner_sets_anew_is_sealed_again_as_it_sets_it():
+    seal, contestant, tracer, sentinel = sealed()
+    sentinel.triton_ops = frozenset({"mylib::add"})  # an operator registered
+    seal.renew("sentinel", "triton_ops")
+    assert seal.broken() is None
+    sentinel.triton_ops = frozenset({"mylib::add", "aten::mm"})
+    assert seal.broken() == "candidate code changed the sentinel's triton_ops"
+
+
+def test_the_tables_read_after_arming_cannot_change_in_place():
+    """Modules are snapshotted by identity: a name added to the Triton operators, an audited event
+    taken out, a request's handler replaced in place would go unseen."""
+    from ladder.runner import contestant, sentinel
+
+    tables = [(sentinel.AUDITED, "open"), (sentinel.ASKING, "code"), (contestant.OPS, "go"), (WIRING, "backend")]
+    for table, key in tables:
+        with pytest.raises(TypeError):
+            table[key] = None
+    watcher = sentinel.Sentinel(__file__, None, guards=None)
+    with pytest.raises(AttributeError):
+        watcher.triton_ops.add("aten::mm")
+    watcher.snapshot_hooks()
+    sentinel.PROTECTIONS["timing"](watcher)
+    for name in ("bound", "_hook_chains", "_hook_values", "delegates", "libraries"):
+        with pytest.raises(TypeError):
+            vars(watcher)[name]["x"] = None
+
+
+@pytest.fixture
+def registering(monkeypatch, tmp_path):
+    """A sentinel with its ``triton-ops`` protection on, torch.library as it was afterwards."""
+    from ladder.runner import guards, sentinel
+
+    for owner, name in ((torch.library, "triton_op"), (torch.library.Library, "impl"),
+                        (torch.library.Library, "fallback")):
+        monkeypatch.setattr(owner, name, getattr(owner, name))
+    watcher = sentinel.Sentinel(tmp_path / "solution.py", None, guards)
+    sentinel.PROTECTIONS["triton-ops"](watcher)
+    return watcher
+
+
+def test_an_operator_whose_registration_failed_is_not_free_in_the_recorders(registering):
+    """``triton_op("aten::mm", ...)`` fails (torch's own operator), and a name remembered before the
+    failure would have let ``torch.ops.aten.mm`` through both recorders."""
+
+    def body(x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    with pytest.raises(RuntimeError):
+        torch.library.triton_op("aten::mm", body, mutates_args=())
+    with pytest.raises(RuntimeError):
+        torch.library.triton_op("aten::mm", mutates_args=())(body)
+    assert registering.triton_ops == frozenset()
+    torch.library.triton_op("ladder_seal_test::same", mutates_args=())(body)
+    assert registering.triton_ops == frozenset({"ladder_seal_test::same"})
