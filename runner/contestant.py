@@ -32,6 +32,7 @@ import gc
 import os
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from types import MappingProxyType
@@ -84,12 +85,14 @@ class Contestant:
         self.problem = None
         self.model_class = None
         self.model = None
-        self.callables: dict[str, Callable[[list], Any]] = {}
+        # Set anew per case or per call, and sealed as set (``_set``): read-only mappings and tuples.
+        self.callables: Mapping[str, Callable[[list], Any]] = MappingProxyType({})
         self.case: dict | None = None
         self.inputs: list | None = None
         self.held: Any = None
-        self.input_spans: list[tuple[int, int]] = []
-        self.last_outputs: list[tuple[int, int]] = []
+        self.input_spans: tuple[tuple[int, int], ...] = ()
+        self.last_outputs: tuple[tuple[int, int], ...] = ()
+        self._timed: Mapping[str, Any] = MappingProxyType({})
         self.compute_calls = Tally()
         self.reporting = False  # code under diagnosis: the honesty guards note, they do not reject
         self.notes: set[str] = set()
@@ -166,8 +169,20 @@ class Contestant:
             self.tracer.called_by_candidate = self.sentinel.torch_called_by_candidate
             self.tracer.refuse = self.sentinel.refuse
             self.sentinel.snapshot_hooks()
+            self.outputs_file = self._outputs_file(command.get("exchange") or tempfile.gettempdir())
             self.sentinel.arm()
-            self.sentinel.seal = Seal.of(contestant=self, tracer=self.tracer, sentinel=self.sentinel)
+            self.sentinel.seal = Seal.of(contestant=self, tracer=self.tracer, sentinel=self.sentinel,
+                                         outputs_file=self.outputs_file)
+
+    def _set(self, **values: Any) -> None:
+        """Set attributes the seal covers that the runner sets anew after arming (a case's callables, a
+        call's inputs, outputs and timing), and seal them as set: they decide what happens after the
+        timed call, outside the recorders (the outputs saved and checked, the inputs kept from poison),
+        so candidate code that replaced one in between would decide what the judge sees."""
+        for name, value in values.items():
+            setattr(self, name, value)
+        if self.sentinel is not None and self.sentinel.seal is not None:
+            self.sentinel.seal.renew("contestant", *values)
 
     def precompile(self, command: dict[str, Any]) -> dict[str, Any]:
         """Compile every kernel the solution launches on any case, ahead of time and with no device
@@ -203,10 +218,11 @@ class Contestant:
         self.model = model
         if self.sandboxed:  # the process is this contestant's: what exists now is never scanned again
             gc.freeze()  # (torch, Triton, the model), so collections stay short. Never the judge's own heap.
-        self.callables = {"model": lambda inputs: self._call(model, inputs)}
+        callables = {"model": lambda inputs: self._call(model, inputs)}
         if self.kind == "reference" and command.get("torch_compile"):
             compiled = torch.compile(model)
-            self.callables["torch.compile"] = lambda inputs: self._call(compiled, inputs)
+            callables["torch.compile"] = lambda inputs: self._call(compiled, inputs)
+        self._set(callables=MappingProxyType(callables))
         if self.sentinel is not None:
             found = compiled_objects(model, sys.modules.get(self.model_class.__module__))
             if found:
@@ -222,7 +238,8 @@ class Contestant:
         back to the device before this case's are made: the judge and the other contestants share it."""
         if self.case is None:  # the first case: nothing to give back
             return
-        self.model, self.callables, self.inputs = None, {}, None
+        self.model, self.inputs = None, None
+        self._set(callables=MappingProxyType({}))
         self._drop()
         if self.sandboxed:  # candidate code's reference cycles go too; its heap is frozen, so this is short
             gc.collect()
@@ -290,7 +307,8 @@ class Contestant:
                 return {**reply, "rejected": {"stage": "runtime", "reason": reason}}
         tensors = [(position, tensor) for position, tensor in enumerate(output)
                    if isinstance(tensor, torch.Tensor) and tensor.numel()]
-        previous, self.last_outputs = self.last_outputs, [storage_span(t) for _, t in tensors]
+        previous = self.last_outputs
+        self._set(last_outputs=tuple(storage_span(t) for _, t in tensors))
         cached = next((f"returns output {position} of the previous call without writing it (output "
                        "cached across calls)" for position, tensor in tensors
                        if storage_span(tensor) in previous and not window.wrote(tensor)), None)
@@ -352,23 +370,23 @@ class Contestant:
         gc.collect(1)
         gc.disable()  # no collection pause inside the judge's clock; the report turns collection back on
         self.inputs, before = self._inputs(command["seed"])
-        self.input_spans = [storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)]
+        self._set(input_spans=tuple(storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)))
         self.backend.synchronize()
-        self._timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
-                       "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack(),
-                       "tampering": before}
+        timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
+                 "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack(), "tampering": before}
         if self.tracer is not None:
             self.tracer.stray.clear()
         self.compute_calls.clear()
         if self._guarded():
-            stack = self._timed["stack"]
+            stack = timed["stack"]
             stack.enter_context(torch.no_grad())
-            self._timed["window"] = stack.enter_context(self.tracer.watch(self.name))
-            self._timed["modes"] = stack.enter_context(guards.recording(
+            timed["window"] = stack.enter_context(self.tracer.watch(self.name))
+            timed["modes"] = stack.enter_context(guards.recording(
                 self.tracer, self.compute_calls, self.sentinel.triton_ops if self.sentinel else frozenset(),
                 poison_fresh=False))
             if self.sentinel:
-                self._timed["tampering"] = before or stacks_intact(*self._timed["modes"])
+                timed["tampering"] = before or stacks_intact(*timed["modes"])
+        self._set(_timed=MappingProxyType(timed))  # read-only: the forward cannot take its guards out of it
         return {"ready": True, "previous": previous}
 
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
@@ -386,11 +404,11 @@ class Contestant:
             # Flattened, and the returned object dropped, before the end event: an object of the
             # candidate's that held a finalizer (a generator's ``finally``, ``__del__``, a weak
             # reference's callback) would otherwise run it after the clock, when the runner let go.
-            timed["output"], timed["odd"] = plain_outputs(self.callables[timed["which"]](timed["inputs"]))
+            output, odd = plain_outputs(self.callables[timed["which"]](timed["inputs"]))
             if window is not None:
                 self.backend.join_streams(window.streams())
             self.backend.record(end)
-            timed["host_ms"] = (_perf_counter() - begun) * 1e3
+            host_ms = (_perf_counter() - begun) * 1e3
         except BaseException:
             timed["stack"].close()
             gc.enable()
@@ -399,10 +417,12 @@ class Contestant:
         # Still inside the recorders (a popped mode shows here), then out of them at once: in the
         # judge's own process (trusted code) the judge's work comes next and is not the candidate's.
         with timed["stack"]:
-            timed["tampering"] = timed["tampering"] or (
+            tampering = timed["tampering"] or (
                 stacks_intact(*timed["modes"]) or _timing_intact(self.sentinel)
                 or self.compute_calls.emptied_since(since) if self.sentinel and "modes" in timed else None)
-        timed["done"] = True  # collection stays off until the outputs are saved or let go (``_held``)
+        # Collection stays off until the outputs are saved or let go (``_held``).
+        self._set(_timed=MappingProxyType({**timed, "output": output, "odd": odd, "host_ms": host_ms,
+                                           "tampering": tampering, "done": True}))
         return {"time_ms": self.backend.elapsed_ms(start, end)}
 
     def _enforced(self, problem: str | None, note: str | None = None) -> str | None:
@@ -416,8 +436,7 @@ class Contestant:
 
     def _timing(self) -> bool:
         """Between ``arm`` and the end of ``go``: the timed call is set up or running."""
-        timed = getattr(self, "_timed", {})
-        return bool(timed) and not timed.get("done")
+        return bool(self._timed) and not self._timed.get("done")
 
     def report(self, command: dict[str, Any]) -> dict[str, Any]:
         """The guards' report of the last timed call, when no later request carried it."""
@@ -448,28 +467,34 @@ class Contestant:
         """Outputs for the judge at ``path``, through this contestant's own outputs file, kept warm
         beside it (``ladder.runner.exchange``): one per contestant, so in-process ones never share it."""
         if self.outputs_file is None:
-            own = re.sub(r"[^\w.-]", "_", self.name)
-            self.outputs_file = OutputsFile(Path(path).parent / f".outputs-{own}-{os.getpid()}")
+            self.outputs_file = self._outputs_file(Path(path).parent)
         self.outputs_file.save(output, path)
+
+    def _outputs_file(self, folder: str | Path) -> OutputsFile:
+        """This contestant's outputs file in ``folder`` (the judge's exchange folder): a sandboxed one
+        makes it before it is armed, so it is sealed with the rest (``Seal.of``)."""
+        own = re.sub(r"[^\w.-]", "_", self.name)
+        return OutputsFile(Path(folder) / f".outputs-{own}-{os.getpid()}")
 
     def _report(self) -> dict[str, Any] | None:
         """What the guards saw in the last timed call (after the judge's clock stopped), once."""
-        timed, self._timed = getattr(self, "_timed", {}), {}
+        timed = self._timed
+        self._set(_timed=MappingProxyType({}))
         if not timed.get("done"):
             return None
-        window, tampering = timed.get("window"), timed.get("tampering")
-        output, odd = timed["output"], timed["odd"]
-        self.held = output
+        window, output = timed.get("window"), timed["output"]
+        self._set(held=output)
         reply: dict[str, Any] = {"host_ms": timed["host_ms"]}
         if self._guarded():
+            # Tampering first, before any method of the runner's objects is called on what the call left.
+            tampering = timed["tampering"] or timed["odd"] or (_intact(self.sentinel) if self.sentinel else None)
             dishonest = ("forward calls torch compute ops: " + ", ".join(sorted(self.compute_calls))
                          if self.compute_calls else None)
             dishonest = dishonest or guard_violation(window, self.backend.current_stream()) or output_violation(
                 window, output, self.input_spans)
             if dishonest is None and self.tracer.stray:
                 dishonest = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
-            reply["violation"] = (tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
-                                  or self._enforced(dishonest))
+            reply["violation"] = tampering or self._enforced(dishonest)
             if window is not None:  # a warmed-up call: its launches are the steady-state count
                 reply.update(launches=len(window.forward_launches()), tuning_launches=window.tuning_launches())
         return reply
@@ -484,7 +509,7 @@ class Contestant:
     def _drop(self) -> None:
         if self.held is not None:
             self._poison(self.held, self.input_spans)
-            self.held = None
+            self._set(held=None)
 
     def _poison(self, output: Any, keep: list[tuple[int, int]]) -> None:
         """Poison every output tensor except those sharing memory with ``keep`` (the inputs), so

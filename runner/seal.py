@@ -8,9 +8,10 @@ for the state the guards themselves decide by, which snapshots of modules and cl
 - wiring: the attributes each object was armed with (the contestant's kind, its tally, the tracer's
   callbacks and thread state, the sentinel's paths) must still be the same objects, and no instance
   attribute may shadow a method of its class (a tracer whose ``called_by_candidate`` says no to
-  everything). What the runner itself sets anew after arming (the sentinel's Triton operators) is
-  sealed again as it sets it (``renew``); what the sealed attributes hold cannot change in place
-  (tuples, frozensets, read-only mappings), which the identity of the attribute alone would not show;
+  everything). What the runner itself sets anew after arming (a call's inputs and outputs, the
+  sentinel's Triton operators) is sealed again as it sets it (``renew``); what the sealed attributes
+  hold cannot change in place (tuples, frozensets, read-only mappings), which the identity of the
+  attribute alone would not show;
 - the tracer is outside Triton whenever the runner itself asks (a depth forced on at import makes
   every torch call of the candidate's look like Triton's own);
 - the tally of torch calls and the sentinel's refusals only grow: each also advances a count that
@@ -62,13 +63,15 @@ def tally(compute_calls: dict[str, int], label: str) -> None:
 # The attributes each of the runner's objects keeps from arming to the end of the process (or until
 # the runner itself sets them anew, ``Seal.renew``).
 WIRING = MappingProxyType({
-    "contestant": ("kind", "reporting", "sandboxed", "sentinel", "tracer", "backend", "compute_calls", "problem"),
+    "contestant": ("name", "kind", "reporting", "sandboxed", "sentinel", "tracer", "backend", "compute_calls",
+                   "problem", "outputs_file", "callables", "held", "input_spans", "last_outputs", "_timed"),
     "tracer": ("called_by_candidate", "refuse", "hook_fires", "current_stream", "stray", "_inside", "_originals",
                "_autotune"),
     "tally": ("given",),
     "sentinel": ("violations", "refused", "triton_ops", "bound", "guards", "recording", "_harness", "_hook_chains",
                  "_hook_values", "delegates", "libraries", "library_folders", "write_roots", "solution", "folder",
                  "problem", "exchange", "_recorder_code", "_auditing"),
+    "outputs_file": ("path",),
 })
 
 

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 import torch
+from ladder.runner.exchange import OutputsFile
 from ladder.runner.guards import LaunchTracer
 from ladder.runner.seal import WIRING, Seal, Tally, reading, tally
 
@@ -27,7 +28,9 @@ def sealed():
     tracer.refuse = lambda what: None
     contestant = Stand("contestant", kind="solution", compute_calls=Tally())
     sentinel = Stand("sentinel", violations=[], refused=itertools.count())
-    return Seal.of(contestant=contestant, tracer=tracer, sentinel=sentinel), contestant, tracer, sentinel
+    contestant.outputs_file = OutputsFile("/judge/exchange/.outputs-solution")
+    seal = Seal.of(contestant=contestant, tracer=tracer, sentinel=sentinel, outputs_file=contestant.outputs_file)
+    return seal, contestant, tracer, sentinel
 
 
 def test_an_untouched_seal_holds_while_the_runner_uses_its_objects():
@@ -57,6 +60,16 @@ def test_an_untouched_seal_holds_while_the_runner_uses_its_objects():
     (lambda c, t, s: setattr(s, "_recorder_code", frozenset()), "changed the sentinel's _recorder_code"),
     (lambda c, t, s: setattr(s, "_auditing", None), "changed the sentinel's _auditing"),
     (lambda c, t, s: setattr(s, "triton_ops", frozenset({"aten::mm"})), "changed the sentinel's triton_ops"),
+    # What the contestant reads after the timed call, outside the recorders.
+    (lambda c, t, s: setattr(c, "outputs_file", OutputsFile("/tmp/forged")), "changed the contestant's outputs_file"),
+    (lambda c, t, s: setattr(c.outputs_file, "save", lambda output, path: None),
+     "replaced the outputs_file's method save"),
+    (lambda c, t, s: setattr(c.outputs_file, "path", "/tmp/forged"), "changed the outputs_file's path"),
+    (lambda c, t, s: setattr(c, "held", [object()]), "changed the contestant's held"),
+    (lambda c, t, s: setattr(c, "input_spans", ((0, 1 << 62),)), "changed the contestant's input_spans"),
+    (lambda c, t, s: setattr(c, "callables", {}), "changed the contestant's callables"),
+    (lambda c, t, s: setattr(c, "_timed", {"done": True}), "changed the contestant's _timed"),
+    (lambda c, t, s: setattr(c, "last_outputs", ()), "changed the contestant's last_outputs"),
 ])
 def test_each_change_to_the_wiring_is_named(tamper, named):
     seal, contestant, tracer, sentinel = sealed()
@@ -96,11 +109,13 @@ def test_a_plain_dict_is_still_counted():
 
 def test_what_the_runner_sets_anew_is_sealed_again_as_it_sets_it():
     seal, contestant, tracer, sentinel = sealed()
+    contestant.held, contestant.input_spans = [object()], ((64, 128),)  # a timed call's outputs and inputs
+    seal.renew("contestant", "held", "input_spans")
     sentinel.triton_ops = frozenset({"mylib::add"})  # an operator registered
     seal.renew("sentinel", "triton_ops")
     assert seal.broken() is None
-    sentinel.triton_ops = frozenset({"mylib::add", "aten::mm"})
-    assert seal.broken() == "candidate code changed the sentinel's triton_ops"
+    contestant.held = [object()]
+    assert seal.broken() == "candidate code changed the contestant's held"
 
 
 def test_the_tables_read_after_arming_cannot_change_in_place():
