@@ -72,7 +72,7 @@ from ladder.runner.timing import guard_violation, output_violation
 # The checks below are called through references taken now, so replacing them later changes nothing.
 BACKEND_ENV = "LADDER_BACKEND"
 _perf_counter = time.perf_counter
-_intact, _timing_intact = Sentinel.intact, Sentinel.timing_intact
+_intact, _timing_intact, _emptied_since = Sentinel.intact, Sentinel.timing_intact, Tally.emptied_since
 
 
 class Contestant:
@@ -172,7 +172,7 @@ class Contestant:
             self.outputs_file = self._outputs_file(command.get("exchange") or tempfile.gettempdir())
             self.sentinel.arm()
             self.sentinel.seal = Seal.of(contestant=self, tracer=self.tracer, sentinel=self.sentinel,
-                                         outputs_file=self.outputs_file)
+                                         backend=self.backend, outputs_file=self.outputs_file)
 
     def _set(self, **values: Any) -> None:
         """Set attributes the seal covers that the runner sets anew after arming (a case's callables, a
@@ -268,7 +268,7 @@ class Contestant:
             since = self.compute_calls.mark()
             output, odd = plain_outputs(self.callables[which](inputs))
             tampering = entered or ((stacks_intact(*modes) or _timing_intact(self.sentinel)
-                                     or self.compute_calls.emptied_since(since)) if self.sentinel else None)
+                                     or _emptied_since(self.compute_calls, since)) if self.sentinel else None)
         return output, window, tampering or odd or (_intact(self.sentinel) if self.sentinel else None)
 
     def _inputs(self, seed: int) -> tuple[list, str | None]:
@@ -338,18 +338,19 @@ class Contestant:
 
         inputs = make_inputs(self.problem, self.case, command["seed"], self.backend.device())
         which = command.get("which", "model")
+        clock = self.backend.clock()  # bound before any forward runs, as in ``go``
         for _ in range(command["calls"]):  # as timed calls run: no fill of fresh allocations
             self._poison(self._forward(which, self._private(inputs, command), poison_fresh=False)[0], [])
-        self.backend.synchronize()
-        start, end = self.backend.event(), self.backend.event()
+        clock.synchronize()
+        start, end = clock.event(), clock.event()
         begun = _perf_counter()
-        self.backend.record(start)
+        clock.record(start)
         output = self._forward(which, self._private(inputs, command), poison_fresh=False)[0]
-        self.backend.record(end)
+        clock.record(end)
         host_ms = (_perf_counter() - begun) * 1e3
-        self.backend.synchronize()
+        clock.synchronize()
         self._poison(output, [])
-        return {"estimate_ms": self.backend.elapsed_ms(start, end), "host_ms": host_ms}
+        return {"estimate_ms": clock.elapsed_ms(start, end), "host_ms": host_ms}
 
     def arm(self, command: dict[str, Any]) -> dict[str, Any]:
         """Make the next timed call's inputs and set its events and guards up, so that the judge's
@@ -392,38 +393,39 @@ class Contestant:
     def go(self, command: dict[str, Any]) -> dict[str, Any]:
         """The timed call, bracketed by the judge's host clock: nothing but queueing, the call, the
         synchronize and taking the guards down happens here; they are read in the report. The events
-        are this call's own locals: held anywhere else, candidate code could move them."""
-        timed = self._timed
-        start, end = self.backend.event(), self.backend.event()
+        are this call's own locals: held anywhere else, candidate code could move them. So is the clock,
+        bound before the forward runs: a backend method it replaced is not what times it."""
+        timed, clock = self._timed, self.backend.clock()
+        start, end = clock.event(), clock.event()
         window = timed.get("window")
         try:
-            self.backend.stall(timed["stall_ms"])
+            clock.stall(timed["stall_ms"])
             since = self.compute_calls.mark()
             begun = _perf_counter()
-            self.backend.record(start)
+            clock.record(start)
             # Flattened, and the returned object dropped, before the end event: an object of the
             # candidate's that held a finalizer (a generator's ``finally``, ``__del__``, a weak
             # reference's callback) would otherwise run it after the clock, when the runner let go.
             output, odd = plain_outputs(self.callables[timed["which"]](timed["inputs"]))
             if window is not None:
-                self.backend.join_streams(window.streams())
-            self.backend.record(end)
+                clock.join_streams(window.streams())
+            clock.record(end)
             host_ms = (_perf_counter() - begun) * 1e3
         except BaseException:
             timed["stack"].close()
             gc.enable()
             raise
-        self.backend.synchronize()
+        clock.synchronize()
         # Still inside the recorders (a popped mode shows here), then out of them at once: in the
         # judge's own process (trusted code) the judge's work comes next and is not the candidate's.
         with timed["stack"]:
             tampering = timed["tampering"] or (
                 stacks_intact(*timed["modes"]) or _timing_intact(self.sentinel)
-                or self.compute_calls.emptied_since(since) if self.sentinel and "modes" in timed else None)
+                or _emptied_since(self.compute_calls, since) if self.sentinel and "modes" in timed else None)
         # Collection stays off until the outputs are saved or let go (``_held``).
         self._set(_timed=MappingProxyType({**timed, "output": output, "odd": odd, "host_ms": host_ms,
                                            "tampering": tampering, "done": True}))
-        return {"time_ms": self.backend.elapsed_ms(start, end)}
+        return {"time_ms": clock.elapsed_ms(start, end)}
 
     def _enforced(self, problem: str | None, note: str | None = None) -> str | None:
         """What an honesty guard found: the reason to reject; for code under diagnosis (``guards:

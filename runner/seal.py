@@ -6,12 +6,13 @@ The static rules refuse the ways there (``introspection``); the seal is the runt
 for the state the guards themselves decide by, which snapshots of modules and classes do not cover:
 
 - wiring: the attributes each object was armed with (the contestant's kind, its tally, the tracer's
-  callbacks and thread state, the sentinel's paths) must still be the same objects, and no instance
-  attribute may shadow a method of its class (a tracer whose ``called_by_candidate`` says no to
-  everything). What the runner itself sets anew after arming (a call's inputs and outputs, the
-  sentinel's Triton operators) is sealed again as it sets it (``renew``); what the sealed attributes
-  hold cannot change in place (tuples, frozensets, read-only mappings), which the identity of the
-  attribute alone would not show;
+  callbacks and thread state, the sentinel's paths, the backend's timing primitives) must still be
+  the same objects, each object must still be of its class, and no instance attribute may shadow a
+  method of its class (a tracer whose ``called_by_candidate`` says no to everything, a backend whose
+  ``elapsed_ms`` says what candidate code likes). What the runner itself sets anew after arming (a
+  call's inputs and outputs, the sentinel's Triton operators) is sealed again as it sets it
+  (``renew``); what the sealed attributes hold cannot change in place (tuples, frozensets,
+  read-only mappings), which the identity of the attribute alone would not show;
 - the tracer is outside Triton whenever the runner itself asks (a depth forced on at import makes
   every torch call of the candidate's look like Triton's own);
 - the tally of torch calls and the sentinel's refusals only grow: each also advances a count that
@@ -48,7 +49,7 @@ class Tally(dict):
 
     def emptied_since(self, mark: int) -> str | None:
         """Why the tally was tampered with, when it holds fewer calls than it was given since ``mark``."""
-        if sum(self.values()) < reading(self.given) - mark:
+        if sum(dict.values(self)) < reading(self.given) - mark:  # dict's own: no method of this instance runs
             return "candidate code emptied the runner's tally of torch calls"
         return None
 
@@ -71,18 +72,20 @@ WIRING = MappingProxyType({
     "sentinel": ("violations", "refused", "triton_ops", "bound", "guards", "recording", "_harness", "_hook_chains",
                  "_hook_values", "delegates", "libraries", "library_folders", "write_roots", "solution", "folder",
                  "problem", "exchange", "_recorder_code", "_auditing"),
+    "backend": ("_clock",),
     "outputs_file": ("path",),
 })
 
 
 @dataclass
 class Seal:
-    """What ``broken`` compares against: the sealed objects by label, and the value of each wired
-    attribute when sealed, by (label, attribute)."""
+    """What ``broken`` compares against: the sealed objects and their classes by label, and the value
+    of each wired attribute when sealed, by (label, attribute)."""
 
     tracer: Any
     sentinel: Any
     owners: dict[str, Any] = field(default_factory=dict)
+    classes: dict[str, type] = field(default_factory=dict)
     wired: dict[tuple[str, str], Any] = field(default_factory=dict)
 
     @classmethod
@@ -90,7 +93,8 @@ class Seal:
         """Seal ``objects`` (by their labels in ``WIRING``) as they are now."""
         objects["tally"] = objects["contestant"].compute_calls
         wired = {(label, name): vars(owner).get(name) for label, owner in objects.items() for name in WIRING[label]}
-        return cls(objects["tracer"], objects["sentinel"], objects, wired)
+        return cls(objects["tracer"], objects["sentinel"], objects,
+                   {label: type(owner) for label, owner in objects.items()}, wired)
 
     def renew(self, label: str, *names: str) -> None:
         """The runner set these attributes of the object sealed as ``label`` anew: seal them as they are now."""
@@ -105,6 +109,8 @@ class Seal:
             if vars(self.owners[label]).get(name) is not value:
                 return f"candidate code changed the {label}'s {name}"
         for label, owner in self.owners.items():
+            if type(owner) is not self.classes[label]:
+                return f"candidate code changed the {label}'s class"
             shadowing = next((name for name in vars(owner) if callable(getattr(type(owner), name, None))), None)
             if shadowing:
                 return f"candidate code replaced the {label}'s method {shadowing}"

@@ -1,9 +1,22 @@
 """The interface every running backend implements, with the defaults of a device-less one."""
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Callable, Iterable, NamedTuple
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+
+
+class Clock(NamedTuple):
+    """The calls that time one forward, bound when taken (``Backend.clock``): the contestant takes
+    them before the forward runs, so a method candidate code replaced meanwhile, on the backend or
+    its class, is not what times the call."""
+
+    event: Callable[[], Any]
+    record: Callable[[Any], None]
+    elapsed_ms: Callable[[Any, Any], float]
+    synchronize: Callable[[], None]
+    join_streams: Callable[[Iterable[int]], None]
+    stall: Callable[[float], None]
 
 
 class Backend:
@@ -67,6 +80,10 @@ class Backend:
 
     def elapsed_ms(self, start, end) -> float:
         return start.elapsed_time(end)
+
+    def clock(self) -> Clock:
+        """This backend's timing calls, bound now."""
+        return Clock(self.event, self.record, self.elapsed_ms, self.synchronize, self.join_streams, self.stall)
 
     def current_stream(self) -> int | None:
         """The current stream's handle, in the form Triton's launch hook reports it."""

@@ -1,10 +1,11 @@
 """Shared code of the backends whose torch module mirrors ``torch.cuda`` (cuda and npu)."""
 from __future__ import annotations
 
+import functools
 import importlib.util
 from typing import Iterable
 
-from ladder.runner.backends.base import Backend
+from ladder.runner.backends.base import Backend, Clock
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 
@@ -61,6 +62,13 @@ class TorchDeviceBackend(Backend):
 
     def elapsed_ms(self, start, end) -> float:
         return self._primitives()[2](start, end)
+
+    def clock(self) -> Clock:
+        """The primitives bound in ``setup`` themselves: nothing read from this instance (a ``_clock``
+        replaced, a method shadowed) decides a timed call once it is taken."""
+        event, record, elapsed_time, synchronize = self._primitives()
+        return Clock(functools.partial(event, enable_timing=True), record, elapsed_time, synchronize,
+                     self.join_streams, self.stall)
 
     def current_stream(self) -> int | None:
         # Ask Triton's driver: it is what the launch hook reports as the launch's stream.

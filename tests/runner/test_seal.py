@@ -6,6 +6,8 @@ import itertools
 
 import pytest
 import torch
+from ladder.runner.backends.base import Backend
+from ladder.runner.backends.device import TorchDeviceBackend
 from ladder.runner.exchange import OutputsFile
 from ladder.runner.guards import LaunchTracer
 from ladder.runner.seal import WIRING, Seal, Tally, reading, tally
@@ -22,14 +24,26 @@ class Stand:
         return "the class's method"
 
 
+class Timer(Backend):
+    """A backend with the timing methods the contestant calls on it."""
+
+    def event(self):
+        return []
+
+    def elapsed_ms(self, start, end) -> float:
+        return 1.0
+
+
 def sealed():
     tracer = LaunchTracer(hook_fires=True)
     tracer.called_by_candidate = lambda: True
     tracer.refuse = lambda what: None
     contestant = Stand("contestant", kind="solution", compute_calls=Tally())
     sentinel = Stand("sentinel", violations=[], refused=itertools.count())
+    contestant.backend = Timer()
     contestant.outputs_file = OutputsFile("/judge/exchange/.outputs-solution")
-    seal = Seal.of(contestant=contestant, tracer=tracer, sentinel=sentinel, outputs_file=contestant.outputs_file)
+    seal = Seal.of(contestant=contestant, tracer=tracer, sentinel=sentinel, backend=contestant.backend,
+                   outputs_file=contestant.outputs_file)
     return seal, contestant, tracer, sentinel
 
 
@@ -70,6 +84,13 @@ def test_an_untouched_seal_holds_while_the_runner_uses_its_objects():
     (lambda c, t, s: setattr(c, "callables", {}), "changed the contestant's callables"),
     (lambda c, t, s: setattr(c, "_timed", {"done": True}), "changed the contestant's _timed"),
     (lambda c, t, s: setattr(c, "last_outputs", ()), "changed the contestant's last_outputs"),
+    # The backend the contestant times with.
+    (lambda c, t, s: setattr(c.backend, "elapsed_ms", lambda start, end: 1e-6),
+     "replaced the backend's method elapsed_ms"),
+    (lambda c, t, s: setattr(c.backend, "stall", lambda milliseconds: None), "replaced the backend's method stall"),
+    (lambda c, t, s: setattr(c.backend, "_clock", ()), "changed the backend's _clock"),
+    (lambda c, t, s: setattr(c.backend, "__class__", type("Fast", (Timer,), {"elapsed_ms": lambda *a: 1e-6})),
+     "changed the backend's class"),
 ])
 def test_each_change_to_the_wiring_is_named(tamper, named):
     seal, contestant, tracer, sentinel = sealed()
@@ -118,6 +139,48 @@ def test_what_the_runner_sets_anew_is_sealed_again_as_it_sets_it():
     assert seal.broken() == "candidate code changed the contestant's held"
 
 
+def test_a_tally_whose_values_method_is_shadowed_is_still_seen_emptied():
+    """The check runs after the forward: a method of the tally's own that candidate code replaced
+    would run there, answer for it, and could put itself back before anything else looked."""
+    calls = Tally()
+    since = calls.mark()
+    tally(calls, "mul")
+    dict.clear(calls)
+    calls.values = lambda: [1]
+    assert calls.emptied_since(since) == "candidate code emptied the runner's tally of torch calls"
+
+
+class Event:
+    """A timing event on the host (what a device backend's ``Event`` is on its device)."""
+
+    def __init__(self, enable_timing=False):
+        self.timing = enable_timing
+
+    def record(self):
+        self.at = 1.0
+
+    def elapsed_time(self, end):
+        return 2.5
+
+
+def test_a_clock_taken_before_the_forward_is_not_what_candidate_code_replaced_since():
+    """A replaced method (on the backend or its class) or a replaced ``_clock``, even one that puts
+    itself back once called, does not time a call whose clock was taken before it ran."""
+    backend = TorchDeviceBackend()
+    backend._clock = (Event, Event.record, Event.elapsed_time, lambda: None)
+    clock = backend.clock()
+    backend._clock = (Event, Event.record, lambda start, end: 1e-6, lambda: None)
+    backend.elapsed_ms = lambda start, end: 1e-6
+    start, end = clock.event(), clock.event()
+    clock.record(start)
+    clock.record(end)
+    assert start.timing and clock.elapsed_ms(start, end) == 2.5
+    timer = Timer()
+    clock = timer.clock()
+    timer.elapsed_ms = lambda start, end: 1e-6
+    assert clock.elapsed_ms([], []) == 1.0
+
+
 def test_the_tables_read_after_arming_cannot_change_in_place():
     """Modules are snapshotted by identity: a name added to the Triton operators, an audited event
     taken out, a request's handler replaced in place would go unseen."""
@@ -164,3 +227,62 @@ def test_an_operator_whose_registration_failed_is_not_free_in_the_recorders(regi
     assert registering.triton_ops == frozenset()
     torch.library.triton_op("ladder_seal_test::same", mutates_args=())(body)
     assert registering.triton_ops == frozenset({"ladder_seal_test::same"})
+
+
+CANDIDATE_CLOCK = '''
+import json, sys, tempfile
+from pathlib import Path
+from types import MappingProxyType
+from tests.runner.host_clock import backend
+backend.setup()
+from ladder.runner.contestant import Contestant
+exchange = Path(tempfile.mkdtemp(prefix="exchange-"))
+contestant = Contestant("solution", sandboxed=True, backend=backend)
+request = {"solution": sys.argv[1], "problem": sys.argv[2]}
+replies = [contestant.handle({"op": "load", **request, "exchange": str(exchange)}),
+           contestant.handle({"op": "build", "case": 0, "init_seed": 0}),
+           contestant.handle({"op": "check", "seed": 1, "output": str(exchange / "checked.pt")}),
+           contestant.handle({"op": "arm", "seed": 2}), contestant.handle({"op": "go"}),
+           contestant.handle({"op": "keep", "output": str(exchange / "kept.pt")})]
+model = contestant.callables["model"]
+
+def forward(inputs):  # candidate code that reached the backend: its own clock, gone once it is read
+    def elapsed_ms(start, end):
+        del backend.elapsed_ms
+        return 1e-6
+    backend.elapsed_ms = elapsed_ms
+    return model(inputs)
+
+contestant._set(callables=MappingProxyType({"model": forward}))
+contestant.handle({"op": "arm", "seed": 3})
+timed = contestant.handle({"op": "go"})
+print(json.dumps({"honest": replies, "time_ms": timed["time_ms"],
+                  "report": contestant.handle({"op": "report"})["report"]}))
+'''
+
+
+def test_a_forward_that_replaces_the_backends_clock_neither_times_itself_nor_goes_unseen(tmp_path):
+    """A sandboxed contestant, armed: the runner's own changes between calls are no tampering, and a
+    forward that shadows ``elapsed_ms`` with a method that removes itself once called is timed by
+    the clock taken before it ran, and the shadow is named in the call's report."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    adversarial = root / "bench" / "sets" / "adversarial"
+    script = tmp_path / "clock.py"
+    script.write_text(CANDIDATE_CLOCK)
+    env = {**os.environ, "PYTHONPATH": str(root), "TRITON_INTERPRET": "1", "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, str(script), str(adversarial / "legit_plain.py"),
+                           str(adversarial / "add_problem.py")], env=env, capture_output=True, text=True,
+                          timeout=300, check=False, cwd=root)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    load, build, check, arm, go, keep = result["honest"]
+    assert load == build == {"ok": True} and arm["ready"] and go["time_ms"] > 0
+    assert check["violation"] is None and keep["report"]["violation"] is None
+    assert result["time_ms"] > 1e-6
+    assert result["report"]["violation"] == "candidate code replaced the backend's method elapsed_ms"
