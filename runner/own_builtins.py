@@ -11,6 +11,10 @@ nothing for a later check to see. A function looks its builtins up in the dict i
 
 has functions that read this copy, made when the runner is imported (before any candidate code)
 and reachable from no candidate code.
+
+It stays a dict: CPython reads a module's ``__builtins__`` as one (``import`` inside a function fails
+on a read-only mapping), so the copy is snapshotted when the sentinel arms instead, each name by the
+identity of its value (``ladder.runner.snapshots.libraries``), and a change in place is named.
 """
 import builtins
 

@@ -16,7 +16,9 @@ first change since (``ladder.runner.sentinel``'s ``harness`` and ``libraries`` p
   of the same spelling added to ``torch.Tensor`` would run instead;
 - the functions of the parts of torch that seeding and the recorders go through (``torch.cuda``'s
   ``manual_seed_all`` learns every input seed; the mode classes' ``__enter__`` decides whether a
-  recorder goes on the stack), and the builtins every module shares.
+  recorder goes on the stack), the builtins every module shares, and the runner's own copy of them
+  (``ladder.runner.own_builtins``: a dict, as CPython requires of a module's ``__builtins__``, so it
+  can change in place, and every runner function would call what replaced a builtin there).
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ladder.runner.own_builtins import BUILTINS
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 HARNESS_PACKAGES = ("ladder", "runner", "diagnoser", "indexer")  # installed names and checkout names
@@ -147,6 +150,7 @@ def libraries() -> list[Snapshot]:
         ("torch.overrides", torch.overrides),
         ("torch.utils._python_dispatch", sys.modules["torch.utils._python_dispatch"]))]
     taken.append(existing("builtins", builtins, None))
+    taken.append(Snapshot("the runner's builtins", lambda: BUILTINS, dict(BUILTINS)))  # each value by identity
     # torch.Tensor gains no names of its own; one it gained would shadow what it inherits (``to``,
     # ``clone``, ``contiguous`` live on torch._C.TensorBase, which cannot be changed).
     taken.append(existing("torch.Tensor", torch.Tensor, "torch", _folder(torch), closed=True))

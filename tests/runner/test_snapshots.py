@@ -32,3 +32,19 @@ def test_a_librarys_own_wrapper_is_no_change_but_anyone_elses_is(tmp_path):
     assert snapshots.first_change(taken) is None
     library.randn = lambda *shape: None  # defined here: not the library's
     assert snapshots.first_change(taken) == "candidate code changed fakelib.randn"
+
+
+def test_the_runners_own_builtins_changed_in_place_are_named():
+    """Every runner module looks its builtins up in one shared dict (``own_builtins``): a builtin
+    replaced in it changes what every runner function calls."""
+    from ladder.runner.own_builtins import BUILTINS
+
+    taken = snapshots.libraries()
+    assert snapshots.first_change(taken) is None
+    original = BUILTINS["getattr"]
+    BUILTINS["getattr"] = len
+    try:
+        assert snapshots.first_change(taken) == "candidate code changed the runner's builtins.getattr"
+    finally:
+        BUILTINS["getattr"] = original
+    assert snapshots.first_change(taken) is None
