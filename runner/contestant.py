@@ -63,7 +63,7 @@ from ladder.runner.precompile import compile_kernels
 from ladder.runner.problem import ProblemError, load_problem, load_solution
 from ladder.runner.reference import tf32
 from ladder.runner.sandbox import become_undumpable
-from ladder.runner.seal import Seal, Tally
+from ladder.runner.seal import Seal, Tally, reading
 from ladder.runner.sentinel import Sentinel
 from ladder.runner.timing import guard_violation, output_violation
 
@@ -73,6 +73,7 @@ from ladder.runner.timing import guard_violation, output_violation
 BACKEND_ENV = "LADDER_BACKEND"
 _perf_counter = time.perf_counter
 _intact, _timing_intact, _emptied_since = Sentinel.intact, Sentinel.timing_intact, Tally.emptied_since
+_strays_since = LaunchTracer.strays_since
 
 
 class Contestant:
@@ -288,7 +289,7 @@ class Contestant:
     def check(self, command: dict[str, Any]) -> dict[str, Any]:
         inputs, before = self._inputs(command["seed"])
         arguments = clone(inputs)
-        self.tracer.stray.clear()
+        strayed = reading(self.tracer.stray)
         self.compute_calls.clear()
         output, window, tampering = self._forward("model", arguments)
         tampering = before or tampering
@@ -319,8 +320,9 @@ class Contestant:
                          if isinstance(x, torch.Tensor) and index not in mutated]
             dishonest = next((f"returns output {position}, {INPUT_ALIAS}" for position, tensor in tensors
                               if shares_memory(tensor, untouched)), None)
-        if dishonest is None and self.tracer.stray:
-            dishonest = f"let {len(self.tracer.stray)} Triton launch(es) happen outside forward (a thread?)"
+        strays = _strays_since(self.tracer, strayed)
+        if dishonest is None and strays:
+            dishonest = f"let {strays} Triton launch(es) happen outside forward (a thread?)"
         if dishonest is None:
             dishonest = next((f"returns output {position}, which no Triton kernel wrote (its memory was "
                               "never passed to one)" for position, tensor in tensors if not window.wrote(tensor)),
@@ -374,9 +376,8 @@ class Contestant:
         self._set(input_spans=tuple(storage_span(x) for x in self.inputs if isinstance(x, torch.Tensor)))
         self.backend.synchronize()
         timed = {"which": command.get("which", "model"), "inputs": self._private(self.inputs, command),
-                 "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack(), "tampering": before}
-        if self.tracer is not None:
-            self.tracer.stray.clear()
+                 "stall_ms": command.get("stall_ms", 0.0), "stack": contextlib.ExitStack(), "tampering": before,
+                 "strayed": reading(self.tracer.stray) if self.tracer is not None else 0}
         self.compute_calls.clear()
         if self._guarded():
             stack = timed["stack"]
@@ -494,8 +495,9 @@ class Contestant:
                          if self.compute_calls else None)
             dishonest = dishonest or guard_violation(window, self.backend.current_stream()) or output_violation(
                 window, output, self.input_spans)
-            if dishonest is None and self.tracer.stray:
-                dishonest = f"{len(self.tracer.stray)} Triton launch(es) happened outside any forward"
+            strays = _strays_since(self.tracer, timed["strayed"])
+            if dishonest is None and strays:
+                dishonest = f"{strays} Triton launch(es) happened outside any forward"
             reply["violation"] = tampering or self._enforced(dishonest)
             if window is not None:  # a warmed-up call: its launches are the steady-state count
                 reply.update(launches=len(window.forward_launches()), tuning_launches=window.tuning_launches())

@@ -37,6 +37,7 @@ Instruments installed in the process that runs candidate code, before any candid
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -48,7 +49,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.plain import foreign_argument, tensors_in
-from ladder.runner.seal import tally
+from ladder.runner.seal import reading, tally
 
 POISON_BYTE = 0xFF
 
@@ -128,7 +129,7 @@ class Window:
 
 
 class LaunchTracer:
-    """Counts Triton launches per window; launches outside every window are ``stray``.
+    """Counts Triton launches per window; launches outside every window are counted in ``stray``.
 
     A launch's stream is the stream that was current when the candidate called into Triton (read at
     the outermost wrapped entry point), not the one the launch itself reports: an autotuner that
@@ -146,7 +147,9 @@ class LaunchTracer:
         # Set where candidate code runs: refuses a request of the candidate's (raises).
         self.refuse: Callable[[str], None] | None = None
         self.window: Window | None = None
-        self.stray: list[Launch] = []
+        # Launches outside every window, a count that only grows: a list of them could be emptied in
+        # place by candidate code; the runner reads how far the count moved during a call (``strays_since``).
+        self.stray = itertools.count()
         self._inside = threading.local()
         self._originals: list[tuple[type, str, Any]] = []
         self._autotune = AutotuneWatch()
@@ -161,6 +164,10 @@ class LaunchTracer:
             yield window
         finally:
             self.window = previous
+
+    def strays_since(self, mark: int) -> int:
+        """How many launches happened outside every window since ``mark`` (a reading of ``stray``)."""
+        return reading(self.stray) - mark
 
     def inside_triton(self) -> bool:
         return getattr(self._inside, "depth", 0) > 0
@@ -297,7 +304,7 @@ class LaunchTracer:
     def _record(self, kernel: str, stream: int | None) -> None:
         launch = Launch(kernel=kernel, stream=stream, thread=threading.get_ident(), tuning=self.tuning())
         if self.window is None:
-            self.stray.append(launch)
+            next(self.stray)
         else:
             self.window.launches.append(launch)
 

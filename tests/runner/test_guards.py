@@ -94,7 +94,7 @@ def test_interpreted_launch_is_counted_with_its_argument_memory(tracer, interpre
 
 def test_launch_outside_any_window_is_stray(tracer, interpreted_add):
     interpreted_add(torch.randn(10), torch.randn(10))
-    assert [launch.kernel for launch in tracer.stray] == ["add_kernel"]
+    assert tracer.strays_since(0) == 1
 
 
 def test_uninstall_restores_triton(tracer):

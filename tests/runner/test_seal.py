@@ -286,3 +286,14 @@ def test_a_forward_that_replaces_the_backends_clock_neither_times_itself_nor_goe
     assert check["violation"] is None and keep["report"]["violation"] is None
     assert result["time_ms"] > 1e-6
     assert result["report"]["violation"] == "candidate code replaced the backend's method elapsed_ms"
+
+
+def test_launches_outside_every_window_cannot_be_taken_back():
+    """A launch outside every window (from a thread of the candidate's) is counted, not listed: a list
+    of them could be emptied in place before the runner read it."""
+    tracer = LaunchTracer(hook_fires=True)
+    mark = reading(tracer.stray)
+    tracer._record("add_kernel", None)
+    with pytest.raises(AttributeError):
+        tracer.stray.clear()
+    assert tracer.strays_since(mark) == 1
