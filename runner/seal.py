@@ -71,7 +71,7 @@ WIRING = MappingProxyType({
     "tally": ("given",),
     "sentinel": ("violations", "refused", "triton_ops", "bound", "guards", "recording", "_harness", "_hook_chains",
                  "_hook_values", "delegates", "libraries", "library_folders", "write_roots", "solution", "folder",
-                 "problem", "exchange", "_recorder_code", "_auditing"),
+                 "problem", "exchange", "_recorder_code"),
     "backend": ("_clock",),
     "outputs_file": ("path",),
 })

@@ -73,6 +73,9 @@ INSTALLED = tuple(sorted({os.path.join(folder, "") for folder in (
     sys.prefix, sys.exec_prefix, sys.base_prefix, *(os.path.join(os.path.dirname(RUNNER[:-1]), name)
                                                    for name in snapshots.HARNESS_PACKAGES))}))
 _getframe = sys._getframe  # bound before any candidate code runs
+# Whether the audit hook is deciding on this thread (taking a frame raises an event of its own): kept
+# here, not on the sentinel, where candidate code that reached it could switch the hook off.
+_AUDITING = threading.local()
 
 # Libraries that may make each kind of request while a candidate's call is on the stack.
 DELEGATES: dict[str, tuple[str, ...]] = {
@@ -126,7 +129,6 @@ class Sentinel:
         self._hook_chains: Mapping[str, tuple] = MappingProxyType({})
         self._hook_values: Mapping[str, Any] = MappingProxyType({})
         self._harness: tuple[snapshots.Snapshot, ...] = ()  # what the runner relies on, as it was when armed
-        self._auditing = threading.local()
         self.write_roots: tuple[str, ...] = ()  # where Triton may write for a candidate: its own cache and temp folder
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
         self.modules = modules  # modules besides the runner's whose code the runner relies on (the backend's)
@@ -241,6 +243,8 @@ class Sentinel:
         changed harness code, the runner's objects changed (``ladder.runner.seal``)."""
         if self.violations:
             return self.violations[0]
+        if getattr(_AUDITING, "busy", False):  # only ever on inside the hook, never when the runner checks
+            return "candidate code switched the audit hook off"
         return (self.timing_intact() or self._hooks_intact() or self._harness_intact()
                 or (self.seal.broken() if self.seal is not None else None))
 
@@ -279,7 +283,7 @@ class Sentinel:
     def audit(self, event: str, args: tuple) -> None:
         """Refuse the audited requests of candidate code (``AUDITED``)."""
         rule = AUDITED.get(event)
-        if rule is None or getattr(self._auditing, "busy", False):
+        if rule is None or getattr(_AUDITING, "busy", False):
             return
         kind, describe = rule
         what = describe(self, event, args)
@@ -287,13 +291,13 @@ class Sentinel:
             return
         if isinstance(what, tuple):  # the arguments decide the kind (a write inside or outside the cache)
             kind, what = what
-        self._auditing.busy = True  # taking the frame below raises an event of its own
+        _AUDITING.busy = True  # taking the frame below raises an event of its own
         try:
             frame = _getframe(1)
             decide = ASKING.get(kind, Sentinel.acting_for_candidate)
             asking = frame.f_code.co_filename != _SELF and decide(self, kind, frame)
         finally:
-            self._auditing.busy = False
+            _AUDITING.busy = False
         if asking:
             self.refuse(what)
 

@@ -72,7 +72,6 @@ def test_an_untouched_seal_holds_while_the_runner_uses_its_objects():
     (lambda c, t, s: setattr(s, "exchange", None), "changed the sentinel's exchange"),
     (lambda c, t, s: setattr(s, "library_folders", ("/",)), "changed the sentinel's library_folders"),
     (lambda c, t, s: setattr(s, "_recorder_code", frozenset()), "changed the sentinel's _recorder_code"),
-    (lambda c, t, s: setattr(s, "_auditing", None), "changed the sentinel's _auditing"),
     (lambda c, t, s: setattr(s, "triton_ops", frozenset({"aten::mm"})), "changed the sentinel's triton_ops"),
     # What the contestant reads after the timed call, outside the recorders.
     (lambda c, t, s: setattr(c, "outputs_file", OutputsFile("/tmp/forged")), "changed the contestant's outputs_file"),
@@ -297,3 +296,21 @@ def test_launches_outside_every_window_cannot_be_taken_back():
     with pytest.raises(AttributeError):
         tracer.stray.clear()
     assert tracer.strays_since(mark) == 1
+
+
+def test_the_audit_hook_cannot_be_switched_off_through_the_sentinel(tmp_path):
+    """The hook's own "deciding" flag, set on the sentinel, turned it off for the thread that set it;
+    it lives out of the sentinel's reach, and one left on is named."""
+    from ladder.runner import sentinel
+
+    watcher = sentinel.Sentinel(__file__, None, guards=None)  # this file is the candidate's
+    with pytest.raises(AttributeError):
+        watcher._auditing.busy = True
+    with pytest.raises(sentinel.Refused):
+        watcher.audit("open", (str(tmp_path / "written"), "w", 0))
+    watcher.violations.clear()
+    sentinel._AUDITING.busy = True
+    try:
+        assert watcher.intact() == "candidate code switched the audit hook off"
+    finally:
+        sentinel._AUDITING.busy = False
