@@ -63,7 +63,7 @@ from ladder.runner.precompile import compile_kernels
 from ladder.runner.problem import ProblemError, load_problem, load_solution
 from ladder.runner.reference import tf32
 from ladder.runner.sandbox import become_undumpable
-from ladder.runner.seal import Seal, Tally, reading
+from ladder.runner.seal import Tally, hold, reading, reseal
 from ladder.runner.sentinel import Sentinel
 from ladder.runner.timing import guard_violation, output_violation
 
@@ -74,6 +74,15 @@ BACKEND_ENV = "LADDER_BACKEND"
 _perf_counter = time.perf_counter
 _intact, _timing_intact, _emptied_since = Sentinel.intact, Sentinel.timing_intact, Tally.emptied_since
 _strays_since = LaunchTracer.strays_since
+_getframe = sys._getframe
+
+
+def _candidate_on_stack(sentinel: Sentinel) -> bool:
+    """Whether a frame of candidate code is anywhere on the stack of the caller's caller."""
+    frame = _getframe(2)
+    while frame is not None and not sentinel.is_candidate_frame(frame):
+        frame = frame.f_back
+    return frame is not None
 
 
 class Contestant:
@@ -172,18 +181,21 @@ class Contestant:
             self.sentinel.snapshot_hooks()
             self.outputs_file = self._outputs_file(command.get("exchange") or tempfile.gettempdir())
             self.sentinel.arm()
-            self.sentinel.seal = Seal.of(contestant=self, tracer=self.tracer, sentinel=self.sentinel,
-                                         backend=self.backend, outputs_file=self.outputs_file)
+            hold(self.sentinel, contestant=self, tracer=self.tracer, backend=self.backend,
+                 outputs_file=self.outputs_file)
 
     def _set(self, **values: Any) -> None:
         """Set attributes the seal covers that the runner sets anew after arming (a case's callables, a
         call's inputs, outputs and timing), and seal them as set: they decide what happens after the
         timed call, outside the recorders (the outputs saved and checked, the inputs kept from poison),
-        so candidate code that replaced one in between would decide what the judge sees."""
+        so candidate code that replaced one in between would decide what the judge sees. Never for
+        candidate code: called from under a forward, it would seal what that forward chose."""
+        if self.sentinel is not None and _candidate_on_stack(self.sentinel):
+            self.sentinel.refuse("set the contestant's sealed attributes itself")
         for name, value in values.items():
             setattr(self, name, value)
-        if self.sentinel is not None and self.sentinel.seal is not None:
-            self.sentinel.seal.renew("contestant", *values)
+        if self.sentinel is not None:
+            reseal(self.sentinel, "contestant", *values)
 
     def precompile(self, command: dict[str, Any]) -> dict[str, Any]:
         """Compile every kernel the solution launches on any case, ahead of time and with no device

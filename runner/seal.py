@@ -13,6 +13,10 @@ for the state the guards themselves decide by, which snapshots of modules and cl
   call's inputs and outputs, the sentinel's Triton operators) is sealed again as it sets it
   (``renew``); what the sealed attributes hold cannot change in place (tuples, frozensets,
   read-only mappings), which the identity of the attribute alone would not show;
+- the seal itself cannot change: a named tuple of tuples and read-only mappings, which ``renew``
+  replaces whole; the sentinel holds it out of candidate code's reach (``Sentinel.seal``);
+- the seal itself cannot change: a named tuple of tuples and read-only mappings, which ``renew``
+  replaces whole, and the sentinel holds it out of candidate code's reach (``Sentinel.seal``);
 - the tracer is outside Triton whenever the runner itself asks (a depth forced on at import makes
   every torch call of the candidate's look like Triton's own);
 - the tally of torch calls and the sentinel's refusals only grow: each also advances a count that
@@ -22,9 +26,9 @@ for the state the guards themselves decide by, which snapshots of modules and cl
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import weakref
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Mapping, NamedTuple
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
@@ -77,35 +81,38 @@ WIRING = MappingProxyType({
 })
 
 
-@dataclass
-class Seal:
+class Seal(NamedTuple):
     """What ``broken`` compares against: the sealed objects and their classes by label, and the value
-    of each wired attribute when sealed, by (label, attribute)."""
+    of each wired attribute when sealed, as ((label, attribute), value) pairs. Nothing in it can
+    change, in place or by rebinding a field: a seal is replaced whole (``renew``)."""
 
     tracer: Any
     sentinel: Any
-    owners: dict[str, Any] = field(default_factory=dict)
-    classes: dict[str, type] = field(default_factory=dict)
-    wired: dict[tuple[str, str], Any] = field(default_factory=dict)
+    owners: Mapping[str, Any]
+    classes: Mapping[str, type]
+    wired: tuple[tuple[tuple[str, str], Any], ...]
 
     @classmethod
     def of(cls, **objects: Any) -> "Seal":
         """Seal ``objects`` (by their labels in ``WIRING``) as they are now."""
         objects["tally"] = objects["contestant"].compute_calls
-        wired = {(label, name): vars(owner).get(name) for label, owner in objects.items() for name in WIRING[label]}
-        return cls(objects["tracer"], objects["sentinel"], objects,
-                   {label: type(owner) for label, owner in objects.items()}, wired)
+        wired = tuple(((label, name), vars(owner).get(name)) for label, owner in objects.items()
+                      for name in WIRING[label])
+        return cls(objects["tracer"], objects["sentinel"], MappingProxyType(objects),
+                   MappingProxyType({label: type(owner) for label, owner in objects.items()}), wired)
 
-    def renew(self, label: str, *names: str) -> None:
-        """The runner set these attributes of the object sealed as ``label`` anew: seal them as they are now."""
-        owner = self.owners[label]
-        for name in names:
-            self.wired[label, name] = vars(owner).get(name)
+    def renew(self, label: str, *names: str) -> "Seal":
+        """This seal with these attributes of the object sealed as ``label``, which the runner set anew,
+        sealed as they are now. This one is unchanged: whoever holds the seal decides which counts."""
+        owner = vars(self.owners[label])
+        wired = dict(self.wired)
+        wired.update({(label, name): owner.get(name) for name in names})
+        return self._replace(wired=tuple(wired.items()))
 
     def broken(self) -> str | None:
         """The first change candidate code made to the runner's objects, or None (cheap: checked
         after every call, from the runner's own code, outside Triton)."""
-        for (label, name), value in self.wired.items():
+        for (label, name), value in self.wired:
             if vars(self.owners[label]).get(name) is not value:
                 return f"candidate code changed the {label}'s {name}"
         for label, owner in self.owners.items():
@@ -119,3 +126,29 @@ class Seal:
         if self.tracer.inside_triton():
             return "candidate code set the launch tracer inside Triton outside any Triton call"
         return None
+
+
+# The seal of each armed sentinel (``Sentinel.seal`` reads it), here rather than on the sentinel, where
+# candidate code that reached it could drop the seal, or put one of its own, made over what it
+# changed, in its place.
+_SEALS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def held(sentinel: Any) -> Seal | None:
+    """The seal of ``sentinel``'s process, None until ``hold``."""
+    return _SEALS.get(sentinel)
+
+
+def hold(sentinel: Any, **objects: Any) -> None:
+    """Seal the runner's objects once the sentinel is armed (``Seal.of``), once: a seal made again later
+    would take what candidate code changed since for the runner's own."""
+    if sentinel not in _SEALS:
+        _SEALS[sentinel] = Seal.of(sentinel=sentinel, **objects)
+
+
+def reseal(sentinel: Any, label: str, *names: str) -> None:
+    """Seal again the attributes the runner set anew (``Seal.renew``), once the sentinel holds a seal.
+    Only the runner's own code calls this; the methods it calls it from refuse candidate code."""
+    seal = _SEALS.get(sentinel)
+    if seal is not None:
+        _SEALS[sentinel] = seal.renew(label, *names)

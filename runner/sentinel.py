@@ -61,8 +61,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from ladder.runner import seal, snapshots
+from ladder.runner import snapshots
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
+from ladder.runner.seal import held, reseal
 from ladder.runner.snapshots import RUNNER
 
 _SELF = __file__
@@ -133,12 +134,15 @@ class Sentinel:
         self.guards = guards  # runner.guards as the contestant loaded it (hidden from candidates once armed)
         self.modules = modules  # modules besides the runner's whose code the runner relies on (the backend's)
         self.recording: Callable[[], Any] | None = None  # set by the contestant: nested recorders
-        self.seal: seal.Seal | None = None  # set by the contestant once armed
         # The loaded problem: the contestant builds every input with its get_inputs(), so what it holds
         # (its functions, the modules it calls) is snapshotted too, all but the case constants the
         # runner sets on it per case.
         self.problem_module = problem_module
         self.problem_constants = frozenset(problem_constants)
+
+    # The seal of the runner's objects, made once armed (``ladder.runner.seal.hold``) and held outside
+    # the sentinel: read-only here, so candidate code can neither drop it nor replace it.
+    seal = property(held)
 
     # ------------------------------------------------------------------ who is asking
 
@@ -198,13 +202,6 @@ class Sentinel:
             self.violations.append(message)
         raise Refused(message)
 
-    def remember_triton_ops(self, names: frozenset[str]) -> None:
-        """The operators registered through ``torch.library.triton_op`` (the recorders allow calling
-        them), sealed anew: a frozenset, replaced whole, so no name joins it in place unseen."""
-        self.triton_ops = names
-        if self.seal is not None:
-            self.seal.renew("sentinel", "triton_ops")
-
     # ------------------------------------------------------------------ arming
 
     def arm(self) -> None:
@@ -246,7 +243,7 @@ class Sentinel:
         if getattr(_AUDITING, "busy", False):  # only ever on inside the hook, never when the runner checks
             return "candidate code switched the audit hook off"
         return (self.timing_intact() or self._hooks_intact() or self._harness_intact()
-                or (self.seal.broken() if self.seal is not None else None))
+                or (held(self).broken() if held(self) is not None else None))
 
     def timing_intact(self) -> str | None:
         """The first timing primitive replaced since arming, or None (cheap: checked after every call)."""
@@ -521,6 +518,14 @@ def _graphs(sentinel: Sentinel) -> None:
     sentinel._guard(torch.cuda, "make_graphed_callables", "graphs", what)
 
 
+def _remember_triton_ops(sentinel: Sentinel, names: frozenset[str]) -> None:
+    """The operators registered through ``torch.library.triton_op`` (the recorders allow calling them),
+    sealed anew: a frozenset, replaced whole, so no name joins it in place unseen. Not a method: candidate
+    code that reached the sentinel would call it to seal a name of its choosing."""
+    sentinel.triton_ops = names
+    reseal(sentinel, "sentinel", "triton_ops")
+
+
 def _triton_ops(sentinel: Sentinel) -> None:
     import torch.library
 
@@ -532,11 +537,11 @@ def _triton_ops(sentinel: Sentinel) -> None:
         if fn is None:  # used as a decorator: registered when applied
             return lambda body: triton_op(name, body, mutates_args=mutates_args, schema=schema)
         known = sentinel.triton_ops
-        sentinel.remember_triton_ops(known | {name})  # its kernels are registered while it is
+        _remember_triton_ops(sentinel, known | {name})  # its kernels are registered while it is
         try:
             return original_op(name, fn, mutates_args=mutates_args, schema=schema)
         except BaseException:
-            sentinel.remember_triton_ops(known)
+            _remember_triton_ops(sentinel, known)
             raise
 
     def impl(library: Any, op_name: Any, fn: Callable, *args: Any, **kwargs: Any) -> Any:

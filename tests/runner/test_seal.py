@@ -2,6 +2,7 @@
 by (reached through a closure) is named, and the runner's own use of them is no change."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 
 import pytest
@@ -10,7 +11,7 @@ from ladder.runner.backends.base import Backend
 from ladder.runner.backends.device import TorchDeviceBackend
 from ladder.runner.exchange import OutputsFile
 from ladder.runner.guards import LaunchTracer
-from ladder.runner.seal import WIRING, Seal, Tally, reading, tally
+from ladder.runner.seal import WIRING, Seal, Tally, hold, reading, tally
 
 
 class Stand:
@@ -130,12 +131,13 @@ def test_a_plain_dict_is_still_counted():
 def test_what_the_runner_sets_anew_is_sealed_again_as_it_sets_it():
     seal, contestant, tracer, sentinel = sealed()
     contestant.held, contestant.input_spans = [object()], ((64, 128),)  # a timed call's outputs and inputs
-    seal.renew("contestant", "held", "input_spans")
+    renewed = seal.renew("contestant", "held", "input_spans")
     sentinel.triton_ops = frozenset({"mylib::add"})  # an operator registered
-    seal.renew("sentinel", "triton_ops")
-    assert seal.broken() is None
+    renewed = renewed.renew("sentinel", "triton_ops")
+    assert renewed.broken() is None
+    assert seal.broken() == "candidate code changed the contestant's held"  # the seal renewed is a new one
     contestant.held = [object()]
-    assert seal.broken() == "candidate code changed the contestant's held"
+    assert renewed.broken() == "candidate code changed the contestant's held"
 
 
 def test_a_tally_whose_values_method_is_shadowed_is_still_seen_emptied():
@@ -314,3 +316,64 @@ def test_the_audit_hook_cannot_be_switched_off_through_the_sentinel(tmp_path):
         assert watcher.intact() == "candidate code switched the audit hook off"
     finally:
         sentinel._AUDITING.busy = False
+
+
+def armed(tmp_path):
+    """A sentinel (this file its candidate's) holding the seal of a contestant's objects."""
+    from ladder.runner.sentinel import Sentinel
+
+    watcher = Sentinel(__file__, None, guards=None)
+    _, contestant, tracer, _ = sealed()
+    hold(watcher, contestant=contestant, tracer=tracer, backend=contestant.backend,
+         outputs_file=contestant.outputs_file)
+    return watcher, contestant, tracer
+
+
+@pytest.mark.parametrize("replace", [
+    lambda watcher, forged: setattr(watcher, "seal", None),
+    lambda watcher, forged: setattr(watcher, "seal", forged),
+    lambda watcher, forged: vars(watcher).update(seal=forged),
+    lambda watcher, forged: hold(watcher, **{label: owner for label, owner in forged.owners.items()
+                                             if label not in ("sentinel", "tally")}),
+])
+def test_the_sentinels_seal_is_neither_dropped_nor_replaced(tmp_path, replace):
+    """A seal made again over the changed state, or none, would see no change."""
+    watcher, contestant, tracer = armed(tmp_path)
+    kept = watcher.seal
+    watcher.solution = "/elsewhere.py"
+    forged = Seal.of(contestant=contestant, tracer=tracer, sentinel=watcher, backend=contestant.backend,
+                     outputs_file=contestant.outputs_file)
+    assert forged.broken() is None
+    with contextlib.suppress(AttributeError):
+        replace(watcher, forged)
+    assert watcher.seal is kept
+    assert watcher.intact() == "candidate code changed the sentinel's solution"
+
+
+@pytest.mark.parametrize("change", [
+    lambda seal: seal.wired.append((("sentinel", "solution"), "/elsewhere.py")),
+    lambda seal: seal.owners.update(sentinel=Stand("sentinel")),
+    lambda seal: setattr(seal, "wired", ()),
+    lambda seal: object.__setattr__(seal, "wired", ()),
+    lambda seal: setattr(seal, "owners", {}),
+])
+def test_a_seal_cannot_change_in_place(tmp_path, change):
+    watcher, contestant, tracer = armed(tmp_path)
+    watcher.solution = "/elsewhere.py"
+    with pytest.raises((AttributeError, TypeError)):
+        change(watcher.seal)
+    assert watcher.intact() == "candidate code changed the sentinel's solution"
+
+
+def test_candidate_code_cannot_seal_the_contestants_attributes_itself(tmp_path):
+    """The runner seals what it sets anew as it sets it (``Contestant._set``); called from candidate
+    code (this file is the candidate's), it would seal what the candidate chose."""
+    from ladder.runner.contestant import Contestant
+    from ladder.runner.sentinel import Refused
+
+    watcher, contestant, tracer = armed(tmp_path)
+    player = Contestant("solution", sandboxed=True, backend=contestant.backend, tracer=tracer)
+    player.sentinel = watcher
+    with pytest.raises(Refused):
+        Contestant._set(player, callables={})
+    assert watcher.violations == ["candidate code set the contestant's sealed attributes itself"]
