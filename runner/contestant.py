@@ -178,6 +178,7 @@ class Contestant:
                                                                self.sentinel.triton_ops, not self._timing())
             self.tracer.called_by_candidate = self.sentinel.torch_called_by_candidate
             self.tracer.refuse = self.sentinel.refuse
+            self.tracer.sentinel = self.sentinel
             self.sentinel.snapshot_hooks()
             self.outputs_file = self._outputs_file(command.get("exchange") or tempfile.gettempdir())
             self.sentinel.arm()

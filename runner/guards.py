@@ -39,8 +39,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, NamedTuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -49,7 +49,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 from ladder.runner.plain import foreign_argument, tensors_in
-from ladder.runner.seal import reading, tally
+from ladder.runner.seal import reading, seal_window, tally
 
 POISON_BYTE = 0xFF
 
@@ -93,8 +93,7 @@ def unwritten_count(tensor: torch.Tensor) -> int:
 # ---------------------------------------------------------------- launches
 
 
-@dataclass
-class Launch:
+class Launch(NamedTuple):  # a tuple: no field of a launch recorded changes afterwards
     kernel: str
     stream: int | None
     thread: int
@@ -103,12 +102,17 @@ class Launch:
 
 @dataclass
 class Window:
-    """What Triton did while one owner (a solution's forward, a compiled reference) was running."""
+    """What Triton did while one owner (a solution's forward, a compiled reference) was running.
+
+    What it holds is read after the call, to judge it: its records are tuples the tracer replaces
+    whole (``_extended``), and the window is sealed as it is made and as each record is added
+    (``ladder.runner.seal``: its attributes, its class, no method shadowed), so candidate code can
+    neither add a span of its own in place nor answer ``wrote`` or ``streams`` for it."""
 
     owner: str
     thread: int
-    launches: list[Launch] = field(default_factory=list)
-    argument_spans: list[tuple[int, int]] = field(default_factory=list)
+    launches: tuple[Launch, ...] = ()
+    argument_spans: tuple[tuple[int, int], ...] = ()
 
     def streams(self) -> set[int]:
         return {launch.stream for launch in self.launches if launch.stream is not None}
@@ -146,6 +150,7 @@ class LaunchTracer:
         self.called_by_candidate: Callable[[], bool] | None = None
         # Set where candidate code runs: refuses a request of the candidate's (raises).
         self.refuse: Callable[[str], None] | None = None
+        self.sentinel: Any = None  # set where candidate code runs: whose seal covers each window (``watch``)
         self.window: Window | None = None
         # Launches outside every window, a count that only grows: a list of them could be emptied in
         # place by candidate code; the runner reads how far the count moved during a call (``strays_since``).
@@ -159,6 +164,7 @@ class LaunchTracer:
     @contextlib.contextmanager
     def watch(self, owner: str) -> Iterator[Window]:
         window = Window(owner=owner, thread=threading.get_ident())
+        _extended(self, window)
         previous, self.window = self.window, window
         try:
             yield window
@@ -284,8 +290,8 @@ class LaunchTracer:
             try:
                 if not warmup:
                     if record_arguments and tracer.window is not None:
-                        for value in (*args, *kwargs.values()):
-                            tracer.window.argument_spans.extend(storage_span(t) for t in tensors_in(value))
+                        spans = (storage_span(t) for value in (*args, *kwargs.values()) for t in tensors_in(value))
+                        _extended(tracer, tracer.window, argument_spans=tuple(spans))
                     if count:
                         tracer._record(getattr(getattr(self_, "fn", None), "__name__", "kernel"), None)
                 return original(self_, *args, grid=grid, warmup=warmup, **kwargs)
@@ -306,7 +312,17 @@ class LaunchTracer:
         if self.window is None:
             next(self.stray)
         else:
-            self.window.launches.append(launch)
+            _extended(self, self.window, launches=(launch,))
+
+
+def _extended(tracer: LaunchTracer, window: Window, **added: tuple) -> None:
+    """Add to ``window``'s records, each replaced whole, and seal the window as it is now (once the
+    tracer's sentinel holds a seal). Not a method: candidate code that reached the tracer would call it
+    to add a span of its own."""
+    for name, values in added.items():
+        setattr(window, name, getattr(window, name) + values)
+    if tracer.sentinel is not None:
+        seal_window(tracer.sentinel, window)
 
 
 # ---------------------------------------------------------------- torch calls

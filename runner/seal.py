@@ -9,19 +9,20 @@ for the state the guards themselves decide by, which snapshots of modules and cl
   callbacks and thread state, the sentinel's paths, the backend's timing primitives) must still be
   the same objects, each object must still be of its class, and no instance attribute may shadow a
   method of its class (a tracer whose ``called_by_candidate`` says no to everything, a backend whose
-  ``elapsed_ms`` says what candidate code likes). What the runner itself sets anew after arming (a
-  call's inputs and outputs, the sentinel's Triton operators) is sealed again as it sets it
-  (``renew``); what the sealed attributes hold cannot change in place (tuples, frozensets,
+  ``elapsed_ms`` says what candidate code likes, a launch window whose ``wrote`` says yes). What the
+  runner itself sets anew after arming (a call's inputs and outputs, the sentinel's Triton operators,
+  each call's launch window as the tracer records in it) is sealed again as it sets it (``renew``,
+  ``windowed``); what the sealed attributes hold cannot change in place (tuples, frozensets,
   read-only mappings), which the identity of the attribute alone would not show;
 - the seal itself cannot change: a named tuple of tuples and read-only mappings, which ``renew``
-  replaces whole; the sentinel holds it out of candidate code's reach (``Sentinel.seal``);
-- the seal itself cannot change: a named tuple of tuples and read-only mappings, which ``renew``
-  replaces whole, and the sentinel holds it out of candidate code's reach (``Sentinel.seal``);
+  replaces whole, held here (``hold``) rather than on the sentinel, which reads it through a
+  property with no setter (``Sentinel.seal``): candidate code can neither drop nor replace it;
 - the tracer is outside Triton whenever the runner itself asks (a depth forced on at import makes
   every torch call of the candidate's look like Triton's own);
 - the tally of torch calls and the sentinel's refusals only grow: each also advances a count that
   cannot be set back (``itertools.count``); a tally holding fewer calls than its count advanced by
-  since the call began, or no refusal where one was made, was emptied by candidate code.
+  since the call began, or no refusal where one was made, was emptied by candidate code. The
+  tracer's launches outside every window are such a count alone (``LaunchTracer.stray``).
 """
 from __future__ import annotations
 
@@ -70,13 +71,14 @@ def tally(compute_calls: dict[str, int], label: str) -> None:
 WIRING = MappingProxyType({
     "contestant": ("name", "kind", "reporting", "sandboxed", "sentinel", "tracer", "backend", "compute_calls",
                    "problem", "outputs_file", "callables", "held", "input_spans", "last_outputs", "_timed"),
-    "tracer": ("called_by_candidate", "refuse", "hook_fires", "current_stream", "stray", "_inside", "_originals",
-               "_autotune"),
+    "tracer": ("called_by_candidate", "refuse", "sentinel", "hook_fires", "current_stream", "stray", "_inside",
+               "_originals", "_autotune"),
     "tally": ("given",),
     "sentinel": ("violations", "refused", "triton_ops", "bound", "guards", "recording", "_harness", "_hook_chains",
                  "_hook_values", "delegates", "libraries", "library_folders", "write_roots", "solution", "folder",
                  "problem", "exchange", "_recorder_code"),
     "backend": ("_clock",),
+    "window": ("owner", "thread", "launches", "argument_spans"),  # the launch window, one per call
     "outputs_file": ("path",),
 })
 
@@ -91,6 +93,8 @@ class Seal(NamedTuple):
     owners: Mapping[str, Any]
     classes: Mapping[str, type]
     wired: tuple[tuple[tuple[str, str], Any], ...]
+    window: tuple = ()  # (window, its class, its wired values): the launch window of the latest call
+
 
     @classmethod
     def of(cls, **objects: Any) -> "Seal":
@@ -109,14 +113,28 @@ class Seal(NamedTuple):
         wired.update({(label, name): owner.get(name) for name in names})
         return self._replace(wired=tuple(wired.items()))
 
+    def windowed(self, window: Any) -> "Seal":
+        """This seal with ``window`` (the tracer makes one per call, and seals it again as each launch
+        adds to it: kept apart from the rest, so that costs the launch little) sealed as it is now."""
+        fields = vars(window)
+        return self._replace(window=(window, type(window), tuple(fields.get(name) for name in WIRING["window"])))
+
     def broken(self) -> str | None:
         """The first change candidate code made to the runner's objects, or None (cheap: checked
         after every call, from the runner's own code, outside Triton)."""
         for (label, name), value in self.wired:
             if vars(self.owners[label]).get(name) is not value:
                 return f"candidate code changed the {label}'s {name}"
-        for label, owner in self.owners.items():
-            if type(owner) is not self.classes[label]:
+        owners = [(label, owner, self.classes[label]) for label, owner in self.owners.items()]
+        if self.window:
+            window, kind, values = self.window
+            changed = next((name for name, value in zip(WIRING["window"], values)
+                            if vars(window).get(name) is not value), None)
+            if changed:
+                return f"candidate code changed the window's {changed}"
+            owners.append(("window", window, kind))
+        for label, owner, kind in owners:
+            if type(owner) is not kind:
                 return f"candidate code changed the {label}'s class"
             shadowing = next((name for name in vars(owner) if callable(getattr(type(owner), name, None))), None)
             if shadowing:
@@ -148,7 +166,15 @@ def hold(sentinel: Any, **objects: Any) -> None:
 
 def reseal(sentinel: Any, label: str, *names: str) -> None:
     """Seal again the attributes the runner set anew (``Seal.renew``), once the sentinel holds a seal.
-    Only the runner's own code calls this; the methods it calls it from refuse candidate code."""
+    Only the runner's own code calls this and ``seal_window``; what calls them refuses candidate code
+    or is no method of an object candidate code could reach."""
     seal = _SEALS.get(sentinel)
     if seal is not None:
         _SEALS[sentinel] = seal.renew(label, *names)
+
+
+def seal_window(sentinel: Any, window: Any) -> None:
+    """Seal the launch window as it is now (``Seal.windowed``), once the sentinel holds a seal."""
+    seal = _SEALS.get(sentinel)
+    if seal is not None:
+        _SEALS[sentinel] = seal.windowed(window)

@@ -10,7 +10,7 @@ import torch
 from ladder.runner.backends.base import Backend
 from ladder.runner.backends.device import TorchDeviceBackend
 from ladder.runner.exchange import OutputsFile
-from ladder.runner.guards import LaunchTracer
+from ladder.runner.guards import LaunchTracer, Window
 from ladder.runner.seal import WIRING, Seal, Tally, hold, reading, tally
 
 
@@ -324,6 +324,7 @@ def armed(tmp_path):
 
     watcher = Sentinel(__file__, None, guards=None)
     _, contestant, tracer, _ = sealed()
+    tracer.sentinel = watcher
     hold(watcher, contestant=contestant, tracer=tracer, backend=contestant.backend,
          outputs_file=contestant.outputs_file)
     return watcher, contestant, tracer
@@ -377,3 +378,43 @@ def test_candidate_code_cannot_seal_the_contestants_attributes_itself(tmp_path):
     with pytest.raises(Refused):
         Contestant._set(player, callables={})
     assert watcher.violations == ["candidate code set the contestant's sealed attributes itself"]
+
+
+def test_a_launch_window_is_sealed_as_the_tracer_records_in_it(tmp_path):
+    watcher, contestant, tracer = armed(tmp_path)
+    with tracer.watch("solution") as window:
+        tracer._record("add_kernel", None)
+        tracer._record("add_kernel", 7)
+    assert len(window.launches) == 2 and window.streams() == {7}
+    assert watcher.intact() is None
+
+
+@pytest.mark.parametrize("change", [
+    lambda w: w.argument_spans.append((0, 1 << 62)),
+    lambda w: w.launches.clear(),
+    lambda w: setattr(w.launches[0], "stream", None),
+])
+def test_a_launch_windows_records_cannot_change_in_place(tmp_path, change):
+    watcher, contestant, tracer = armed(tmp_path)
+    with tracer.watch("solution") as window:
+        tracer._record("add_kernel", 7)
+        with pytest.raises(AttributeError):
+            change(window)
+
+
+@pytest.mark.parametrize("tamper, named", [
+    (lambda w: setattr(w, "argument_spans", w.argument_spans + ((0, 1 << 62),)), "changed the window's argument_spans"),
+    (lambda w: setattr(w, "launches", ()), "changed the window's launches"),
+    (lambda w: setattr(w, "wrote", lambda tensor: True), "replaced the window's method wrote"),
+    (lambda w: setattr(w, "streams", lambda: set()), "replaced the window's method streams"),
+    (lambda w: setattr(w, "__class__", type("Open", (Window,), {"wrote": lambda self, tensor: True})),
+     "changed the window's class"),
+])
+def test_a_launch_window_changed_by_candidate_code_is_named(tmp_path, tamper, named):
+    """The window is read after the call: a span added (every output then looks written by a kernel),
+    a launch taken out, ``wrote`` or ``streams`` answered by candidate code."""
+    watcher, contestant, tracer = armed(tmp_path)
+    with tracer.watch("solution") as window:
+        tracer._record("add_kernel", 7)
+        tamper(window)
+    assert named in (watcher.intact() or "")
