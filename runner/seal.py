@@ -95,9 +95,8 @@ class Seal(NamedTuple):
     wired: tuple[tuple[tuple[str, str], Any], ...]
     window: tuple = ()  # (window, its class, its wired values): the launch window of the latest call
 
-
     @classmethod
-    def of(cls, **objects: Any) -> "Seal":
+    def of(cls, **objects: Any) -> Seal:
         """Seal ``objects`` (by their labels in ``WIRING``) as they are now."""
         objects["tally"] = objects["contestant"].compute_calls
         wired = tuple(((label, name), vars(owner).get(name)) for label, owner in objects.items()
@@ -105,7 +104,7 @@ class Seal(NamedTuple):
         return cls(objects["tracer"], objects["sentinel"], MappingProxyType(objects),
                    MappingProxyType({label: type(owner) for label, owner in objects.items()}), wired)
 
-    def renew(self, label: str, *names: str) -> "Seal":
+    def renew(self, label: str, *names: str) -> Seal:
         """This seal with these attributes of the object sealed as ``label``, which the runner set anew,
         sealed as they are now. This one is unchanged: whoever holds the seal decides which counts."""
         owner = vars(self.owners[label])
@@ -113,7 +112,7 @@ class Seal(NamedTuple):
         wired.update({(label, name): owner.get(name) for name in names})
         return self._replace(wired=tuple(wired.items()))
 
-    def windowed(self, window: Any) -> "Seal":
+    def windowed(self, window: Any) -> Seal:
         """This seal with ``window`` (the tracer makes one per call, and seals it again as each launch
         adds to it: kept apart from the rest, so that costs the launch little) sealed as it is now."""
         fields = vars(window)

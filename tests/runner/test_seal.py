@@ -318,7 +318,7 @@ def test_the_audit_hook_cannot_be_switched_off_through_the_sentinel(tmp_path):
         sentinel._AUDITING.busy = False
 
 
-def armed(tmp_path):
+def armed():
     """A sentinel (this file its candidate's) holding the seal of a contestant's objects."""
     from ladder.runner.sentinel import Sentinel
 
@@ -337,9 +337,9 @@ def armed(tmp_path):
     lambda watcher, forged: hold(watcher, **{label: owner for label, owner in forged.owners.items()
                                              if label not in ("sentinel", "tally")}),
 ])
-def test_the_sentinels_seal_is_neither_dropped_nor_replaced(tmp_path, replace):
+def test_the_sentinels_seal_is_neither_dropped_nor_replaced(replace):
     """A seal made again over the changed state, or none, would see no change."""
-    watcher, contestant, tracer = armed(tmp_path)
+    watcher, contestant, tracer = armed()
     kept = watcher.seal
     watcher.solution = "/elsewhere.py"
     forged = Seal.of(contestant=contestant, tracer=tracer, sentinel=watcher, backend=contestant.backend,
@@ -358,21 +358,21 @@ def test_the_sentinels_seal_is_neither_dropped_nor_replaced(tmp_path, replace):
     lambda seal: object.__setattr__(seal, "wired", ()),
     lambda seal: setattr(seal, "owners", {}),
 ])
-def test_a_seal_cannot_change_in_place(tmp_path, change):
-    watcher, contestant, tracer = armed(tmp_path)
+def test_a_seal_cannot_change_in_place(change):
+    watcher, _, _ = armed()
     watcher.solution = "/elsewhere.py"
     with pytest.raises((AttributeError, TypeError)):
         change(watcher.seal)
     assert watcher.intact() == "candidate code changed the sentinel's solution"
 
 
-def test_candidate_code_cannot_seal_the_contestants_attributes_itself(tmp_path):
+def test_candidate_code_cannot_seal_the_contestants_attributes_itself():
     """The runner seals what it sets anew as it sets it (``Contestant._set``); called from candidate
     code (this file is the candidate's), it would seal what the candidate chose."""
     from ladder.runner.contestant import Contestant
     from ladder.runner.sentinel import Refused
 
-    watcher, contestant, tracer = armed(tmp_path)
+    watcher, contestant, tracer = armed()
     player = Contestant("solution", sandboxed=True, backend=contestant.backend, tracer=tracer)
     player.sentinel = watcher
     with pytest.raises(Refused):
@@ -380,8 +380,8 @@ def test_candidate_code_cannot_seal_the_contestants_attributes_itself(tmp_path):
     assert watcher.violations == ["candidate code set the contestant's sealed attributes itself"]
 
 
-def test_a_launch_window_is_sealed_as_the_tracer_records_in_it(tmp_path):
-    watcher, contestant, tracer = armed(tmp_path)
+def test_a_launch_window_is_sealed_as_the_tracer_records_in_it():
+    watcher, _, tracer = armed()
     with tracer.watch("solution") as window:
         tracer._record("add_kernel", None)
         tracer._record("add_kernel", 7)
@@ -394,8 +394,8 @@ def test_a_launch_window_is_sealed_as_the_tracer_records_in_it(tmp_path):
     lambda w: w.launches.clear(),
     lambda w: setattr(w.launches[0], "stream", None),
 ])
-def test_a_launch_windows_records_cannot_change_in_place(tmp_path, change):
-    watcher, contestant, tracer = armed(tmp_path)
+def test_a_launch_windows_records_cannot_change_in_place(change):
+    _, _, tracer = armed()
     with tracer.watch("solution") as window:
         tracer._record("add_kernel", 7)
         with pytest.raises(AttributeError):
@@ -410,10 +410,10 @@ def test_a_launch_windows_records_cannot_change_in_place(tmp_path, change):
     (lambda w: setattr(w, "__class__", type("Open", (Window,), {"wrote": lambda self, tensor: True})),
      "changed the window's class"),
 ])
-def test_a_launch_window_changed_by_candidate_code_is_named(tmp_path, tamper, named):
+def test_a_launch_window_changed_by_candidate_code_is_named(tamper, named):
     """The window is read after the call: a span added (every output then looks written by a kernel),
     a launch taken out, ``wrote`` or ``streams`` answered by candidate code."""
-    watcher, contestant, tracer = armed(tmp_path)
+    watcher, _, tracer = armed()
     with tracer.watch("solution") as window:
         tracer._record("add_kernel", 7)
         tamper(window)
