@@ -3,7 +3,9 @@ getattr is the builtin looked up in the shared, unsnapshotted builtins dict. Rep
 `__builtins__["getattr"]` with one that answers True for ("busy", False) turns every audited refusal off
 (frames, gc, ctypes, exec, file writes, /proc, processes...). Used here for frames: forward, an honest
 kernel, walks up to the contestant's `go` and moves its start event, so the events claim ~half the real
-time (inside the host-clock bound of 2x + 0.5 ms). Names are built at run time."""
+time (inside the host-clock bound of 2x + 0.5 ms). Names are built at run time. (As the judge was when
+this was written: the runner's modules now read their own copy of the builtins, snapshotted when the
+sentinel arms, and the busy flag is a thread-local of the sentinel module.)"""
 import sys
 import time
 
