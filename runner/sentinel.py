@@ -242,8 +242,9 @@ class Sentinel:
             return self.violations[0]
         if getattr(_AUDITING, "busy", False):  # only ever on inside the hook, never when the runner checks
             return "candidate code switched the audit hook off"
+        seal = held(self)
         return (self.timing_intact() or self._hooks_intact() or self._harness_intact()
-                or (held(self).broken() if held(self) is not None else None))
+                or (seal.broken() if seal is not None else None))
 
     def timing_intact(self) -> str | None:
         """The first timing primitive replaced since arming, or None (cheap: checked after every call)."""
