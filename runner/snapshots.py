@@ -27,7 +27,7 @@ import os
 import sys
 import types
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ladder.runner.own_builtins import BUILTINS
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
@@ -37,20 +37,25 @@ RUNNER = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _getframe = sys._getframe  # bound before any candidate code runs
 
 
-@dataclass
+@dataclass(frozen=True)
 class Snapshot:
     """A namespace as it was when armed: ``read()`` gives it as it is now; a value ``own(value)`` says
     the library itself put there is no change (torch wraps some of its functions when it imports a
-    part of itself lazily: importing torch._dynamo replaces ``torch.manual_seed``)."""
+    part of itself lazily: importing torch._dynamo replaces ``torch.manual_seed``). The copy is
+    read-only and the snapshot frozen: code that reached one could otherwise write the value it
+    substituted into the copy, and the comparison would find nothing changed."""
 
     label: str
     read: Callable[[], dict]
-    copy: dict
+    copy: Mapping[str, Any]
     own: Callable[[Any], bool] = lambda value: False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "copy", types.MappingProxyType(dict(self.copy)))
 
 
 def whole(label: str, namespace: Any) -> Snapshot:
-    return Snapshot(label, lambda: vars(namespace), dict(vars(namespace)))
+    return Snapshot(label, lambda: vars(namespace), vars(namespace))
 
 
 def without(label: str, module: Any, hidden: frozenset) -> Snapshot:
@@ -150,7 +155,7 @@ def libraries() -> list[Snapshot]:
         ("torch.overrides", torch.overrides),
         ("torch.utils._python_dispatch", sys.modules["torch.utils._python_dispatch"]))]
     taken.append(existing("builtins", builtins, None))
-    taken.append(Snapshot("the runner's builtins", lambda: BUILTINS, dict(BUILTINS)))  # each value by identity
+    taken.append(Snapshot("the runner's builtins", lambda: BUILTINS, BUILTINS))  # each value by identity
     # torch.Tensor gains no names of its own; one it gained would shadow what it inherits (``to``,
     # ``clone``, ``contiguous`` live on torch._C.TensorBase, which cannot be changed).
     taken.append(existing("torch.Tensor", torch.Tensor, "torch", _folder(torch), closed=True))

@@ -48,3 +48,21 @@ def test_the_runners_own_builtins_changed_in_place_are_named():
     finally:
         BUILTINS["getattr"] = original
     assert snapshots.first_change(taken) is None
+
+
+def test_a_snapshots_copy_cannot_be_rewritten_to_match_a_substitution():
+    """Code that reached a snapshot could write what it substituted into the copy too: the copy is
+    read-only and the snapshot frozen, so the substitution is still named."""
+    import dataclasses
+
+    import pytest
+
+    library = module(randn=len)
+    taken = [snapshots.whole("fakelib", library)]
+    forged = lambda *shape: None  # noqa: E731
+    library.randn = forged
+    with pytest.raises(TypeError):
+        taken[0].copy["randn"] = forged
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        taken[0].copy = dict(vars(library))
+    assert snapshots.first_change(taken) == "candidate code changed fakelib.randn"
