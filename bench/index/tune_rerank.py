@@ -7,8 +7,8 @@ weights), then scores every weighting of a grid by file-level recall@5 and MRR@1
 `ladder.indexer.search` ranks files. `--refine` instead starts from the current weights and moves
 STEP of weight from one feature to another while recall@5 + MRR@10 improves (finer than the grid,
 and seconds instead of the grid's many minutes), then prints the result per question set. Tuning
-questions are the `split: tune` halves of questions-symptoms.yaml, questions-blind4.yaml,
-questions-blind5.yaml and questions-blind6.yaml and the older development sets (questions.yaml, questions-heldout.yaml); the
+questions are the `split: tune` halves of questions-symptoms.yaml and questions-blind4.yaml to
+questions-blind6.yaml, and the older development sets (questions.yaml, questions-heldout.yaml); the
 held-out halves are never read. Prints the best weightings and the current one.
 """
 from __future__ import annotations

@@ -1,7 +1,10 @@
 """What the runner relies on, snapshotted: a change is named; a library's own rewrapping is not one."""
 from __future__ import annotations
 
+import dataclasses
 import types
+
+import pytest
 
 from ladder.runner import snapshots
 
@@ -53,10 +56,6 @@ def test_the_runners_own_builtins_changed_in_place_are_named():
 def test_a_snapshots_copy_cannot_be_rewritten_to_match_a_substitution():
     """Code that reached a snapshot could write what it substituted into the copy too: the copy is
     read-only and the snapshot frozen, so the substitution is still named."""
-    import dataclasses
-
-    import pytest
-
     library = module(randn=len)
     taken = [snapshots.whole("fakelib", library)]
     forged = lambda *shape: None  # noqa: E731
