@@ -2,11 +2,13 @@
 waves over the SMs, L2 reuse against HBM), on the target's hardware table."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ladder.diagnoser.triage import run_triage
 from ladder.diagnoser.triage.context import TriageContext
-from ladder.diagnoser.triage.detectors.source.tile_fit import Gemm, Tile, best_fit, fit, misfit
+from ladder.diagnoser.triage.detectors.source.tile_fit import Gemm, Tile, best_fit, fit, misfit, tail_loss
 from ladder.diagnoser.triage.source import parse_module
 from ladder.runner import hardware
 
@@ -102,6 +104,47 @@ def test_a_fixed_config_over_several_shapes_is_left_to_the_hardcoded_config_rule
     solution, problem = write_pair(tmp_path / "pair", (MISFIT / "solution.py").read_text(), str(folder / "problem.py"))
     found = {f.pattern for f in run_triage(solution, problem).findings}
     assert "nv.hardcoded-config" in found and "nv.tile-misfit" not in found
+
+
+def test_a_shape_every_good_tile_leaves_a_partial_last_wave_on_is_a_tail():
+    """3000-cube: 128x256 tiles feed the tensor cores fully but make 288 tiles, 2.18 per SM (the
+    busiest SMs run 3); the tiles that fill the waves feed them less. Comparing tiles alone finds
+    nothing; the tail split along K is what the shape lacks."""
+    big, cube = Tile(128, 256, 64, 8, 3), gemm(3000, 3000, 3000)
+    assert misfit(ctx(), big, cube) is None
+    tail = tail_loss(ctx(), [big], cube)
+    assert tail is not None and tail.current.tile == big and tail.split.tile == big
+    assert tail.current.balance == pytest.approx(288 / 132 / 3, abs=0.01) and tail.split_reach == 1.0
+    assert tail.best.reach < 0.8 * tail.split_reach
+
+
+def test_shapes_whose_waves_come_out_even_or_too_few_have_no_tail():
+    big = Tile(128, 256, 64, 8, 3)
+    assert tail_loss(ctx(), [big], gemm(4096, 4096, 4096)) is None     # 512 tiles, 3.88 per SM
+    assert tail_loss(ctx(), [big], gemm(1024, 2048, 8192)) is None     # 64 tiles: nv.small-grid's
+    assert tail_loss(ctx(), [big], gemm(1000, 1000, 1000)) is None     # 2 GFLOP: its tail costs under 2 us
+
+
+def _cube_of(tmp_path, size: int, tile: tuple[int, int]) -> tuple[str, str]:
+    from .triage_helpers import write_pair
+
+    block_m, block_n = tile
+    text = (MISFIT / "solution.py").read_text().replace("triton.cdiv(M, 64) * triton.cdiv(N, 64)", (
+        f"triton.cdiv(M, {block_m}) * triton.cdiv(N, {block_n})")).replace(
+        "BLOCK_M=64, BLOCK_N=64, BLOCK_K=32", f"BLOCK_M={block_m}, BLOCK_N={block_n}, BLOCK_K=64").replace(
+        "num_warps=4", "num_warps=8")
+    solution, problem = write_pair(tmp_path / f"cube{size}", text, str(MISFIT / "problem.py"))
+    Path(problem).write_text(Path(problem).read_text().replace("= 6144", f"= {size}"))
+    return solution, problem
+
+
+def test_the_finding_on_a_tail_names_the_wave_and_the_time_a_split_saves(tmp_path):
+    found = run_triage(*_cube_of(tmp_path, 3000, (128, 256))).findings
+    [finding] = [f for f in found if f.pattern == "nv.tile-misfit"]
+    detail = finding.evidence[0]["detail"]
+    assert "3000x3000x3008" in detail and "288 tiles are 2.18 per SM" in detail and "busiest SMs run 3" in detail
+    assert "along K" in detail and "27% off the GEMM's time" in detail
+    assert not [f for f in run_triage(*_cube_of(tmp_path, 4096, (128, 256))).findings if f.pattern == "nv.tile-misfit"]
 
 
 @pytest.mark.slow

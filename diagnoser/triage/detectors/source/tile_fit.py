@@ -17,8 +17,17 @@ the kernel can reach. The model multiplies three limits, each a fraction of the 
 The kernel's tile is measured against a set of standard Hopper tiles (wgmma-capable, fitting
 shared memory and 255 registers) on the same shape and order. A tile that reaches under
 `MISFIT` of the peak where one of those reaches `BETTER` times more is a misfit; a tile lowered to
-mma.sync is nv.mma-v2-on-hopper's, not this rule's. Device numbers come from the target's table
-(`ladder.runner.hardware`: SM count, L2 size and bandwidth, HBM bandwidth, flop/s per dtype).
+mma.sync is nv.mma-v2-on-hopper's, not this rule's.
+
+Some shapes have no good tile: every tile that feeds the tensor cores leaves a partial last wave
+(288 tiles of 128x256 on 132 SMs: the busiest SMs run 3 tiles while the average is 2.18), and the
+tiles without one are too small to feed them. Comparing tiles with tiles cannot see that, since
+they all lose it; what removes it is splitting the tiles past the last full wave along K (stream-K,
+or a persistent kernel that shares their K loops). So the best tile's reach is also measured
+against its reach with that tail split away (`tail_loss`): under `TAIL` of it, the finding says so.
+
+Device numbers come from the target's table (`ladder.runner.hardware`: SM count, L2 size and
+bandwidth, HBM bandwidth, flop/s per dtype).
 """
 from __future__ import annotations
 
@@ -32,10 +41,10 @@ from ladder.runner import hardware
 from ...context import LaunchAnalysis, TriageContext
 from ..common import Findings, source_evidence
 from .measures import (
+    IDLE_SECONDS,
     THREADS_PER_WARP,
     device,
     dot_version,
-    reports,
     runtime_loops,
     trips,
 )
@@ -43,6 +52,7 @@ from .measures import (
 MISFIT = 0.5         # a tile that reaches under half of the peak on its shape...
 BETTER = 1.5         # ...where a standard tile reaches 1.5x as much
 MIN_FLOPS = 1e9      # GEMMs smaller than this finish in microseconds whatever the tile
+TAIL = 0.8           # the best tile reaching under 80% of its reach with its last wave split along K
 ACC_REGISTERS = 128  # fp32 accumulator registers per thread a candidate may take (the rest: operands, addresses)
 
 
@@ -172,6 +182,55 @@ def misfit(ctx: TriageContext, tile: Tile, gemm: Gemm, resident: int | None = No
     return current, best
 
 
+@dataclass(frozen=True)
+class Tail:
+    """A shape no tile fits without a partial last wave."""
+
+    current: Fit         # the kernel's tile (of an autotuned launch's configs, the one the model ranks first)
+    best: Fit            # the tile, standard or the kernel's, that reaches most with its tail
+    split: Fit           # the tile that would reach most with the tiles past its last full wave split along K
+
+    @property
+    def split_reach(self) -> float:
+        return self.split.feed * self.split.hbm
+
+
+def tail_loss(ctx: TriageContext, tiles: list[Tile], gemm: Gemm) -> Tail | None:
+    """A Tail when the kernel's best tile and every standard tile reach under `TAIL` of what the
+    best of them would with its last wave split along K, and that costs the launch `IDLE_SECONDS`
+    or more. Fewer tiles than SMs is nv.small-grid's (no full wave to split after)."""
+    if gemm.flops < MIN_FLOPS or not tiles:
+        return None
+    own = [fit(ctx, tile, gemm) for tile in tiles]
+    current = max(own, key=lambda f: f.reach)
+    if current.tiles < device(ctx, "sm_count"):
+        return None
+    fits = own + [fit(ctx, tile, gemm) for tile in candidates(gemm.a_bits) if usable(ctx, tile, gemm)]
+    best = max(fits, key=lambda f: f.reach)
+    split = max(fits, key=lambda f: f.feed * f.hbm)
+    tail = Tail(current, best, split)
+    if best.reach >= TAIL * tail.split_reach:
+        return None
+    lost = gemm.flops / gemm.peak * (1 / current.reach - 1 / tail.split_reach)
+    return tail if lost >= IDLE_SECONDS else None
+
+
+def explain_tail(tail: Tail, gemm: Gemm, sm_count: int, configs: int) -> str:
+    """Why, in numbers: the kernel's tile, the tail of the tile that feeds the tensor cores best,
+    and the time splitting that tail would save (relative: the model's absolute reach runs high)."""
+    current, split = tail.current, tail.split
+    which = f"of its {configs} configs, the one this model ranks first: " if configs > 1 else ""
+    per_sm = split.tiles / sm_count
+    return (f"{which}a {current.tile.text()} tile on a {gemm.m}x{gemm.n}x{gemm.k} GEMM reaches about "
+            f"{current.reach:.0%} of the tensor-core peak ({current.tiles / sm_count:.2f} tiles per SM, "
+            f"{current.balance:.0%} of the SMs' time used, operands fed at {current.feed:.0%}). The tile that feeds "
+            f"the tensor cores best, {split.tile.text()}, leaves a partial last wave: {split.tiles} tiles are "
+            f"{per_sm:.2f} per SM, the busiest SMs run {math.ceil(per_sm)} while the average is {per_sm:.2f} "
+            f"({split.balance:.0%} of their time used), and no standard tile reaches more than {tail.best.reach:.0%} "
+            f"with its tail. Splitting the tiles past its last full wave along K (stream-K, or a persistent kernel "
+            f"sharing their K loops) would take about {1 - current.reach / tail.split_reach:.0%} off the GEMM's time")
+
+
 def explain(current: Fit, best: Fit, gemm: Gemm) -> str:
     """Why, in numbers: each limit of the tile against the best standard tile's."""
     parts = []
@@ -236,26 +295,49 @@ def detect_tile_fit(ctx: TriageContext) -> list[Finding]:
     """nv.tile-misfit: a GEMM launch whose tile reaches under half of the tensor-core peak on the
     shape it runs (operand feed from L2, waves over the SMs, L2 reuse against HBM) where a standard
     Hopper tile would reach 1.5x as much. One shape is enough: a tile is judged against the work it
-    is given, so a fixed config that fits its only shape badly is found too.
+    is given, so a fixed config that fits its only shape badly is found too. Where no tile fits
+    without a partial last wave (`tail_loss`), the finding says that instead.
 
     Not for a dot that lowers to mma.sync or FMA (nv.mma-v2-on-hopper, nv.no-tensor-core say why),
     nor for one outside a runtime K loop (its program's work is one tile), nor for a kernel
-    nv.hardcoded-config reports (`fixed_across_shapes`)."""
+    nv.hardcoded-config reports (`fixed_across_shapes`). An autotuned launch is judged as a whole:
+    a misfit only when every config is one, a tail when the config the model ranks first has it."""
     found = Findings()
     fixed = fixed_across_shapes(ctx)
-    for name, report, analysis in reports(ctx):
-        if analysis is None or name in fixed:
+    for variants in gemm_launches(ctx, fixed).values():
+        verdicts = [(analysis, tile, gemm, dot, misfit(ctx, tile, gemm)) for analysis, tile, gemm, dot in variants]
+        if all(verdict is not None for *_, verdict in verdicts):
+            for analysis, _, gemm, dot, verdict in verdicts:
+                found.add(ctx, "nv.tile-misfit", analysis.kernel.name, dot.line, "GEMM tile does not fit its shape",
+                          0.7, [source_evidence(ctx, dot.line, explain(*verdict, gemm))], analysis=analysis)
+            continue
+        analysis, _, gemm, dot = variants[0]
+        if len(analysis.report.dots) != 1:  # attention and other chains of dots: no one K loop to split
+            continue
+        tail = tail_loss(ctx, [tile for _, tile, *_ in variants], gemm)
+        if tail is None:
+            continue
+        detail = explain_tail(tail, gemm, device(ctx, "sm_count"), analysis.launch.variants)
+        for analysis, *_ in variants:
+            found.add(ctx, "nv.tile-misfit", analysis.kernel.name, dot.line, "GEMM tile does not fit its shape",
+                      0.6, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
+    return found.list()
+
+
+def gemm_launches(ctx: TriageContext, fixed: set[str]) -> dict[tuple[int, int], list[tuple[Any, Tile, Gemm, Any]]]:
+    """(analysis, tile, GEMM, dot) of each config of each launch (case, launch), for launches whose
+    dot lowers to wgmma inside a runtime K loop of two or more steps, of kernels not in `fixed`."""
+    launches: dict[tuple[int, int], list] = {}
+    for analysis in ctx.analyses:
+        if analysis.kernel.name in fixed:
             continue
         launch = launch_gemm(ctx, analysis)
         if launch is None:
             continue
         tile, gemm, dot = launch
-        if dot_version(dot, report.num_warps) != 3 or not runtime_loops(report, dot.loops) or trips(report, dot.loops) < 2:
+        report = analysis.report
+        looped = runtime_loops(report, dot.loops) and trips(report, dot.loops) >= 2
+        if dot_version(dot, report.num_warps) != 3 or not looped:
             continue
-        verdict = misfit(ctx, tile, gemm)
-        if verdict is None:
-            continue
-        detail = explain(*verdict, gemm)
-        found.add(ctx, "nv.tile-misfit", name, dot.line, "GEMM tile does not fit its shape", 0.7,
-                  [source_evidence(ctx, dot.line, detail)], analysis=analysis)
-    return found.list()
+        launches.setdefault((analysis.case_index, analysis.launch.group), []).append((analysis, tile, gemm, dot))
+    return launches
