@@ -147,6 +147,15 @@ def test_the_finding_on_a_tail_names_the_wave_and_the_time_a_split_saves(tmp_pat
     assert not [f for f in run_triage(*_cube_of(tmp_path, 4096, (128, 256))).findings if f.pattern == "nv.tile-misfit"]
 
 
+def test_attention_s_chain_of_dots_is_not_judged_as_one_gemm():
+    """QK^T then PV in one loop: the standard GEMM tiles (256x128) are no advice for attention."""
+    from .triage_helpers import ROOT
+
+    folder = ROOT / "kernels" / "level1" / "97_sdpa"
+    found = run_triage(str(folder / "solution.py"), str(folder / "problem.py")).findings
+    assert "nv.tile-misfit" not in {f.pattern for f in found}
+
+
 @pytest.mark.slow
 def test_the_compiled_kernel_confirms_the_misfit_and_keeps_the_wgmma_excerpt():
     from ladder.diagnoser.ir import facts_for

@@ -299,9 +299,10 @@ def detect_tile_fit(ctx: TriageContext) -> list[Finding]:
     without a partial last wave (`tail_loss`), the finding says that instead.
 
     Not for a dot that lowers to mma.sync or FMA (nv.mma-v2-on-hopper, nv.no-tensor-core say why),
-    nor for one outside a runtime K loop (its program's work is one tile), nor for a kernel
-    nv.hardcoded-config reports (`fixed_across_shapes`). An autotuned launch is judged as a whole:
-    a misfit only when every config is one, a tail when the config the model ranks first has it."""
+    nor for one outside a runtime K loop (its program's work is one tile), nor for a chain of dots
+    such as attention (`gemm_launches`), nor for a kernel nv.hardcoded-config reports
+    (`fixed_across_shapes`). An autotuned launch is judged as a whole: a misfit only when every
+    config is one, a tail when the config the model ranks first has it."""
     found = Findings()
     fixed = fixed_across_shapes(ctx)
     for variants in gemm_launches(ctx, fixed).values():
@@ -312,8 +313,6 @@ def detect_tile_fit(ctx: TriageContext) -> list[Finding]:
                           0.7, [source_evidence(ctx, dot.line, explain(*verdict, gemm))], analysis=analysis)
             continue
         analysis, _, gemm, dot = variants[0]
-        if len(analysis.report.dots) != 1:  # attention and other chains of dots: no one K loop to split
-            continue
         tail = tail_loss(ctx, [tile for _, tile, *_ in variants], gemm)
         if tail is None:
             continue
@@ -326,7 +325,9 @@ def detect_tile_fit(ctx: TriageContext) -> list[Finding]:
 
 def gemm_launches(ctx: TriageContext, fixed: set[str]) -> dict[tuple[int, int], list[tuple[Any, Tile, Gemm, Any]]]:
     """(analysis, tile, GEMM, dot) of each config of each launch (case, launch), for launches whose
-    dot lowers to wgmma inside a runtime K loop of two or more steps, of kernels not in `fixed`."""
+    one dot lowers to wgmma inside a runtime K loop of two or more steps, of kernels not in `fixed`.
+    A chain of dots (attention: QK^T, then PV) is not one GEMM; its tiles answer to other limits
+    (the softmax state in registers), so the model's standard tiles would be the wrong advice."""
     launches: dict[tuple[int, int], list] = {}
     for analysis in ctx.analyses:
         if analysis.kernel.name in fixed:
@@ -336,6 +337,8 @@ def gemm_launches(ctx: TriageContext, fixed: set[str]) -> dict[tuple[int, int], 
             continue
         tile, gemm, dot = launch
         report = analysis.report
+        if len(report.dots) != 1:
+            continue
         looped = runtime_loops(report, dot.loops) and trips(report, dot.loops) >= 2
         if dot_version(dot, report.num_warps) != 3 or not looped:
             continue
