@@ -1,26 +1,21 @@
-"""Linear + Mish + Mish: an autotuned, pipelined Hopper GEMM whose operand loads are provably as wide
-as the rows allow on every case, both Mish applications on the fp32 accumulator with one
-exponential each.
+"""Linear + Mish + Mish: an autotuned, pipelined Hopper GEMM with 16-byte copies on every case, the
+K = 4500 case's operands copied once into rows padded to a whole number of K steps.
 
-The initial version already fused the epilogue but ran fixed 128x64x32 tiles (4 warps) in row-major
-program order (nv.gemm-no-grouped-order). On the 4500-wide case its rows start 9000 bytes apart, so
-Triton could prove no alignment at all: every operand load was a lone fp16 ld.global and the dot
-loop was not pipelined (nv.scalar-access, nv.unpipelined-loop), 10% of roofline. Here:
-- the K extent and the row strides reach the kernel in units of UNIT elements, the largest of 8, 4,
-  2, 1 that divides them (8 on the power-of-two cases, 4 on the 4500-wide one), multiplied back
-  inside, so each operand load is a 16-byte (8-byte on the 4500-wide case) cp.async the pipeliner
-  can stage, with no padded copy of x or W;
-- tiles are Hopper-sized (wgmma, 3-4 stages, 4-8 warps), autotuned per shape, and taken in groups of
-  GROUP_M row tiles so that consecutive programs read the same W tiles from L2; K steps are
-  unmasked where BLOCK_K divides K, and edge rows and columns are clamped onto valid ones in the
-  loop instead of masked (only the store masks them);
-- mish(v) = v tanh(softplus(v)) uses tanh(log(1 + t)) = n / (n + 2), n = t (t + 2), t = e^v: one
-  exponential and one division instead of exp, log, exp and a division, with t taken at
-  min(v, 20) (where the ratio is 1 in fp32) so nothing overflows; the epilogue runs on the two
-  column halves of the accumulator in turn, which keeps the 128x256 and 256x128 tiles (the
-  widest in the space) free of register spills on sm_90. On the 4500-wide case the 8-byte copies need more
-  address registers and the tiles of 4096 accumulator elements per warp still spill there, so the
-  autotuner's space is pruned to the smaller tiles for that alignment.
+The first agent round (2.104x) runs four cases at 47-78% of the roofline and the fifth (M=1500,
+K=4500, N=7500) at 28%: its rows are 9000 bytes apart, so the widest copy Triton can prove is 8
+bytes, and the widest tiles, which need 16-byte copies to fit in registers, are pruned there. Here that case's x and W are first copied into buffers whose rows are 4544 elements long
+(a multiple of BLOCK_K = 64, zeros past K = 4500; the zeros add nothing to any dot product). The
+copy reads and writes 81 MB, about 40 us at the H200's bandwidth, against a GEMM of 101 GFLOP that
+ran at 28% of its 128 us floor on 8-byte masked copies (the brief's IR facts for that case: 64-bit
+cp.async, masked, 128x128 tiles at one program per SM): here its copies are 16-byte and its K steps
+unmasked. Its output rows (7500 elements) stay unaligned, so the widest tiles stay pruned for it
+(they spill with narrow stores). Shapes whose K is already a multiple of 8 are not copied.
+
+The kernel is the first round's (grouped order, edge rows and columns clamped, both Mish on the fp32
+accumulator with one exponential each, the epilogue in column halves so the widest tiles do not
+spill on the aligned cases):
+- mish(v) = v tanh(softplus(v)) uses tanh(log(1 + t)) = n / (n + 2), n = t (t + 2), t = e^v, with t
+  taken at min(v, 20) (where the ratio is 1 in fp32) so nothing overflows.
 """
 import torch
 import torch.nn as nn
@@ -36,12 +31,14 @@ def _configs():
 
 
 def _fit(configs, named_args, **kwargs):
-    """Below 16-byte rows (the 4500-wide case) the narrower copies' addressing needs more registers:
-    the tiles of 4096 accumulator elements per warp (128x256 and 256x128 on 8 warps, 128x128 on 4)
-    spill there on sm_90, so they go."""
-    if kwargs["UNIT"] == 8:
-        return configs
-    return [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps]
+    """The tiles of 4096 accumulator elements per warp (128x256 and 256x128 on 8 warps, 128x128 on 4)
+    spill on sm_90 unless every copy and store is 16 bytes wide and no K step is masked: the K = 4500
+    case's output rows (7500 elements) are not 16-byte aligned, so there they go even with its
+    operands padded."""
+    args = {**named_args, **kwargs}
+    k = args["k_units"] * args["UNIT"]
+    return [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps
+            or (args["UNIT"] == 8 and args["stride_ym"] % 8 == 0 and k % c.kwargs["BLOCK_K"] == 0)]
 
 
 @triton.jit
@@ -51,7 +48,7 @@ def mish(v):
     return v * (n / (n + 2.0))
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "k_units", "UNIT"], prune_configs_by={"early_config_prune": _fit})
+@triton.autotune(configs=_configs(), key=["M", "N", "k_units", "stride_ym", "UNIT"], prune_configs_by={"early_config_prune": _fit})
 @triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
 @triton.jit
 def linear_mish_mish_kernel(
@@ -118,6 +115,24 @@ def _unit(*tensors):
     return 1
 
 
+@triton.jit
+def pad_k_kernel(src_ptr, dst_ptr, K, stride_src, K_PADDED: tl.constexpr, BLOCK: tl.constexpr):
+    """One row of the padded copy: the source row, then zeros up to K_PADDED."""
+    row = tl.program_id(0).to(tl.int64)
+    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
+    value = tl.load(src_ptr + row * stride_src + cols, mask=cols < K, other=0.0)
+    tl.store(dst_ptr + row * K_PADDED + cols, value, mask=cols < K_PADDED)
+
+
+def _padded_k(t, k_padded):
+    """`t` (rows x K, unit column stride) copied into rows of `k_padded` elements, zeros past K."""
+    out = torch.empty((t.shape[0], k_padded), device=t.device, dtype=t.dtype)
+    block = 1024
+    pad_k_kernel[(t.shape[0], triton.cdiv(k_padded, block))](t, out, t.shape[1], t.stride(0), K_PADDED=k_padded,
+                                                             BLOCK=block)
+    return out
+
+
 class ModelNew(nn.Module):
     def __init__(self, in_features, out_features):
         super().__init__()
@@ -128,6 +143,9 @@ class ModelNew(nn.Module):
         w, b = self.linear.weight, self.linear.bias
         N = w.shape[0]
         unit = _unit(x, w)
+        if unit < 8:  # rows not 16-byte aligned: copy them into rows of a whole number of K steps
+            k_padded = triton.cdiv(K, 64) * 64
+            x, w, K, unit = _padded_k(x, k_padded), _padded_k(w, k_padded), k_padded, 8
         y = torch.empty((M, N), device=x.device, dtype=x.dtype)
 
         def grid(meta):
