@@ -147,3 +147,32 @@ def test_in_process_timing_does_not_count_the_judges_own_work_as_the_solutions(i
     report = result["solutions"]["candidate"]
     assert report["rejected"] is None and report["ok"]
     assert report["cases"][0]["time_ms"]["reps"] == 4
+
+
+def test_the_judge_holds_no_more_device_memory_than_the_timing_needs(interpreter, monkeypatch):
+    """On an 80 GB card a 4 GiB output left the contestants no room: the judge kept the last checked
+    output through the timing, and each verification's float64 temporaries stayed in its cache.
+    The timing now starts without the checked output, and each verification gives its cache back."""
+    import sys
+
+    from ladder.runner import case as case_module
+
+    released_from, at_timing = [], []
+
+    class CountingBackend(HostClockBackend):
+        def release_cached_memory(self):
+            released_from.append(sys._getframe(1).f_code.co_name)
+
+    time_case = case_module.time_case
+
+    def watched(case):
+        at_timing.append(case.last_native)
+        time_case(case)
+
+    monkeypatch.setitem(case_module.CASE_STAGES, "time", watched)  # the table evaluate runs
+    options = Options(seeds=2, seed=5, reps=6, cases=[0], contestants="in-process")
+    result = evaluate(str(ADD / "problem.py"), {"candidate": str(ADD / "solution.py")}, CountingBackend(), options)
+    verified = result["solutions"]["candidate"]["cases"][0]["verified_timed_calls"]
+    assert result["solutions"]["candidate"]["ok"] and verified >= 1
+    assert at_timing == [None]
+    assert released_from.count("verify") == verified
