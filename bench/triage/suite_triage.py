@@ -1,12 +1,15 @@
 """Triage every suite kernel (kernels/level*/NN_name) and save what fired where.
 
     PYTHONPATH=. python3 bench/triage/suite_triage.py [--ir auto|aot|cuda|none] [--only NAME] [--out PATH]
+    PYTHONPATH=. python3 bench/triage/suite_triage.py --runs bench/results/suite-agent --out FILE
 
 Rung 1 (source + traced launches) always runs; with IR facts (rung 3) the findings are checked
 against what the compiler produced: `aot` compiles for sm_90 without a device, `cuda` captures the
 JIT's own compilations on a GPU, `auto` picks `cuda` when a GPU is there. Writes the summary that
 `ladder explain ID` reads (bench/results/triage-suite.json, or $OUT/triage-suite.json when OUT is
-set) and prints the findings per kernel and a count per pattern.
+set) and prints the findings per kernel and a count per pattern. With `--runs`, the kernels are the
+best ones of an optimization run folder (`RUNS/level*/NAME/best.py`, each against its suite problem):
+what the ladder says about the kernels the loop ended with.
 """
 from __future__ import annotations
 
@@ -42,16 +45,16 @@ def facts(solution: Path, problem: Path, backend: str) -> tuple[list, str | None
         return [], f"no IR facts ({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})"
 
 
-def run(only: str | None, backend: str | None) -> dict:
+def run(only: str | None, backend: str | None, runs: Path | None = None) -> dict:
     from ladder.diagnoser.triage import run_triage
 
-    solutions = sorted(ROOT.glob("kernels/level*/*/solution.py"))
+    solutions = sorted(runs.glob("level*/*/best.py")) if runs else sorted(ROOT.glob("kernels/level*/*/solution.py"))
     if only:
         solutions = [s for s in solutions if only in s.parent.name]
     kernels = {}
     for index, solution in enumerate(solutions, 1):
         name = f"{solution.parent.parent.name}/{solution.parent.name}"
-        problem = solution.parent / "problem.py"
+        problem = ROOT / "kernels" / name / "problem.py"
         started = time.perf_counter()
         found_facts, note = facts(solution, problem, backend) if backend else ([], None)
         try:
@@ -100,12 +103,16 @@ def main() -> None:
     default_out = Path(os.environ["OUT"]) / "triage-suite.json" if os.environ.get("OUT") else \
         ROOT / "bench" / "results" / "triage-suite.json"
     parser.add_argument("--out", type=Path, default=default_out)
+    parser.add_argument("--runs", type=Path, default=None,
+                        help="triage the best kernels of this optimization run folder instead of the suite's")
     args = parser.parse_args()
+    if args.runs and args.out == default_out:
+        parser.error("--runs needs --out (the default is the suite's summary, which `ladder explain` reads)")
     backend = ir_backend(args.ir)
     started = time.perf_counter()
-    kernels = run(args.only, backend)
+    kernels = run(args.only, backend, args.runs)
     report = {"device": device(), "ir": backend or "none", "seconds": round(time.perf_counter() - started, 1),
-              "kernels": kernels,
+              "solutions": str(args.runs.resolve().relative_to(ROOT)) if args.runs else "kernels", "kernels": kernels,
               "counts": dict(Counter(f["pattern"] for e in kernels.values() for f in e["findings"]).most_common())}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1) + "\n")
