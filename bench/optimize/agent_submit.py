@@ -12,7 +12,8 @@ beat that best), then ``ladder optimize submit RUNS/KEY CANDIDATE --round N`` fo
 run waits on, with the first staged candidate the journal does not hold a round of yet (the n-th
 agent round plays the n-th candidate), so a call cut short is continued by the next and a
 candidate is never submitted twice. Each reply (the verdict and the next brief) is saved as
-RUNS/KEY/submit-rN.txt and printed.
+RUNS/KEY/submit-rN.txt and printed. Operators go in ``--only``'s order (else the manifest's), so a
+call with little device time plays the ones that matter most first.
 """
 from __future__ import annotations
 
@@ -49,8 +50,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     staged = json.loads((STAGED / "candidates.json").read_text())
     status, began = 0, time.monotonic()
-    for key, entries in staged.items():
-        if args.only and key not in args.only:
+    for key in args.only or list(staged):
+        entries = staged.get(key)
+        if entries is None:
+            print(f"{key}: no candidate is staged for it")
+            status = 1
             continue
         if args.deadline is not None and time.monotonic() - began > args.deadline - args.reserve:
             print(f"{key}: not begun ({args.deadline - (time.monotonic() - began):.0f} s left)")

@@ -59,3 +59,23 @@ def test_a_run_that_played_every_staged_candidate_gets_nothing(script, tmp_path,
     played(script, monkeypatch, [3, 4], waiting_for=5)
     assert script.main(["--runs", str(runs)]) == 0
     assert calls == [] and "all 2 staged candidates were submitted (rounds 3, 4)" in capsys.readouterr().out
+
+
+def test_operators_are_played_in_the_order_only_names_them(script, tmp_path, monkeypatch, capsys):
+    """A call cut short by its deadline must have played the operators asked for first, not the
+    manifest's first ones."""
+    other = "level1/19_relu"
+    manifest = json.loads((script.STAGED / "candidates.json").read_text())
+    manifest[other] = [{"file": "19_relu_r1.py", "summary": "relu"}]
+    (script.STAGED / "candidates.json").write_text(json.dumps(manifest))
+    runs = tmp_path / "runs"
+    for key in (KEY, other):
+        (runs / key).mkdir(parents=True)
+        (runs / key / "journal.jsonl").write_text("")
+    calls: list[tuple[str, ...]] = []
+    monkeypatch.setattr(script, "ladder", fake_ladder(calls, waiting_for=3))
+    played(script, monkeypatch, [], waiting_for=3)
+    assert script.main(["--runs", str(runs), "--only", other, KEY, "level1/99_unstaged"]) == 1
+    submitted = [call[2] for call in calls if call[:2] == ("optimize", "submit")]
+    assert submitted == [str((runs / other).resolve()), str((runs / KEY).resolve())]
+    assert "level1/99_unstaged: no candidate is staged for it" in capsys.readouterr().out
