@@ -348,7 +348,7 @@ def detect_ir_tile_fit(ctx: TriageContext) -> list[Finding]:
     which), and the programs resident per SM come from the compiled registers and shared memory;
     the shape is the source walk's. Launches the autotuner chooses among are left to the source
     rule, which judges every config; kernels nv.hardcoded-config reports are left to it, and
-    chains of dots (attention) are not judged as one GEMM by either."""
+    chains of dots (attention) are not one GEMM (`launch_gemm`)."""
     from .source.tile_fit import fixed_across_shapes, launch_gemm, misfit
 
     found = IRFindings(ctx)
@@ -359,8 +359,7 @@ def detect_ir_tile_fit(ctx: TriageContext) -> list[Finding]:
             continue
         resident = next((f.value.get("programs_per_sm") for f in _facts(ctx, "occupancy") if f.kernel == fact.kernel), None)
         for analysis in ctx.analyses:
-            one_dot = len(analysis.report.dots) == 1
-            if analysis.kernel.name != kernel or analysis.launch.variants > 1 or not one_dot:
+            if analysis.kernel.name != kernel or analysis.launch.variants > 1:
                 continue
             launch = launch_gemm(ctx, analysis)
             if launch is None or launch[2].line != fact.line:

@@ -250,13 +250,15 @@ def explain(current: Fit, best: Fit, gemm: Gemm) -> str:
 # ----------------------------------------------------------------------------- from a launch
 
 def launch_gemm(ctx: TriageContext, analysis: LaunchAnalysis) -> tuple[Tile, Gemm, Any] | None:
-    """(tile, GEMM, dot) of a launch whose kernel runs a tl.dot in a K loop on 2-D operands, with
-    M, N and K known; None otherwise."""
+    """(tile, GEMM, dot) of a launch whose kernel runs one tl.dot, in a K loop on 2-D operands, with
+    M, N and K known; None otherwise. A chain of dots (attention: QK^T, then PV) is not one GEMM:
+    its tiles answer to other limits (the softmax state in registers), so the model's standard
+    tiles would be the wrong advice."""
     from .matmul import gemm_dims, looped_dot, masked_rows
 
     report = analysis.report
     dot = looped_dot(report)
-    if dot is None or len(dot.a_shape) != 2:
+    if dot is None or len(dot.a_shape) != 2 or len(report.dots) != 1:
         return None
     m, n, k = gemm_dims(analysis)
     rows = masked_rows(analysis, dot)
@@ -300,34 +302,32 @@ def detect_tile_fit(ctx: TriageContext) -> list[Finding]:
 
     Not for a dot that lowers to mma.sync or FMA (nv.mma-v2-on-hopper, nv.no-tensor-core say why),
     nor for one outside a runtime K loop (its program's work is one tile), nor for a chain of dots
-    such as attention (`gemm_launches`), nor for a kernel nv.hardcoded-config reports
+    such as attention (`launch_gemm`), nor for a kernel nv.hardcoded-config reports
     (`fixed_across_shapes`). An autotuned launch is judged as a whole: a misfit only when every
     config is one, a tail when the config the model ranks first has it."""
     found = Findings()
     fixed = fixed_across_shapes(ctx)
     for variants in gemm_launches(ctx, fixed).values():
-        verdicts = [(analysis, tile, gemm, dot, misfit(ctx, tile, gemm)) for analysis, tile, gemm, dot in variants]
-        if all(verdict is not None for *_, verdict in verdicts):
-            for analysis, _, gemm, dot, verdict in verdicts:
-                found.add(ctx, "nv.tile-misfit", analysis.kernel.name, dot.line, "GEMM tile does not fit its shape",
-                          0.7, [source_evidence(ctx, dot.line, explain(*verdict, gemm))], analysis=analysis)
-            continue
-        analysis, _, gemm, dot = variants[0]
-        tail = tail_loss(ctx, [tile for _, tile, *_ in variants], gemm)
-        if tail is None:
-            continue
-        detail = explain_tail(tail, gemm, device(ctx, "sm_count"), analysis.launch.variants)
-        for analysis, *_ in variants:
+        first, _, gemm, dot = variants[0]
+        verdicts = [misfit(ctx, tile, gemm) for _, tile, gemm, _ in variants]
+        if all(verdict is not None for verdict in verdicts):
+            confidence, details = 0.7, [explain(*verdict, gemm) for verdict in verdicts]
+        else:
+            tail = tail_loss(ctx, [tile for _, tile, *_ in variants], gemm)
+            if tail is None:
+                continue
+            confidence = 0.6
+            details = [explain_tail(tail, gemm, device(ctx, "sm_count"), first.launch.variants)] * len(variants)
+        for (analysis, *_), detail in zip(variants, details):
             found.add(ctx, "nv.tile-misfit", analysis.kernel.name, dot.line, "GEMM tile does not fit its shape",
-                      0.6, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
+                      confidence, [source_evidence(ctx, dot.line, detail)], analysis=analysis)
     return found.list()
 
 
 def gemm_launches(ctx: TriageContext, fixed: set[str]) -> dict[tuple[int, int], list[tuple[Any, Tile, Gemm, Any]]]:
     """(analysis, tile, GEMM, dot) of each config of each launch (case, launch), for launches whose
-    one dot lowers to wgmma inside a runtime K loop of two or more steps, of kernels not in `fixed`.
-    A chain of dots (attention: QK^T, then PV) is not one GEMM; its tiles answer to other limits
-    (the softmax state in registers), so the model's standard tiles would be the wrong advice."""
+    one dot (`launch_gemm`) lowers to wgmma inside a runtime K loop of two or more steps, of kernels
+    not in `fixed`."""
     launches: dict[tuple[int, int], list] = {}
     for analysis in ctx.analyses:
         if analysis.kernel.name in fixed:
@@ -337,8 +337,6 @@ def gemm_launches(ctx: TriageContext, fixed: set[str]) -> dict[tuple[int, int], 
             continue
         tile, gemm, dot = launch
         report = analysis.report
-        if len(report.dots) != 1:
-            continue
         looped = runtime_loops(report, dot.loops) and trips(report, dot.loops) >= 2
         if dot_version(dot, report.num_warps) != 3 or not looped:
             continue
