@@ -7,9 +7,15 @@ can cite lines and fixes can splice text without reformatting the user's file.
 from __future__ import annotations
 
 import ast
+import functools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Optional
+
+# A line and its ending, split where Python's tokenizer splits (`\r\n`, `\r`, `\n`; not at form feeds).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
 
 class SourceError(ValueError):
     """The solution could not be read or parsed (a user mistake: reported in one line)."""
@@ -109,14 +115,32 @@ class SourceModule:
     tl_aliases: set[str]
     triton_aliases: set[str]
 
+    @functools.cached_property
+    def _lines(self) -> list[str]:
+        """The text's lines with their endings, split once: `ast.get_source_segment` splits the whole
+        text again, a character at a time, on every call, and the kernel walk asks for a segment per
+        expression it notes (seconds for a file with a few hundred of them)."""
+        return _LINE.findall(self.text)
+
     def line_text(self, line: Optional[int]) -> str:
         if not line:
             return ""
-        lines = self.text.splitlines()
+        lines = self._lines
         return lines[line - 1].strip() if 0 < line <= len(lines) else ""
 
     def segment(self, node: ast.AST) -> str:
-        return ast.get_source_segment(self.text, node) or ""
+        """`node`'s source text, as `ast.get_source_segment` gives it (columns are UTF-8 byte offsets)."""
+        end_line, end_col = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_line is None or end_col is None or not hasattr(node, "lineno"):
+            return ""
+        lines = self._lines
+        first, last = node.lineno - 1, end_line - 1
+        if not 0 <= first <= last < len(lines):
+            return ""
+        if first == last:
+            return lines[first].encode()[node.col_offset:end_col].decode()
+        return "".join([lines[first].encode()[node.col_offset:].decode(), *lines[first + 1:last],
+                        lines[last].encode()[:end_col].decode()])
 
     def canonical(self, node: ast.AST) -> Optional[str]:
         """`tl.load` / `triton.language.load` / `triton.cdiv` as 'tl.load' / 'triton.cdiv'."""
