@@ -18,12 +18,15 @@ from ..common import Findings, source_evidence
 from .measures import MIN_ACCESS_SHARE, reports, runtime_loops, trips
 
 
-def _written_params(report: KernelReport) -> set[str]:
-    return {a.base for a in report.accesses if a.op in ("store", "atomic") and a.base}
+def _written_params(report: KernelReport) -> dict[str, None]:
+    """The parameters the kernel stores through, in the order of its first access to each: a set's
+    order changes from one process to the next, and with it which of two tied tensors a finding named."""
+    return dict.fromkeys(a.base for a in report.accesses if a.op in ("store", "atomic") and a.base)
 
 
-def _read_params(report: KernelReport) -> set[str]:
-    return {a.base for a in report.accesses if a.op == "load" and a.base}
+def _read_params(report: KernelReport) -> dict[str, None]:
+    """The parameters the kernel loads through, in the order of its first access to each."""
+    return dict.fromkeys(a.base for a in report.accesses if a.op == "load" and a.base)
 
 
 # Torch ops that fill, copy or permute data without computing on it: not an epilogue to fuse (the
