@@ -24,7 +24,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
-from ladder.diagnoser import ladder
+from ladder.diagnoser import gap, ladder
 
 from ladder.diagnoser.subject import Subject, target_for
 
@@ -127,7 +127,6 @@ def deciding_case(record: dict, ceilings: dict) -> int | None:
     names the class to explain; `ladder diagnose` of a single kernel still profiles every case.
     None when every case already runs at the roofline (nothing for counters to explain).
     """
-    from ladder.diagnoser.gap import AT_ROOFLINE
     from ladder.diagnoser.profile import nvidia
 
     none = {"available": False, "why": "", "cases": {}, "errors": {}}
@@ -135,8 +134,8 @@ def deciding_case(record: dict, ceilings: dict) -> int | None:
         cases = nvidia.assemble(record, ceilings, none)["cases"]
     except RuntimeError:
         return None
-    below = [c for c in cases if c.get("efficiency") is not None and c["efficiency"] < AT_ROOFLINE]
-    return min(below, key=lambda c: c["efficiency"])["case"] if below else None
+    worst = gap.worst_case([c for c in cases if c.get("efficiency") is not None and c["efficiency"] < gap.AT_ROOFLINE])
+    return worst["case"] if worst else None
 
 
 def profile_all(jobs: list[dict], kernels: list[str], timeout: float) -> dict:
@@ -256,10 +255,9 @@ def _climb_all(jobs: list[tuple], workers: int | None) -> list[dict]:
 
 
 def summary_row(name: str, state: dict) -> dict:
-    """One line of the suite table: rung reached, the class of the slowest case, the findings, and
-    the seconds its climb took (each rung's and their sum)."""
-    cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]
-    worst = min(cases, key=lambda c: c["efficiency"]) if cases else None
+    """One line of the suite table: rung reached, the class of the worst case (`gap.worst_case`), the
+    findings, and the seconds its climb took (each rung's and their sum)."""
+    worst = gap.worst_case((state.get("profile") or {}).get("cases", []))
     patterns = sorted({f["pattern"] for f in state["findings"] if f.get("pattern")})
     return {
         "kernel": name, "reached": state["reached"],
@@ -309,12 +307,10 @@ def chain(name: str, state: dict) -> str:
     The chain follows rung 4's first answer: the facts it was about, the lower-rung finding on the
     same line (else the most confident one that can cause the worst case's class), and the code.
     """
-    from ladder.diagnoser import gap
     from ladder.diagnoser.evidence import fact_of
 
     lines = [f"{name} (reached rung {state['reached']}): {state['gap']['why']}"]
-    cases = [c for c in (state.get("profile") or {}).get("cases", []) if c.get("efficiency") is not None]
-    worst = min(cases, key=lambda c: c["efficiency"]) if cases else None
+    worst = gap.worst_case((state.get("profile") or {}).get("cases", []))
     if worst:
         lines.append(f"  symptom: case {worst['case']} at {worst['efficiency']:.0%} of its roofline floor, "
                      f"{worst.get('class')} ({worst.get('why')})")

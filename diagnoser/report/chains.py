@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ladder.diagnoser import gap
 from ladder.diagnoser.report import text
 from ladder.diagnoser.report.cards import Card, Site, same_file
 
@@ -145,8 +146,7 @@ def _measured(row: dict) -> str:
 
 
 def _worst_row(links: Links) -> dict | None:
-    rows = [c for c in links.cases.values() if c.get("efficiency") is not None]
-    return min(rows, key=lambda c: c["efficiency"]) if rows else None
+    return gap.worst_case(list(links.cases.values()))
 
 
 def _worst(links: Links) -> str:

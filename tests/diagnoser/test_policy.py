@@ -163,6 +163,31 @@ def test_what_explains_a_case(finding, case, explained):
     assert verdict["explained"] is explained
 
 
+def _site_case(case, time_us, floor_us, cls):
+    return {"case": case, "site": {"line": 10 + case}, "time_s": time_us * 1e-6, "floor_s": floor_us * 1e-6,
+            "efficiency": floor_us / time_us, "class": cls, "kernels": [f"k{case}"], "util_source": "ncu"}
+
+
+def test_a_scripts_worst_case_is_the_site_that_loses_the_most_time():
+    """FlagGems' argmax on the H100: the 49 us main pass at 45% of its floor, not the 4.5 us second
+    pass at 0.1% of its floor, is where the forward's time goes."""
+    from ladder.diagnoser import gap
+
+    main, second = _site_case(0, 49.0, 22.0, "latency-bound"), _site_case(1, 4.5, 0.0067, "launch-bound")
+    assert gap.worst_case([second, main])["case"] == 0
+    verdict = gap.assess({"cases": [main, second]}, [])
+    assert "worst: case 0 at 45% of its floor" in verdict["why"]
+
+
+def test_a_problems_worst_case_is_its_size_furthest_below_its_floor():
+    from ladder.diagnoser import gap
+
+    sizes = [{**_site_case(0, 49.0, 22.0, "memory-bound"), "site": None},
+             {**_site_case(1, 4.5, 0.45, "launch-bound"), "site": None}]
+    assert gap.worst_case(sizes)["case"] == 1
+    assert gap.worst_case([{"case": 0, "efficiency": None}]) is None
+
+
 # Module-level rungs: under time limits every rung runs in a child process, which imports them.
 def quick_triage(subject, state):
     return {"findings": [], "summary": "0 findings"}
