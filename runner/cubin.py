@@ -4,15 +4,24 @@
   (`nvdisasm -g`), so that SASS-level evidence (HGMMA vs HMMA, STL/LDL spills) can be tied to a line.
 - `resource_usage(cubin)`: registers, stack, shared and local bytes per kernel, as the binary
   records them (`cuobjdump --dump-resource-usage`).
+- `barriers(cubin)`: named barriers per kernel, from the flags of its `.text.NAME` section (bits
+  20-26, where the CUDA ELF keeps the count `ptxas -v` prints as "used N barriers").
 - `ptxas_report(ptx, ...)`: the spill stores/loads that only `ptxas -v` reports. Triton runs ptxas
-  itself but discards its log, so we run it again on the same PTX with the same flags.
+  itself but discards its log, so we run it again on the same PTX with the same flags; that costs
+  as much as the compile's own ptxas (seconds for a large kernel), so it is worth running only where
+  the kernel has a stack frame: spilled registers live there, and a kernel without one spills nothing.
+  Reports are kept in `$XDG_CACHE_HOME/ladder/ptxas` (`~/.cache` by default), by ptxas, flags and PTX.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import struct
 import subprocess
 import tempfile
+from pathlib import Path
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
@@ -52,20 +61,69 @@ def resource_usage(cubin: bytes) -> dict[str, dict[str, int]]:
     }
 
 
+_ELF64_HEADER = struct.Struct("<40xQ10xHHH")     # e_shoff; e_shentsize, e_shnum, e_shstrndx
+_ELF64_SECTION = struct.Struct("<IIQQQQ")        # sh_name, sh_type, sh_flags, sh_addr, sh_offset, sh_size
+_BARRIER_SHIFT, _BARRIER_MASK = 20, 0x7F
+
+
+def barriers(cubin: bytes) -> dict[str, int]:
+    """Per function in the cubin: the named barriers it uses, as its `.text.NAME` section's flags say."""
+    shoff, shentsize, shnum, shstrndx = _ELF64_HEADER.unpack_from(cubin, 0)
+    sections = [_ELF64_SECTION.unpack_from(cubin, shoff + index * shentsize) for index in range(shnum)]
+    names_at, names_size = sections[shstrndx][4], sections[shstrndx][5]
+    names = cubin[names_at:names_at + names_size]
+    found = {}
+    for name_offset, _, flags, _, _, _ in sections:
+        name = names[name_offset:names.index(b"\0", name_offset)].decode()
+        if name.startswith(".text."):
+            found[name[len(".text."):]] = (flags >> _BARRIER_SHIFT) & _BARRIER_MASK
+    return found
+
+
 _PTXAS_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
 _PTXAS_REGS = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?")
 
 
 def ptxas_report(ptx: str, arch: str, *, fmad: bool = True, extra_options: str | None = None) -> dict[str, int]:
-    """Spills and registers from `ptxas -v`, run with the flags Triton's make_cubin uses."""
+    """Spills and registers from `ptxas -v`, run with the flags Triton's make_cubin uses.
+
+    Kept on disk by what decides it (the ptxas binary, its flags, the PTX), as Triton keeps the
+    cubin: a kernel diagnosed again (a resumed climb, the loop's next round, every config of an
+    autotuned kernel whose compiles Triton's cache already answers) does not pay for ptxas twice.
+    """
+    ptxas = _tool("ptxas")
+    flags = ["-lineinfo", "-v", *([] if fmad else ["--fmad=false"]), *(extra_options.split() if extra_options else []),
+             f"--gpu-name={arch}"]
+    cached = _report_cache(ptxas, flags, ptx)
+    try:
+        return {key: int(value) for key, value in json.loads(cached.read_text()).items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass  # not cached yet, or an entry that does not read as a report: run ptxas
+    report = _run_ptxas(ptxas, flags, ptx)
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_text(json.dumps(report))
+        os.replace(partial, cached)
+    except OSError:
+        pass  # a read-only cache costs time, not the report
+    return report
+
+
+def _report_cache(ptxas: str, flags: list[str], ptx: str) -> Path:
+    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ladder" / "ptxas"
+    binary = os.stat(ptxas)
+    key = hashlib.sha256(json.dumps([ptxas, binary.st_size, binary.st_mtime_ns, flags, ptx]).encode()).hexdigest()
+    return root / f"{key}.json"
+
+
+def _run_ptxas(ptxas: str, flags: list[str], ptx: str) -> dict[str, int]:
     fd, path = tempfile.mkstemp(suffix=".ptx")
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(ptx)
-        command = [_tool("ptxas"), "-lineinfo", "-v", *([] if fmad else ["--fmad=false"]),
-                   *(extra_options.split() if extra_options else []), f"--gpu-name={arch}", path,
-                   "-o", path + ".o"]
-        log = subprocess.run(command, capture_output=True, text=True, check=True).stderr
+        log = subprocess.run([ptxas, *flags, path, "-o", path + ".o"], capture_output=True, text=True,
+                             check=True).stderr
     finally:
         for leftover in (path, path + ".o"):
             if os.path.exists(leftover):

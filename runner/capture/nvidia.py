@@ -2,7 +2,8 @@
 
 Both NVIDIA captures end with a triton `CompiledKernel`, the JIT's on a GPU (`ladder.runner.capture.jit`)
 and the compile-only aot backend's (`ladder.runner.backends.aot`), and describe it the same way: SASS and
-resources come from its cubin and a ptxas report (`ladder.runner.cubin`).
+resources come from its cubin and, for a kernel with a stack frame, a ptxas report
+(`ladder.runner.cubin`).
 """
 from __future__ import annotations
 
@@ -45,15 +46,13 @@ def nvidia_record(compiled: Any, jit_fn: Any, *, backend: str, signature: dict, 
 
 
 def nvidia_resources(compiled: Any) -> dict[str, Any]:
-    """Registers, spills, local and shared bytes of a compiled kernel, from its cubin and PTX."""
-    from triton.backends.nvidia.compiler import sm_arch_from_capability
-
+    """Registers, spills, local and shared bytes of a compiled kernel, from its cubin and, where it has
+    a stack frame to spill into, a ptxas report on its PTX (`ladder.runner.cubin`)."""
     from ladder.runner import cubin as cubin_tools
 
     meta = compiled.metadata
     usage = cubin_tools.resource_usage(compiled.asm["cubin"]).get(compiled.name, {})
-    report = cubin_tools.ptxas_report(compiled.asm["ptx"], sm_arch_from_capability(meta.target.arch),
-                                      fmad=meta.enable_fp_fusion, extra_options=meta.ptx_options)
+    report = _spill_report(compiled, usage)
     resources = {
         "registers": usage.get("registers", report.get("registers")),
         "spill_stores_bytes": report.get("spill_stores_bytes", 0),
@@ -62,13 +61,26 @@ def nvidia_resources(compiled: Any) -> dict[str, Any]:
         "local_bytes": usage.get("local_bytes", 0),
         # Triton allocates shared memory dynamically: metadata.shared is what a program needs.
         "shared_bytes": meta.shared + usage.get("static_shared_bytes", 0),
-        "barriers": report.get("barriers"),
+        "barriers": cubin_tools.barriers(compiled.asm["cubin"]).get(compiled.name, report.get("barriers")),
         "num_warps": meta.num_warps,
         "num_stages": meta.num_stages,
-        "source": "cuobjdump+ptxas",
+        "source": "cuobjdump+ptxas" if report else "cuobjdump",
     }
     # Filled by the driver once the module is loaded on a GPU: the numbers the hardware will use.
     if getattr(compiled, "n_regs", None) is not None:
         resources["driver_registers"] = compiled.n_regs
         resources["driver_spills"] = compiled.n_spills
     return resources
+
+
+def _spill_report(compiled: Any, usage: dict[str, int]) -> dict[str, int]:
+    """`ptxas -v`'s report, or nothing where the cubin shows no stack frame (so no spill)."""
+    from triton.backends.nvidia.compiler import sm_arch_from_capability
+
+    from ladder.runner import cubin as cubin_tools
+
+    if usage and usage.get("stack_bytes") == 0:
+        return {}
+    meta = compiled.metadata
+    return cubin_tools.ptxas_report(compiled.asm["ptx"], sm_arch_from_capability(meta.target.arch),
+                                    fmad=meta.enable_fp_fusion, extra_options=meta.ptx_options)

@@ -108,6 +108,39 @@ def test_resources_come_from_the_cubin_and_ptxas():
     assert kernel.resources["spill_stores_bytes"] == 0 and kernel.resources["num_warps"] == 8
 
 
+@pytest.mark.parametrize("launch", ["copy_aligned", "pressure", "matmul_hgmma", "reduce_loop", "barrier_loop",
+                                    "reduce_loop_one_warp", "tma_copy"])
+def test_resources_say_what_ptxas_says_and_ptxas_runs_again_only_for_a_stack_frame(launch):
+    """The cubin gives registers, the stack frame and the barriers; a second ptxas run, as slow as the
+    compile's own, is needed only for the spill bytes of a kernel with a stack frame to spill into."""
+    from triton.backends.nvidia.compiler import sm_arch_from_capability
+
+    from ladder.runner import cubin
+
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES[launch])
+    ptxas = cubin.ptxas_report(kernel.stages["ptx"], sm_arch_from_capability(90))
+    got = kernel.resources
+    assert {key: got[key] for key in ptxas} == ptxas
+    assert got["source"] == ("cuobjdump+ptxas" if ptxas["stack_bytes"] else "cuobjdump")
+
+
+def test_a_ptxas_report_is_kept_by_its_ptx_and_flags_and_a_corrupt_entry_runs_ptxas_again(tmp_path, monkeypatch):
+    from triton.backends.nvidia.compiler import sm_arch_from_capability
+
+    from ladder.runner import cubin
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["pressure"])  # spills: the capture asked ptxas
+    ptx, arch, kept = kernel.stages["ptx"], sm_arch_from_capability(90), tmp_path / "ladder" / "ptxas"
+    (entry,) = kept.glob("*.json")
+    report = json.loads(entry.read_text())
+    assert report["spill_stores_bytes"] == kernel.resources["spill_stores_bytes"] > 0
+    entry.write_text('{"stack_bytes": "many"')
+    assert cubin.ptxas_report(ptx, arch) == report and json.loads(entry.read_text()) == report
+    cubin.ptxas_report(ptx, arch, fmad=False)
+    assert len(list(kept.glob("*.json"))) == 2
+
+
 SOLUTION = '''
 import torch, triton, triton.language as tl
 from torch import nn
