@@ -10,10 +10,13 @@
   itself but discards its log, so we run it again on the same PTX with the same flags; that costs
   as much as the compile's own ptxas (seconds for a large kernel), so it is worth running only where
   the kernel has a stack frame: spilled registers live there, and a kernel without one spills nothing.
-  Reports are kept in `$XDG_CACHE_HOME/ladder/ptxas` (`~/.cache` by default), by ptxas, flags and PTX.
+
+What ptxas and nvdisasm print is kept in `$XDG_CACHE_HOME/ladder/cubin-tools` (`~/.cache` by default),
+by the tool, its flags and its input, compressed.
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -21,7 +24,9 @@ import re
 import struct
 import subprocess
 import tempfile
+import zlib
 from pathlib import Path
+from typing import Callable
 
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
@@ -43,9 +48,37 @@ def _with_cubin_file(cubin: bytes, command: list[str]) -> str:
         os.remove(path)
 
 
+def _kept_output(tool: str, flags: list[str], data: bytes, run: Callable[[], str]) -> str:
+    """What `run` gets from `tool` with `flags` on `data`, from the cache where that tool ran on
+    exactly this before (keyed by the binary, the flags and the bytes; an entry that does not read
+    back runs the tool again, and a cache that cannot be written costs time, not the answer)."""
+    binary = os.stat(tool)
+    identity = json.dumps([tool, binary.st_size, binary.st_mtime_ns, flags]).encode()
+    digest = hashlib.sha256(identity + bytes(1) + data).hexdigest()
+    kept = _cache_root() / f"{digest}.gz"
+    try:
+        return gzip.decompress(kept.read_bytes()).decode()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+        pass
+    text = run()
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.with_suffix(f".{os.getpid()}.tmp")
+        partial.write_bytes(gzip.compress(text.encode(), compresslevel=1))
+        os.replace(partial, kept)
+    except OSError:
+        pass
+    return text
+
+
+def _cache_root() -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ladder" / "cubin-tools"
+
+
 def sass(cubin: bytes) -> str:
     """SASS text with `//## File "...", line N` annotations before the instructions of each line."""
-    return _with_cubin_file(cubin, [_tool("nvdisasm"), "-g", "-c"])
+    command = [_tool("nvdisasm"), "-g", "-c"]
+    return _kept_output(command[0], command[1:], cubin, lambda: _with_cubin_file(cubin, command))
 
 
 _USAGE = re.compile(r"Function (\S+):\s*\n\s*REG:(\d+) STACK:(\d+) SHARED:(\d+) LOCAL:(\d+)")
@@ -89,35 +122,23 @@ def ptxas_report(ptx: str, arch: str, *, fmad: bool = True, extra_options: str |
 
     Kept on disk by what decides it (the ptxas binary, its flags, the PTX), as Triton keeps the
     cubin: a kernel diagnosed again (a resumed climb, the loop's next round, every config of an
-    autotuned kernel whose compiles Triton's cache already answers) does not pay for ptxas twice.
+    autotuned kernel whose compiles Triton's cache already answers) does not pay for ptxas twice;
+    so is the SASS of a cubin.
     """
     ptxas = _tool("ptxas")
     flags = ["-lineinfo", "-v", *([] if fmad else ["--fmad=false"]), *(extra_options.split() if extra_options else []),
              f"--gpu-name={arch}"]
-    cached = _report_cache(ptxas, flags, ptx)
-    try:
-        return {key: int(value) for key, value in json.loads(cached.read_text()).items()}
-    except (OSError, ValueError, AttributeError, TypeError):
-        pass  # not cached yet, or an entry that does not read as a report: run ptxas
-    report = _run_ptxas(ptxas, flags, ptx)
-    try:
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        partial = cached.with_suffix(f".{os.getpid()}.tmp")
-        partial.write_text(json.dumps(report))
-        os.replace(partial, cached)
-    except OSError:
-        pass  # a read-only cache costs time, not the report
+    log = _kept_output(ptxas, flags, ptx.encode(), lambda: _run_ptxas(ptxas, flags, ptx))
+    report: dict[str, int] = {}
+    if frame := _PTXAS_FRAME.search(log):
+        report["stack_bytes"], report["spill_stores_bytes"], report["spill_loads_bytes"] = map(int, frame.groups())
+    if regs := _PTXAS_REGS.search(log):
+        report["registers"] = int(regs.group(1))
+        report["barriers"] = int(regs.group(2) or 0)
     return report
 
 
-def _report_cache(ptxas: str, flags: list[str], ptx: str) -> Path:
-    root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "ladder" / "ptxas"
-    binary = os.stat(ptxas)
-    key = hashlib.sha256(json.dumps([ptxas, binary.st_size, binary.st_mtime_ns, flags, ptx]).encode()).hexdigest()
-    return root / f"{key}.json"
-
-
-def _run_ptxas(ptxas: str, flags: list[str], ptx: str) -> dict[str, int]:
+def _run_ptxas(ptxas: str, flags: list[str], ptx: str) -> str:
     fd, path = tempfile.mkstemp(suffix=".ptx")
     try:
         with os.fdopen(fd, "w") as handle:
@@ -128,10 +149,4 @@ def _run_ptxas(ptxas: str, flags: list[str], ptx: str) -> dict[str, int]:
         for leftover in (path, path + ".o"):
             if os.path.exists(leftover):
                 os.remove(leftover)
-    report: dict[str, int] = {}
-    if frame := _PTXAS_FRAME.search(log):
-        report["stack_bytes"], report["spill_stores_bytes"], report["spill_loads_bytes"] = map(int, frame.groups())
-    if regs := _PTXAS_REGS.search(log):
-        report["registers"] = int(regs.group(1))
-        report["barriers"] = int(regs.group(2) or 0)
-    return report
+    return log

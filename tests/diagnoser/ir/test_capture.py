@@ -124,21 +124,28 @@ def test_resources_say_what_ptxas_says_and_ptxas_runs_again_only_for_a_stack_fra
     assert got["source"] == ("cuobjdump+ptxas" if ptxas["stack_bytes"] else "cuobjdump")
 
 
-def test_a_ptxas_report_is_kept_by_its_ptx_and_flags_and_a_corrupt_entry_runs_ptxas_again(tmp_path, monkeypatch):
+def test_what_ptxas_and_nvdisasm_print_is_kept_by_their_input_and_flags_and_a_corrupt_entry_runs_them_again(
+        tmp_path, monkeypatch):
     from triton.backends.nvidia.compiler import sm_arch_from_capability
 
     from ladder.runner import cubin
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["pressure"])  # spills: the capture asked ptxas
-    ptx, arch, kept = kernel.stages["ptx"], sm_arch_from_capability(90), tmp_path / "ladder" / "ptxas"
-    (entry,) = kept.glob("*.json")
-    report = json.loads(entry.read_text())
+    kept = tmp_path / "ladder" / "cubin-tools"
+    (kernel,) = aot_kernels(ir_kernels.LAUNCHES["pressure"])  # spills: the capture asked ptxas too
+    entries = sorted(kept.glob("*.gz"))
+    assert len(entries) == 2   # the SASS and the ptxas log
+    ptx, arch = kernel.stages["ptx"], sm_arch_from_capability(90)
+    report = cubin.ptxas_report(ptx, arch)
     assert report["spill_stores_bytes"] == kernel.resources["spill_stores_bytes"] > 0
-    entry.write_text('{"stack_bytes": "many"')
-    assert cubin.ptxas_report(ptx, arch) == report and json.loads(entry.read_text()) == report
+    for entry in entries:
+        entry.write_bytes(b"not gzip")
+    assert cubin.ptxas_report(ptx, arch) == report
+    (again,) = aot_kernels(ir_kernels.LAUNCHES["pressure"])
+    assert again.stages["sass"] == kernel.stages["sass"] and "STL" in kernel.stages["sass"]
+    assert sorted(kept.glob("*.gz")) == entries
     cubin.ptxas_report(ptx, arch, fmad=False)
-    assert len(list(kept.glob("*.json"))) == 2
+    assert len(list(kept.glob("*.gz"))) == 3
 
 
 SOLUTION = '''
