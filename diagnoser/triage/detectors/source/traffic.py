@@ -69,9 +69,9 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
             report = reports.get((trace.index, launch.index)) or by_kernel.get(launch.kernel)
             if report is None:
                 continue
-            tensors = launch.tensors()
+            tensors, read = launch.tensors(), _read_params(report)
             epilogue_like = not any(runtime_loops(report, d.loops) for d in report.dots)
-            for param in (_read_params(report) if epilogue_like else ()):
+            for param in (read if epilogue_like else ()):
                 arg = tensors.get(param)
                 if arg is None or arg.storage not in written:
                     continue
@@ -80,7 +80,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
                     continue  # one kernel launched in a loop accumulating into its own output
                 # Fused, the consumer's re-reads of what the producer already read go too.
                 shared = sum(a.numel * a.elem_size for p, a in tensors.items()
-                             if p in _read_params(report) and a.storage in read_by.get(id(producer), set()))
+                             if p in read and a.storage in read_by.get(id(producer), set()))
                 if not _real_share(size + shared, total):
                     continue
                 detail = (f"{launch.kernel} reads `{param}` ({size / 2**20:.1f} MiB), which {producer.kernel} wrote "
@@ -89,7 +89,7 @@ def detect_unfused(ctx: TriageContext) -> list[Finding]:
                           + ": an HBM round trip the producer could avoid by applying this work before its store")
                 found.add(ctx, "nv.unfused-epilogue", launch.kernel, launch.line, "work split across kernels", 0.8,
                           [source_evidence(ctx, launch.line, detail)], trace.case)
-            read_by[id(launch)] = {tensors[p].storage for p in _read_params(report) if p in tensors}
+            read_by[id(launch)] = {tensors[p].storage for p in read if p in tensors}
             for param in _written_params(report):
                 arg = tensors.get(param)
                 if arg is not None and arg.storage is not None:
