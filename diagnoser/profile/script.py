@@ -15,7 +15,8 @@ as it weighs a KernelBench pair's (`ladder.diagnoser.gap`):
    replay time, the bytes its tensor arguments span and, for a dot kernel, the flops of the GEMM
    its operands form, through `roofline.classify` (the floor is `ladder.runner.roofline.floor_seconds`).
    A variant that ran faster than that floor spans memory it does not read (a paged cache, a
-   gather): its floor is unknown rather than wrong.
+   gather): its floor is unknown rather than wrong, until Nsight Compute measures its DRAM traffic
+   (point 3), from which it is placed again.
 3. Where Nsight Compute is present, it profiles the sites that carry most of the time (at most
    `NCU_SITES`, until `NCU_SHARE`), one replay each inside the profiler range, bounded by a launch
    count and a timeout, so any script finishes; those cases are then classed from the counters.
@@ -202,6 +203,23 @@ def _beyond_floor(case: dict) -> None:
         case["efficiency"] = None
 
 
+def _floor_from_traffic(case: dict, ceilings: dict, counters: dict) -> None:
+    """A site that beat the floor of the memory its arguments span (an embedding gather reads the
+    rows it is asked for, not the whole table) is placed again from the DRAM traffic Nsight Compute
+    measured, when that is less: a floor that cannot show traffic beyond what the kernel needed, but
+    a gap that says how far it runs from moving what it did move at full bandwidth."""
+    spanned, traffic = case.get("bytes") or 0.0, counters.get("dram_bytes") or 0.0
+    if not (case.get("efficiency") and case["efficiency"] > BEYOND_FLOOR and 0 < traffic < spanned):
+        return
+    placed = roofline.classify(case["time_s"], case["flops"] or 0.0, traffic,
+                               {"bandwidth": ceilings["bandwidth"], "flops": case["ceiling_flops"]}, 1, counters)
+    case.update(placed, bytes=traffic, spanned_bytes=spanned,
+                bytes_source=(f"the DRAM traffic Nsight Compute measured ({traffic / 2**20:.1f} MiB): its arguments "
+                              f"span {spanned / 2**20:.0f} MiB, more than it reads, so the floor is the traffic it made"
+                              " and cannot show traffic beyond what it needed"))
+    case.pop("floor_note", None)
+
+
 def profile_sites(script: str, argv: list[str] | None, cases: list[dict]) -> dict:
     """Nsight Compute over the cases carrying most of the time, in a run of its own (module docstring, point 3)."""
     chosen, share = heaviest([(case["site"]["share"], {**case["site"], "kernel": case["kernels"][0]})
@@ -228,6 +246,7 @@ def attach_counters(profile_output: dict, counters: dict) -> None:
         placed = roofline.classify(case["time_s"], case["flops"] or 0.0, case["bytes"] or 0.0,
                                    {"bandwidth": ceilings["bandwidth"], "flops": case["ceiling_flops"]}, 1, aggregated)
         case.update(placed)
+        _floor_from_traffic(case, ceilings, aggregated)
         _beyond_floor(case)
         case["ncu"] = nvidia.counters_summary(launches, aggregated)
         case["occupancy"] = nvidia.occupancy_from(aggregated)

@@ -75,6 +75,22 @@ def test_a_site_faster_than_its_arguments_floor_has_an_unknown_gap():
     assert gap.assess({"cases": [case]}, [])["why"].startswith("the gap is unknown")
 
 
+def test_a_gather_faster_than_its_arguments_floor_is_placed_from_the_dram_traffic_ncu_measured():
+    """Liger's embedding on the H100: the table spans 1 GiB, a lookup reads the rows it is asked for."""
+    gather = site("embedding_kernel", 80, 1, 0.1, 2 ** 30)
+    measured = script.assemble(FACTS, [gather], H200, "events")
+    launch = {**ncu.counters(ROWS[1]), "time_ns": 90_000.0}
+    launch["memory"] = {**launch.get("memory", {}), "dram_read_bytes": 200 * 2 ** 20, "dram_write_bytes": 100 * 2 ** 20}
+    script.attach_counters(measured, {"available": True, "why": "1 launch profiled", "errors": {},
+                                      "cases": {(0, f"site:{gather['key']}"): [launch]}})
+    (case,) = measured["cases"]
+    floor = 300 * 2 ** 20 / 4.2e12
+    assert case["bytes"] == 300 * 2 ** 20 and case["spanned_bytes"] == 2 ** 30 and "floor_note" not in case
+    assert case["efficiency"] == pytest.approx(floor / 1e-4)
+    assert "DRAM traffic Nsight Compute measured" in case["bytes_source"]
+    assert not gap.assess(measured, [])["why"].startswith("the gap is unknown")
+
+
 def test_a_site_whose_replay_failed_is_a_case_that_says_why():
     broken = site("broken_kernel", 90, 3, 1.0, 4096, timed=False)
     measured = script.assemble(FACTS, [COPY, broken], H200, "events")
