@@ -79,8 +79,15 @@ def _profile(report: dict, with_plots: bool) -> dict:
         "unplaced": ", ".join(unplaced),
         "cases": [_case_row(c) for c in cases], "split": _split(profile.get("split")),
         "notes": [f"case {c['case']}: {c.get('class') or '-'}: {c['why']}" for c in cases if c.get("why")]
-        + _guard_notes(cases),
+        + _floor_notes(cases) + _guard_notes(cases),
     }
+
+
+def _floor_notes(cases: list[dict]) -> list[str]:
+    """The cases whose floor is not the memory their arguments span: left unknown (the case ran
+    faster than that floor) or placed from the DRAM traffic Nsight Compute measured (a gather)."""
+    return [f"case {c['case']}: " + (c.get("floor_note") or f"floor from {c.get('bytes_source')}")
+            for c in cases if c.get("floor_note") or c.get("spanned_bytes")]
 
 
 def _guard_notes(cases: list[dict]) -> list[str]:

@@ -198,3 +198,15 @@ def test_what_the_guards_saw_in_the_forward_is_in_the_profile_notes_with_its_cas
     assert "cases 0, 1: not a kernel-only forward, timed as it is: forward calls torch compute ops: torch.relu" in text
     assert "not a kernel-only forward" in report.render(noted, "html")
     assert "not a kernel-only forward" not in report.render(softmax_report(), "markdown")
+
+
+def test_a_floor_that_is_not_the_arguments_span_says_so_in_the_profile_notes():
+    noted = softmax_report()
+    first, second = noted["profile"]["cases"][:2]
+    first.update(efficiency=None, floor_note="ran in 3.0x less than the floor its arguments give: floor unknown")
+    second.update(spanned_bytes=2 ** 30, bytes_source="the DRAM traffic Nsight Compute measured (300.0 MiB)")
+    text = report.render(noted, "markdown")
+    assert "case 0: ran in 3.0x less than the floor its arguments give" in text
+    assert "case 1: floor from the DRAM traffic Nsight Compute measured (300.0 MiB)" in text
+    assert "floor from" not in report.render(softmax_report(), "markdown")
+
