@@ -309,9 +309,9 @@ def detect_tile_fit(ctx: TriageContext) -> list[Finding]:
     fixed = fixed_across_shapes(ctx)
     for variants in gemm_launches(ctx, fixed).values():
         first, _, gemm, dot = variants[0]
-        verdicts = [misfit(ctx, tile, gemm) for _, tile, gemm, _ in variants]
-        if all(verdict is not None for verdict in verdicts):
-            confidence, details = 0.7, [explain(*verdict, gemm) for verdict in verdicts]
+        verdicts = [(misfit(ctx, tile, shape), shape) for _, tile, shape, _ in variants]
+        if all(verdict is not None for verdict, _ in verdicts):
+            confidence, details = 0.7, [explain(*verdict, shape) for verdict, shape in verdicts]
         else:
             tail = tail_loss(ctx, [tile for _, tile, *_ in variants], gemm)
             if tail is None:
