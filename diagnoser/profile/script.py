@@ -211,9 +211,7 @@ def _floor_from_traffic(case: dict, ceilings: dict, counters: dict) -> None:
     spanned, traffic = case.get("bytes") or 0.0, counters.get("dram_bytes") or 0.0
     if not (case.get("efficiency") and case["efficiency"] > BEYOND_FLOOR and 0 < traffic < spanned):
         return
-    placed = roofline.classify(case["time_s"], case["flops"] or 0.0, traffic,
-                               {"bandwidth": ceilings["bandwidth"], "flops": case["ceiling_flops"]}, 1, counters)
-    case.update(placed, bytes=traffic, spanned_bytes=spanned,
+    case.update(_placed_with_counters(case, traffic, ceilings, counters), bytes=traffic, spanned_bytes=spanned,
                 bytes_source=(f"the DRAM traffic Nsight Compute measured ({traffic / 2**20:.1f} MiB): its arguments "
                               f"span {spanned / 2**20:.0f} MiB, more than it reads, so the floor is the traffic it made"
                               " and cannot show traffic beyond what it needed"))
@@ -235,6 +233,12 @@ def profile_sites(script: str, argv: list[str] | None, cases: list[dict]) -> dic
     return counters
 
 
+def _placed_with_counters(case: dict, bytes_moved: float, ceilings: dict, counters: dict) -> dict:
+    """The case's roofline class and numbers read from its ncu counters, its floor from `bytes_moved`."""
+    return roofline.classify(case["time_s"], case["flops"] or 0.0, bytes_moved,
+                             {"bandwidth": ceilings["bandwidth"], "flops": case["ceiling_flops"]}, 1, counters)
+
+
 def attach_counters(profile_output: dict, counters: dict) -> None:
     """Each profiled site's counters into its case, and its class read from them."""
     ceilings = profile_output["ceilings"]
@@ -243,9 +247,7 @@ def attach_counters(profile_output: dict, counters: dict) -> None:
         aggregated = roofline.aggregate(launches or [])
         if aggregated is None or not case.get("time_s"):
             continue
-        placed = roofline.classify(case["time_s"], case["flops"] or 0.0, case["bytes"] or 0.0,
-                                   {"bandwidth": ceilings["bandwidth"], "flops": case["ceiling_flops"]}, 1, aggregated)
-        case.update(placed)
+        case.update(_placed_with_counters(case, case["bytes"] or 0.0, ceilings, aggregated))
         _floor_from_traffic(case, ceilings, aggregated)
         _beyond_floor(case)
         case["ncu"] = nvidia.counters_summary(launches, aggregated)
