@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ladder.runner.capture import (CapturedKernel, LaunchInterceptor, cpu_stand_in, device_stand_in, fresh_compiles,
-                                   jsonable, nvidia_record, run_target, source_position)
+                                   jsonable, located_in, nvidia_record, run_target)
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 DEFAULT_TARGET = "sm90"
@@ -87,7 +87,7 @@ class AotCapture(LaunchInterceptor):
                                                                       specialization, options)
             source = ASTSource(jit_fn, signature, constexprs, attrs)
             kernel = triton.compile(source, target=self.target, options=options.__dict__)
-            if not _located_in(kernel, jit_fn):
+            if not located_in(kernel, jit_fn):
                 with fresh_compiles():
                     kernel = triton.compile(source, target=self.target, options=options.__dict__)
             record = nvidia_record(kernel, jit_fn, backend="aot", signature=signature, constexprs=constexprs,
@@ -132,16 +132,6 @@ class AotCapture(LaunchInterceptor):
             result = kernel if index == 0 else result
         autotuner.nargs = None
         return result
-
-
-def _located_in(kernel: Any, jit_fn: Any) -> bool:
-    """Whether a (possibly cached) kernel's IR points at this function's file.
-
-    Triton's disk cache keys on the source text, not the file: an identical kernel compiled from
-    another copy (a temp dir, another checkout) comes back with that copy's locations.
-    """
-    file, _ = source_position(jit_fn)
-    return file is None or f'"{file}":' in kernel.asm.get("ttir", "")
 
 
 def _failed_record(autotuner: Any, config: dict, error: Exception) -> CapturedKernel:

@@ -27,7 +27,7 @@ a solution's timed runs keep their kernels; it imports nothing of the runner).
 from __future__ import annotations
 
 from ladder.runner.capture.interceptor import LaunchInterceptor
-from ladder.runner.capture.jit import JitCapture, capture, fresh_compiles
+from ladder.runner.capture.jit import JitCapture, capture, fresh_compiles, located_in
 from ladder.runner.capture.nvidia import nvidia_record
 from ladder.runner.capture.record import STAGE_ORDER, CapturedKernel, jsonable, load, save, source_position
 from ladder.runner.capture.standins import REAL_FILL_ELEMENTS, cpu_stand_in, device_stand_in, torch_npu_stand_in
@@ -35,6 +35,6 @@ from ladder.runner.capture.workload import is_script, resolve_problem, run_scrip
 
 __all__ = [
     "STAGE_ORDER", "CapturedKernel", "JitCapture", "LaunchInterceptor", "REAL_FILL_ELEMENTS", "capture",
-    "cpu_stand_in", "device_stand_in", "fresh_compiles", "is_script", "jsonable", "load",
+    "cpu_stand_in", "device_stand_in", "fresh_compiles", "is_script", "jsonable", "load", "located_in",
     "nvidia_record", "resolve_problem", "run_script", "run_target", "save", "source_position", "torch_npu_stand_in",
 ]

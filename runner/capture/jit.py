@@ -13,7 +13,7 @@ from typing import Any, Iterator
 from ladder.runner.capture.labels import merge_and_label
 from ladder.runner.capture.nvidia import nvidia_record
 from ladder.runner.capture.picks import chosen_configs
-from ladder.runner.capture.record import CapturedKernel
+from ladder.runner.capture.record import CapturedKernel, source_position
 from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.capture.workload import run_target
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
@@ -27,7 +27,8 @@ class JitCapture:
     `knobs.runtime.launch_enter_hook` (each launch). The launch hook sees no grid, so while active
     each captured JITFunction gets a `launch_metadata` that adds it (chained to the user's own).
     A kernel compiled before the capture began is found by its function handle when it launches.
-    Compiles during the capture bypass Triton's on-disk cache (`fresh_compiles`).
+    Triton's on-disk cache serves the compiles as it does outside the capture; a kernel it served
+    from another copy of the same source is described by a fresh compile (`_described`).
     """
 
     def __init__(self) -> None:
@@ -42,8 +43,6 @@ class JitCapture:
         from triton import knobs
 
         self._previous_hook = knobs.runtime.jit_post_compile_hook
-        self._fresh = fresh_compiles()
-        self._fresh.__enter__()
         knobs.runtime.jit_post_compile_hook = self._on_compiled
         knobs.runtime.launch_enter_hook.add(self._on_launch)
         for jit_fn in _live_jit_functions():  # kernels the JIT already holds still report their grids
@@ -57,7 +56,6 @@ class JitCapture:
         knobs.runtime.jit_post_compile_hook = self._previous_hook
         knobs.runtime.launch_enter_hook.remove(self._on_launch)
         self._autotune.uninstall()
-        self._fresh.__exit__(*exc)
         for jit_fn, original in self._saved_metadata.values():
             jit_fn.launch_metadata = original
         self._saved_metadata.clear()
@@ -113,7 +111,7 @@ class JitCapture:
                 known.add(handle)
         for jit_fn, kernel, info in self._compiled:
             kernel = kernel.result() if hasattr(kernel, "result") else kernel  # async compile mode
-            record = nvidia_record(kernel, jit_fn, backend="cuda", signature=info["signature"],
+            record = nvidia_record(_described(kernel, jit_fn), jit_fn, backend="cuda", signature=info["signature"],
                                    constexprs=info["constants"], attrs=info["configs"][0])
             records.append(record)
             if kernel.function is not None:
@@ -122,6 +120,49 @@ class JitCapture:
             if handle in by_handle:
                 by_handle[handle].launches.append({"case": case, "grid": grid})
         return merge_and_label(records)
+
+
+def _described(kernel: Any, jit_fn: Any) -> Any:
+    """The kernel whose stages describe `jit_fn`'s own file.
+
+    Compiling every kernel afresh during a capture would cost rung 3 a second compile of everything
+    the script's earlier runs already put in the cache (tens of seconds for an autotuned script), to
+    guard against a rare hit: the same source compiled from another copy. Only such a kernel is
+    compiled again, with the options it was compiled with; the driver's numbers stay the loaded one's.
+    """
+    if located_in(kernel, jit_fn):
+        return kernel
+    import triton
+
+    options = {name: _tupled(value) for name, value in kernel.metadata._asdict().items()}
+    with fresh_compiles():
+        fresh = triton.compile(kernel.src, target=kernel.metadata.target, options=options)
+    return _OwnStages(kernel, fresh.asm)
+
+
+def _tupled(value: Any) -> Any:
+    """A metadata value as the compile options hold it: the cache's JSON turned their tuples to lists."""
+    return tuple(_tupled(item) for item in value) if isinstance(value, list) else value
+
+
+class _OwnStages:
+    """A loaded kernel seen through a fresh compile's stages (the same code, this file's locations)."""
+
+    def __init__(self, loaded: Any, asm: dict) -> None:
+        self._loaded, self.asm = loaded, asm
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loaded, name)
+
+
+def located_in(kernel: Any, jit_fn: Any) -> bool:
+    """Whether a (possibly cached) kernel's IR points at this function's file.
+
+    Triton's disk cache keys on the source text, not the file: an identical kernel compiled from
+    another copy (a temp dir, another checkout) comes back with that copy's locations.
+    """
+    file, _ = source_position(jit_fn)
+    return file is None or f'"{file}":' in kernel.asm.get("ttir", "")
 
 
 def _live_jit_functions() -> list[Any]:

@@ -13,7 +13,10 @@ those choices, so the capture compiles and describes only the configs the timed 
 choice was recorded the autotuner benchmarks as before.
 
 The choices are copied into a fresh, private cache for the capture: the capture's compiles never
-land in (or read kernels from) a cache another run keeps.
+land in a cache another run keeps. Kernels are read from ladder's own shared cache as well
+(`shared_kernels_read`), where the earlier rungs' runs of a script compiled them: a capture that
+compiled everything again spent tens of seconds of rung 3 on it. A contestant's cache, which a
+candidate's code writes, is never read.
 """
 from __future__ import annotations
 
@@ -83,9 +86,33 @@ def chosen_configs(solution: str | Path) -> Iterator[Path]:
         for choice in choices:
             (cache / choice.parent.name).mkdir(exist_ok=True)
             shutil.copyfile(choice, cache / choice.parent.name / choice.name)
+        if knobs.cache.manager_class is None:  # a cache manager of the user's is left alone
+            knobs.cache.manager_class = shared_kernels_read(knobs.cache.dir)
         knobs.cache.dir = str(cache)
         knobs.autotuning.cache = True
         yield cache
+
+
+def shared_kernels_read(shared: str) -> type:
+    """Triton's file cache, with compiled kernels it does not hold read from the `shared` cache.
+
+    Only kernel groups are read through (autotuner choices come from the private copies); a kernel
+    found there may carry another copy's source locations, which the capture checks
+    (`ladder.runner.capture.jit.located_in`)."""
+    from triton.runtime.cache import FileCacheManager
+
+    class SharedKernelsRead(FileCacheManager):
+        def get_group(self, filename: str) -> dict[str, str] | None:
+            own = super().get_group(filename)
+            if own is not None or not os.path.isdir(os.path.join(shared, self.key)):
+                return own
+            private, self.cache_dir = self.cache_dir, os.path.join(shared, self.key)
+            try:
+                return super().get_group(filename)
+            finally:
+                self.cache_dir = private
+
+    return SharedKernelsRead
 
 
 @contextlib.contextmanager

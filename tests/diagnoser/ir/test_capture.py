@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
@@ -272,12 +273,33 @@ def test_stand_in_fills_small_random_tensors_the_same_way_every_run():
 
 @pytest.fixture
 def gpu_stand_in():
-    """A stub driver that lets Triton's JIT compile for sm_90 and 'launch' through the real hook path.
-
-    The stub launcher does what the CUDA launcher does around a launch: it calls the launch hooks.
-    """
-    from triton.backends.compiler import GPUTarget
+    """A stub driver that lets Triton's JIT compile for sm_90 and 'launch' through the real hook path."""
     from triton.runtime import driver
+
+    saved = driver._active
+    driver.set_active(_launching_sm90_stub())
+    with fresh_compiles():  # a disk-cache hit would carry the file path of whichever copy compiled first
+        yield
+    driver._active = saved
+
+
+@pytest.fixture
+def gpu_stand_in_cached(tmp_path):
+    """The same stub driver with Triton's disk cache on, in a folder of the test's own."""
+    from triton import knobs
+    from triton.runtime import driver
+
+    saved = driver._active
+    driver.set_active(_launching_sm90_stub())
+    with knobs.cache.scope():
+        knobs.cache.dir = str(tmp_path / "triton-cache")
+        yield tmp_path
+    driver._active = saved
+
+
+def _launching_sm90_stub():
+    """The stub launcher does what the CUDA launcher does around a launch: it calls the launch hooks."""
+    from triton.backends.compiler import GPUTarget
 
     class Launcher:
         def __init__(self, src, metadata):
@@ -313,11 +335,7 @@ def gpu_stand_in():
 
             return time_it
 
-    saved = driver._active
-    driver.set_active(Sm90Stub())
-    with fresh_compiles():  # a disk-cache hit would carry the file path of whichever copy compiled first
-        yield
-    driver._active = saved
+    return Sm90Stub()
 
 
 def test_jit_capture_records_what_the_hooks_report(gpu_stand_in):
@@ -359,6 +377,70 @@ def test_jit_capture_leaves_out_the_autotuner_s_timing_launches(gpu_stand_in):
     assert len(session.kernels()) == 2  # both configs were compiled to be timed
     (chosen,) = launched
     assert len(chosen.launches) == 1 and chosen.launches[0]["grid"][0] in (4, 16)
+
+
+
+COPIED_KERNEL = textwrap.dedent('''
+    import triton
+    import triton.language as tl
+
+
+    @triton.jit
+    def twin_copy(src, dst, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(dst + offs, tl.load(src + offs, mask=offs < n), mask=offs < n)
+''')
+
+
+def _module_from(path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_jit_capture_reuses_the_cache_but_describes_this_file_where_the_cache_held_another_copy(gpu_stand_in_cached):
+    from ladder.runner.capture import JitCapture
+
+    first, second = gpu_stand_in_cached / "first_copy.py", gpu_stand_in_cached / "second_copy.py"
+    first.write_text(COPIED_KERNEL)
+    second.write_text(COPIED_KERNEL)
+    x = torch.empty(4096)
+    _module_from(first).twin_copy[(4,)](x, x, 4096, BLOCK=1024)  # the disk cache now holds first_copy's IR
+    with JitCapture() as session:
+        _module_from(second).twin_copy[(4,)](x, x, 4096, BLOCK=1024)
+        _module_from(first).twin_copy[(4,)](x, x, 4096, BLOCK=1024)
+    by_file = {kernel.file: kernel for kernel in session.kernels()}
+    assert set(by_file) == {str(first), str(second)}
+    for path, kernel in by_file.items():
+        assert f'"{path}":' in kernel.stages["ttir"] and Path(path).name in kernel.stages["ptx"]
+    assert by_file[str(first)].metadata["hash"] == by_file[str(second)].metadata["hash"]  # one compile, twice
+    assert by_file[str(second)].resources["driver_registers"] == 42  # the loaded kernel's driver numbers
+
+
+
+def test_a_capture_reads_the_kernels_earlier_runs_put_in_the_shared_cache(gpu_stand_in_cached, monkeypatch):
+    import runpy
+
+    from triton.compiler import ASTSource
+
+    from ladder.runner.capture import capture
+
+    elsewhere, script = gpu_stand_in_cached / "elsewhere", gpu_stand_in_cached / "script.py"
+    elsewhere.mkdir()
+    launch = "\nimport torch\nx = torch.empty(4096)\ntwin_copy[(4,)](x, x, 4096, BLOCK=1024)\n"
+    script.write_text(COPIED_KERNEL + launch)
+    (elsewhere / "script.py").write_text(COPIED_KERNEL + launch)
+    runpy.run_path(str(script))  # an earlier rung's run of the script: the shared cache holds its kernel
+    compiles = []
+    make_ir = ASTSource.make_ir
+    monkeypatch.setattr(ASTSource, "make_ir", lambda self, *args: compiles.append(self) or make_ir(self, *args))
+    (kernel,) = capture(script)
+    assert compiles == [] and f'"{script}":' in kernel.stages["ttir"]
+    (kernel,) = capture(elsewhere / "script.py")  # the shared cache's kernel says script.py, not this copy
+    assert len(compiles) == 1 and f'"{elsewhere / "script.py"}":' in kernel.stages["ttir"]
 
 
 AUTOTUNED_SCRIPT = textwrap.dedent('''
