@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ladder.diagnoser.profile import ncu, nvidia, roofline
 from ladder.diagnoser.profile.script_job import heaviest, site_seconds
+from ladder.runner import hardware
 from ladder.runner import roofline as runner_roofline
 
 DEVICE_TIMING = {"budget_s": 0.05, "min_reps": 10, "max_reps": 100, "total_s": 20.0}
@@ -204,18 +205,29 @@ def _beyond_floor(case: dict) -> None:
 
 
 def _floor_from_traffic(case: dict, ceilings: dict, counters: dict) -> None:
-    """A site that beat the floor of the memory its arguments span (an embedding gather reads the
-    rows it is asked for, not the whole table) is placed again from the DRAM traffic Nsight Compute
-    measured, when that is less: a floor that cannot show traffic beyond what the kernel needed, but
-    a gap that says how far it runs from moving what it did move at full bandwidth."""
+    """A site whose arguments span memory it never touched is placed again from the DRAM traffic
+    Nsight Compute measured: an embedding gather reads the rows it is asked for, not the whole table;
+    vLLM's cache write fills the slots it is given, not the whole cache. Such a site shows it either by
+    beating the floor of what its arguments span or by moving less than they span by more than the
+    L2 could have held back (written lines still dirty in it when the kernel ended). The traffic is
+    a floor that cannot show traffic beyond what the kernel needed, but a gap that says how far it
+    runs from moving what it did move at full bandwidth."""
     spanned, traffic = case.get("bytes") or 0.0, counters.get("dram_bytes") or 0.0
-    if not (case.get("efficiency") and case["efficiency"] > BEYOND_FLOOR and 0 < traffic < spanned):
+    if not (case.get("efficiency") and 0 < traffic < spanned):
+        return
+    if not (case["efficiency"] > BEYOND_FLOOR or spanned - traffic > _largest_l2_bytes()):
         return
     case.update(_placed_with_counters(case, traffic, ceilings, counters), bytes=traffic, spanned_bytes=spanned,
                 bytes_source=(f"the DRAM traffic Nsight Compute measured ({traffic / 2**20:.1f} MiB): its arguments "
-                              f"span {spanned / 2**20:.0f} MiB, more than it reads, so the floor is the traffic it made"
-                              " and cannot show traffic beyond what it needed"))
+                              f"span {spanned / 2**20:.0f} MiB, more than it reads or writes, so the floor is the "
+                              "traffic it made and cannot show traffic beyond what it needed"))
     case.pop("floor_note", None)
+
+
+def _largest_l2_bytes() -> float:
+    """The most an NVIDIA part in ladder's tables can keep in its L2 (the H200's 60 MB): lines a kernel
+    wrote and the L2 still holds when it ends never show in its DRAM traffic."""
+    return max(table.get("l2_bytes") or 0 for table in hardware.tables().values() if table.get("vendor") == "nvidia")
 
 
 def profile_sites(script: str, argv: list[str] | None, cases: list[dict]) -> dict:

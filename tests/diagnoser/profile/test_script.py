@@ -91,6 +91,34 @@ def test_a_gather_faster_than_its_arguments_floor_is_placed_from_the_dram_traffi
     assert not gap.assess(measured, [])["why"].startswith("the gap is unknown")
 
 
+
+def _with_dram_traffic(site_, read_mib, written_mib):
+    measured = script.assemble(FACTS, [site_], H200, "events")
+    launch = {**ncu.counters(ROWS[1]), "time_ns": 60_000.0}
+    launch["memory"] = {**launch.get("memory", {}), "dram_read_bytes": read_mib * 2 ** 20,
+                        "dram_write_bytes": written_mib * 2 ** 20}
+    script.attach_counters(measured, {"available": True, "why": "1 launch profiled", "errors": {},
+                                      "cases": {(0, f"site:{site_['key']}"): [launch]}})
+    return measured["cases"][0]
+
+
+def test_a_site_that_moved_far_less_than_its_arguments_span_is_placed_from_its_traffic_though_it_did_not_beat_the_floor():
+    """vLLM's reshape_and_cache on the H100: a 128 MiB cache, half its slots written: 104% of the span's floor."""
+    spanned = 192 * 2 ** 20
+    cache_write = site("reshape_and_cache_kernel_flash", 80, 1, spanned / 4.2e12 / 1.04 * 1e3, spanned)
+    case = _with_dram_traffic(cache_write, 64, 48)
+    assert case["bytes"] == 112 * 2 ** 20 and case["spanned_bytes"] == spanned
+    assert case["efficiency"] == pytest.approx(1.04 * 112 / 192)
+
+
+def test_a_site_whose_traffic_falls_short_of_its_span_by_what_the_l2_holds_keeps_the_span_s_floor():
+    """Written lines still in the L2 when the kernel ends never reach DRAM while it runs."""
+    spanned = 192 * 2 ** 20
+    copy = site("copy_kernel", 80, 1, spanned / 4.2e12 / 1.02 * 1e3, spanned)
+    case = _with_dram_traffic(copy, 96, 56)
+    assert case["bytes"] == spanned and "spanned_bytes" not in case and case["efficiency"] == pytest.approx(1.02)
+
+
 def test_a_site_whose_replay_failed_is_a_case_that_says_why():
     broken = site("broken_kernel", 90, 3, 1.0, 4096, timed=False)
     measured = script.assemble(FACTS, [COPY, broken], H200, "events")
