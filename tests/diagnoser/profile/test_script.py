@@ -102,7 +102,7 @@ def _with_dram_traffic(site_, read_mib, written_mib):
     return measured["cases"][0]
 
 
-def test_a_site_that_moved_far_less_than_its_arguments_span_is_placed_from_its_traffic_though_it_did_not_beat_the_floor():
+def test_a_site_that_moved_far_less_than_its_arguments_span_is_placed_from_its_traffic_short_of_the_floor():
     """vLLM's reshape_and_cache on the H100: a 128 MiB cache, half its slots written: 104% of the span's floor."""
     spanned = 192 * 2 ** 20
     cache_write = site("reshape_and_cache_kernel_flash", 80, 1, spanned / 4.2e12 / 1.04 * 1e3, spanned)
