@@ -276,12 +276,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--retry-failed", action="store_true", help="run again the scripts recorded as not completed")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    names_all = scripts(args.folder, args.only)
+    chosen = scripts(args.folder, args.only)
     store = Store(args.out)
     done = store.done(args.retry_failed)
-    todo = [p for p in names_all if p.stem not in done]
-    names = [p.stem for p in names_all]
-    print(f"diagnose_all: {len(names)} scripts, {len(names) - len(todo)} done before, {len(todo)} to run", flush=True)
+    todo = [p for p in chosen if p.stem not in done]
+    names = [p.stem for p in scripts(args.folder, [])]  # the summary judges the set, whatever --only ran
+    print(f"diagnose_all: {len(chosen)} scripts, {len(chosen) - len(todo)} done before, {len(todo)} to run",
+          flush=True)
     if todo and on_a_gpu(args.backend) and not (args.out / "ceilings.json").is_file():
         ceilings = measure_ceilings(args.out)
         print(f"diagnose_all: device ceilings {'measured' if ceilings['ok'] else 'NOT measured'} in "

@@ -60,6 +60,9 @@ def test_a_rerun_skips_the_scripts_already_done(driver, first_run, capsys):
     assert driver.main(["--set", str(folder), "--out", str(out), "--backend", "aot", "--small"]) == 0
     assert "2 done before, 0 to run" in capsys.readouterr().out
     assert (out / "scripts" / "run_scale.json").stat().st_mtime_ns == before
+    assert driver.main(["--set", str(folder), "--out", str(out), "--backend", "aot", "--only", "no_kernel"]) == 0
+    assert "1 scripts, 1 done before, 0 to run" in capsys.readouterr().out
+    assert json.loads((out / "summary.json").read_text())["completed"]["of"] == 2  # --only picks what runs, not the set
 
 
 def test_past_the_deadline_nothing_starts_and_the_run_says_to_resume(driver, tmp_path, capsys):
