@@ -49,3 +49,30 @@ def test_each_run_is_told_by_its_worst_case_and_what_holds_there(script, tmp_pat
     # the finding that holds only on the other case is not blamed for the worst one
     assert "nv.scalar-access@52, nv.hardcoded-config@70" in gemm and "nv.tiny-block" not in gemm
     assert "split failed: replay failed" in rows["level1/23_softmax"]
+
+
+def timed_run(root, key: str, worst: dict, baseline_device: str, last_device: str, compile_ms: float):
+    run = root / key
+    run.mkdir(parents=True)
+    timing = [{"case": 0, "label": CASES[0], "roofline_pct": 90.0, "time_ms": 1.0, "eager_ms": 1.0},
+              {"case": 1, "label": CASES[1], **worst}]
+    (run / "brief.json").write_text(json.dumps({"round": 2, "brief": {"round": 2, "timing": timing}}))
+    records = [{"kind": "baseline", "device": baseline_device, "torch_compile_ms": {"0": 1.0, "1": compile_ms}},
+               {"kind": "round", "round": 1, "device": last_device}]
+    (run / "journal.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+
+
+def test_the_worst_case_is_set_beside_how_close_eager_and_torch_compile_come_to_the_same_floor(script, tmp_path):
+    worst = {"roofline_pct": 40.0, "time_ms": 2.0, "eager_ms": 4.0}  # eager at 20% of the floor
+    timed_run(tmp_path, "level1/03_bmm", worst, "H200", "H200", compile_ms=1.0)  # torch.compile at 80%
+    timed_run(tmp_path, "level1/04_matvec", worst, "H200", "H200", compile_ms=8.0)  # at 10%
+    timed_run(tmp_path, "level1/17_mm_t", worst, "H200", "H100", compile_ms=1.0)  # another card: not comparable
+    out = tmp_path / "distance.md"
+    assert script.main(["--runs", str(tmp_path), "--out", str(out)]) == 0
+    text = out.read_text()
+    rows = {line.split(" | ")[0].strip("| "): line for line in text.splitlines() if line.startswith("| level")}
+    assert "n=3000: 40.0% | 20.0% / 80.0% |" in rows["level1/03_bmm"]
+    assert "| 20.0% / 10.0% |" in rows["level1/04_matvec"] and "| 20.0% / - |" in rows["level1/17_mm_t"]
+    assert ("3 operators with a case short of 75% of its floor, 1 have a worst case that neither eager nor "
+            "torch.compile brings closer to the floor than the best does (level1/04_matvec); 1 more") in text
+    assert "torch.compile not timed on that card (level1/17_mm_t)." in text
