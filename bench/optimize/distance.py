@@ -8,10 +8,11 @@ line and the findings at rung 1-3) and prints one row per operator: its cases' s
 the worst case, which kernel holds that case's time and how far that kernel is from its own floor,
 the findings that hold on the worst case, and how close the references come to the same floor on
 that case: PyTorch eager (timed beside the best in the same gate run) and torch.compile (timed once
-by the run's baseline, `journal.jsonl`, shown only where that ran on the same card). A worst case that neither reference brings closer to its
-floor than the best is one where the best already leads every implementation at hand: what is left
-is a distance no known implementation closes, not one the ladder left behind. Nothing is run or measured again; an operator whose best reaches 75% of its floor on every
-case needs no explanation and says so.
+by the run's baseline, `journal.jsonl`, shown only where that ran on the same card). A worst case
+that neither reference brings closer to its floor than the best is one where the best already leads
+every implementation at hand: what is left is a distance no known implementation closes, not one
+the ladder left behind. Nothing is run or measured again; an operator whose best reaches 75% of its
+floor on every case needs no explanation and says so.
 """
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ def row(run: Path, brief: dict) -> dict:
     worst = worst_case(brief)
     refs = references(worst, compile_times(run).get(str(worst["case"])))
     timed = [pct for pct in refs.values() if pct is not None]
-    return {**refs, "references_timed": len(timed), "references_no_closer": bool(timed) and max(timed) <= worst["roofline_pct"],
+    return {**refs, "references_timed": len(timed),
+            "references_no_closer": bool(timed) and max(timed) <= worst["roofline_pct"],
             "operator": "/".join(run.parts[-2:]), "round": brief["round"],
             "geomean_pct": statistics.geometric_mean(cases), "cases_within": sum(pct >= WITHIN for pct in cases),
             "cases": len(cases), "worst": worst["label"], "worst_pct": worst["roofline_pct"],
@@ -106,8 +108,8 @@ def markdown(rows: list[dict], runs: Path) -> str:
     behind = [r for r in rows if r["cases_within"] < r["cases"]]
     both = [r["operator"] for r in behind if r["references_no_closer"] and r["references_timed"] == 2]
     eager_only = [r["operator"] for r in behind if r["references_no_closer"] and r["references_timed"] == 1]
-    lines += ["", f"Of the {len(behind)} operators with a case short of 75% of its floor, {len(both)} have a worst case "
-              "that neither eager nor torch.compile brings closer to the floor than the best does"
+    lines += ["", f"Of the {len(behind)} operators with a case short of 75% of its floor, {len(both)} have a worst "
+              "case that neither eager nor torch.compile brings closer to the floor than the best does"
               + (f" ({', '.join(both)})" if both else "") + f"; {len(eager_only)} more have one that eager does not, "
               "with torch.compile not timed on that card" + (f" ({', '.join(eager_only)})" if eager_only else "") + "."]
     return "\n".join(lines) + "\n"
