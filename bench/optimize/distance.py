@@ -19,7 +19,12 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
 
 # A case within 25% of its roofline floor runs at 75% of the roofline or better.
 WITHIN = 75.0
@@ -60,10 +65,7 @@ def compile_times(run: Path) -> dict[str, float]:
     """torch.compile's time per case index, from the run's baseline record, where the baseline ran on
     the device of the run's last timed record (the one the brief's timing comes from): a run continued
     on another card has no torch.compile time to set beside its best."""
-    journal = run / "journal.jsonl"
-    if not journal.is_file():
-        return {}
-    records = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    records = Journal(run).records()
     baseline = next((record for record in records if record.get("kind") == "baseline"), None)
     last_device = next((record["device"] for record in reversed(records) if record.get("device")), None)
     if baseline is None or baseline.get("device") != last_device:
