@@ -292,7 +292,8 @@ class ModelNew(nn.Module):
         # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
         config = getattr(matmul_kernel, "best_config", None) or matmul_kernel.configs[0]
         bm, bn = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
-        tiles, full, split = _schedule(M, N_padded, K, bm, bn, config.kwargs["BLOCK_K"], _slots(sms, config.kwargs["PER_SM"]))
+        tiles, full, split = _schedule(M, N_padded, K, bm, bn, config.kwargs["BLOCK_K"],
+                                       _slots(sms, config.kwargs["PER_SM"]))
         if split > 1:
             split_tile_store_kernel[(tiles - full, (bm // CHUNK) * (bn // CHUNK))](
                 ws, C, M, N_padded // UNIT, C.stride(0) // UNIT, full, UNIT=UNIT,
