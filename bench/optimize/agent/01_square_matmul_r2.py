@@ -3,11 +3,14 @@ of a partial last wave split along K over the SMs the last wave leaves idle.
 
 The best (the rules' round 1, 2.151x) runs three of five cases within 25% of the roofline and
 N = 3000 at 54%, where eager's cuBLAS reaches 81%; round 3's cp.async rewrite (0.945x) did not beat
-it. The brief names no finding that accounts for N = 3000 (latency-bound, unexplained); its
-arithmetic does: at 128x128 its 24 x 24 = 576 tiles are 4.36 waves on 132 SMs (5 waves of time for
-4.36 of work, 87%), and the 128x256 tile that gives each K step twice the wgmma work per byte of
-shared memory leaves 288 tiles = 2.18 waves (3 of time, 73%). The masked loads of every edge tile
-(3000 = 23 x 128 + 56) also keep per-thread pointers and masks live in the loop. What changed:
+it. The round-4 brief names no finding for N = 3000 (latency-bound, unexplained): it predates the
+tail-wave check of nv.tile-misfit (b3c2aa4). Rung 1 on the best now reports it (`ladder diagnose
+best.py --rungs 1`, best.py:86): the 128x256x64 tile that feeds the tensor cores best leaves 288
+tiles = 2.18 per SM on 132 SMs, the busiest SMs run 3 (73% of their time used), no standard tile
+does better with its tail (128x128: 576 tiles = 4.36 waves, but half the wgmma work per byte of
+shared memory), and splitting the tiles past the last full wave along K would take about 27% off
+the GEMM's time. The masked loads of every edge tile (3000 = 23 x 128 + 56) also keep per-thread
+pointers and masks live in the loop. What changed:
 - A and B come through TMA descriptors (hardware zero fill past M, N and K): no masked or clamped
   loads, no per-thread operand pointers; B is read in [BLOCK_K, BLOCK_N] boxes as it lies;
 - the tiles past the last whole wave are split along K (S = min(slots // tail, K steps // 4, 8)
