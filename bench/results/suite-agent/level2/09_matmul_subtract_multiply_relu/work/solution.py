@@ -1,109 +1,279 @@
-"""Linear - subtract * multiply + ReLU: an autotuned, pipelined Hopper GEMM whose operand loads are
-provably as wide as the rows allow on every case, the epilogue on the fp32 accumulator.
+"""Linear - subtract * multiply + ReLU: 128x256 Hopper tiles on every case, operands through TMA
+descriptors, and the tiles of a partial last wave split along K over the idle SMs.
 
-The rules' best (autotuned Hopper tiles in row-major program order) reaches 61-75% of the roofline
-on four cases and 21% on the fifth (M=1000, K=5000, N=7000). There the row strides (5000
-elements) are not multiples of 16, so Triton does not specialize them: no load of W can be proven
-16-byte aligned and contiguous, its copies are lone fp16 loads and the dot loop is not pipelined
-(nv.scalar-access, nv.unpipelined-loop). Here:
-- the K extent and the row strides reach the kernel in units of UNIT elements, the largest of 8, 4,
-  2, 1 that divides them all (8 on every case of this problem), multiplied back inside, so each
-  operand load is a 16-byte cp.async the pipeliner can stage, with no padded copy of x or W;
-- tiles are taken in groups of GROUP_M row tiles so that consecutive programs read the same W
-  tiles from L2 (nv.gemm-no-grouped-order); K steps are unmasked where BLOCK_K divides K, and edge
-  rows and columns are clamped onto valid ones in the loop instead of masked (only the store masks);
-- (v + b - s) * m then ReLU on the accumulator, the bias folded with the constant once per column.
+Round 3's best (1.161x over the rules' best) runs case 3 (M=1000, K=5000, N=7000) at 38% of the
+roofline, where eager's cuBLAS reaches 68%. Its source says why: `_fit` (best.py:27-36) keeps
+128x256 and 256x128 only where no K step is masked, since the masked tail step's addressing
+spilled at that tile, and K = 5000 is not a multiple of BLOCK_K = 64. Case 3 is left with 128x128
+and smaller tiles (half the wgmma work per byte of shared memory of a 128x256 tile) in 440 tiles =
+3.33 waves on 132 SMs (4 waves of time). What changed:
+- the operands come through TMA descriptors (hardware zero fill past M, N and K): no masked or
+  clamped loads and no per-thread operand pointers, so the 128x256 and 256x128 tiles need no
+  pruning on any case; the round-3 cp.async configs stay beside them so the autotuner keeps
+  whichever is faster per case;
+- the tiles past the last whole wave are split along K (S = min(slots // tail, K steps // 4, 8)
+  pieces) where that fills the idle SMs: case 3 at 128x256 is 224 tiles (1.70 waves), 132 whole
+  tiles then 92 tiles of one piece each would not help, so S = 1 there, while at 128x128 its 440
+  tiles are 396 whole then 44 x 3 pieces. A piece parks its fp32 partial in a workspace
+  (L2-resident) and split_tile_relu_kernel adds each tile's pieces in a fixed order (deterministic,
+  no atomics) and runs the epilogue 64 x 64 at a time. A shape whose tiles fill whole waves splits
+  nothing: SPLIT is a constexpr of the config and shape, so that kernel has no split code and the
+  second kernel is not launched;
+- the epilogue is max(acc * m + (b - s) * m, 0): one FMA and a max per element, (b - s) * m once
+  per column.
+Kept from round 3: bias, subtraction, scale and ReLU on the fp32 accumulator with one fp16
+rounding, autotuned Hopper tiles in GROUP_M-grouped order, K and row strides in 16-byte units for
+the cp.async configs, unmasked K steps there where BLOCK_K divides K, edge rows clamped.
 """
+import os
+
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+UNIT = 8  # fp16 elements per 16 bytes
+CHUNK = 64  # rows and columns per program of the split tiles' epilogue
+MIN_STEPS = 4  # fewest K steps a piece of a split tile gets
+MAX_SPLIT = 8  # most pieces a tile is split into (the epilogue reads them all back)
+
+
+def _set_blocks(nargs):
+    """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K, BLOCK_N x BLOCK_K)."""
+    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
 
 
 def _configs():
-    shapes = [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 8), (128, 128, 64, 4, 4),
-              (64, 256, 64, 4, 8), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w)
-            for m, n, k, s, w in shapes]
+    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA)
+    shapes = [(128, 256, 64, 3, 8, 1, True), (256, 128, 64, 3, 8, 1, True), (128, 128, 64, 4, 8, 1, True),
+              (128, 128, 64, 3, 8, 2, True), (128, 256, 64, 3, 8, 1, False), (128, 128, 64, 4, 8, 1, False)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma},
+                          num_stages=s, num_warps=w, pre_hook=_set_blocks)
+            for m, n, k, s, w, p, tma in shapes]
 
 
-def _fit(configs, named_args, **kwargs):
-    """The tiles of 4096 accumulator elements per warp (128x256 and 256x128 on 8 warps, 128x128 on 4)
-    spill on sm_90 unless every copy and store is 16 bytes wide and no K step is masked: with
-    narrower rows (the K = 5000 case's tail step, the 2047-wide output) their addressing needs more
-    registers, so there they go."""
-    args = {**named_args, **kwargs}
-    k = args["k_units"] * args["UNIT"]
-    return [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps
-            or (args["UNIT"] == 8 and args["stride_ym"] % 8 == 0 and k % c.kwargs["BLOCK_K"] == 0)]
+_CONFIGS = _configs()
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "k_units", "stride_ym", "UNIT"], prune_configs_by={"early_config_prune": _fit})
-@triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
+def _schedule(M, N, K, block_m, block_n, block_k, slots):
+    """(tiles, whole tiles, pieces per split tile): the tiles past the last whole wave of `slots`
+    programs are split along K so that they fill the machine, when that gives each piece enough
+    K steps."""
+    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+    tail = tiles % slots
+    if tail == 0:
+        return tiles, tiles, 1
+    split = min(slots // tail, triton.cdiv(K, block_k) // MIN_STEPS, MAX_SPLIT)
+    if split < 2:
+        return tiles, tiles, 1
+    return tiles, tiles - tail, split
+
+
+def _slots(sms, per_sm):
+    return max(1, sms * per_sm)
+
+
+def _args_schedule(a):
+    return _schedule(a["M"], a["n_units"] * a["Y_UNIT"], a["k_units"] * UNIT, a["BLOCK_M"], a["BLOCK_N"],
+                     a["BLOCK_K"], _slots(a["sms"], a["PER_SM"]))
+
+
+_HEURISTICS = {
+    "full_tiles": lambda a: _args_schedule(a)[1],
+    "SPLIT": lambda a: _args_schedule(a)[2],
+    "EVEN_K": lambda a: (a["k_units"] * UNIT) % a["BLOCK_K"] == 0,
+}
+
+
+def _grid(M, N, K, sms):
+    def grid(meta):
+        tiles, full, split = _schedule(M, N, K, meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],
+                                       _slots(sms, meta["PER_SM"]))
+        return (full + (tiles - full) * split,)
+    return grid
+
+
+def _workspace_elements(M, N, K, sms):
+    """fp32 elements of partial tiles the largest schedule of any config needs for this shape."""
+    most = 1
+    for c in _CONFIGS:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        tiles, full, split = _schedule(M, N, K, bm, bn, c.kwargs["BLOCK_K"], _slots(sms, c.kwargs["PER_SM"]))
+        if split > 1:
+            most = max(most, (tiles - full) * split * bm * bn)
+    return most
+
+
 @triton.jit
-def linear_sub_mul_relu_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
-    M, N, k_units, xm_units, wn_units, stride_ym,
-    subtract_value, multiply_value,
-    UNIT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    K = k_units * UNIT
-    stride_xm = xm_units * UNIT
-    stride_wn = wn_units * UNIT
-    pid = tl.program_id(0)
+def _epilogue_store(acc, row0, rows, cols, b_ptr, y_ptr, M, N, stride_y, sub, mul):
+    """y[row0 + rows, cols] = fp16(max((acc + b - sub) * mul, 0)), as acc * mul + (b - sub) * mul (one
+    FMA per element); rows are offsets from row0 inside the tile, cols absolute columns."""
+    n_mask = cols < N
+    shift = (tl.load(b_ptr + cols, mask=n_mask, other=0.0).to(tl.float32) - sub) * mul
+    y = tl.maximum(acc * mul + shift[None, :], 0.0).to(y_ptr.dtype.element_ty)
+    y_tile = y_ptr + row0.to(tl.int64) * stride_y  # int64 base, int32 offsets inside the tile
+    tl.store(y_tile + rows[:, None] * stride_y + cols[None, :], y,
+             mask=(row0 + rows < M)[:, None] & n_mask[None, :])
+
+
+@triton.jit
+def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(row tile, column tile) of a linear tile index, in groups of GROUP_M row tiles so that
+    consecutive programs share W tiles in L2."""
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     group = GROUP_M * tiles_n
-    first_m = (pid // group) * GROUP_M
+    first_m = (tile // group) * GROUP_M
     rows_in_group = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group) % rows_in_group
-    pid_n = (pid % group) // rows_in_group
+    return first_m + (tile % group) % rows_in_group, (tile % group) // rows_in_group
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    # rows and columns past the edge read the last valid one (their results are masked at the store)
-    rows = tl.minimum(offs_m, M - 1)
-    cols = tl.minimum(offs_n, N - 1)
-    x_ptrs = x_ptr + rows.to(tl.int64)[:, None] * stride_xm + offs_k[None, :]
-    w_ptrs = w_ptr + offs_k[:, None] + cols.to(tl.int64)[None, :] * stride_wn
+
+@triton.autotune(configs=_CONFIGS, key=["M", "n_units", "k_units", "sms"])
+@triton.heuristics(_HEURISTICS)
+@triton.jit
+def linear_sub_mul_relu_kernel(
+    x_desc, w_desc, x_ptr, w_ptr, b_ptr, y_ptr, ws_ptr,
+    M, n_units, k_units, xm_units, wn_units, ym_units, sub, mul, sms, full_tiles,
+    UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
+):
+    """y = fp16(relu((x @ W.T + b - sub) * mul)) for whole tiles; programs past full_tiles are pieces
+    of the tail tiles, SPLIT per tile, each over its share of the K steps, parking fp32 partials."""
+    N = n_units * Y_UNIT
+    K = k_units * UNIT
+    pid = tl.program_id(0)
+    steps = tl.cdiv(K, BLOCK_K)
+    if SPLIT > 1:
+        in_tail = pid >= full_tiles
+        piece = tl.maximum(pid - full_tiles, 0)
+        tile = tl.where(in_tail, full_tiles + piece // SPLIT, pid)
+        k_lo = tl.where(in_tail, (piece % SPLIT) * steps // SPLIT, 0)
+        k_hi = tl.where(in_tail, (piece % SPLIT + 1) * steps // SPLIT, steps)
+    else:
+        tile = pid
+        k_lo = 0
+        k_hi = steps
+    pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    row0 = pid_m * BLOCK_M
+    col0 = pid_n * BLOCK_N
+
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            x = tl.load(x_ptrs)
-            w = tl.load(w_ptrs)
+    if TMA:
+        # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros.
+        for k in range(k_lo, k_hi):
+            a = x_desc.load([row0, k * BLOCK_K])
+            b = w_desc.load([col0, k * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+    else:
+        stride_xm = xm_units * UNIT
+        stride_wn = wn_units * UNIT
+        offs_k = tl.arange(0, BLOCK_K)
+        # edge rows and columns clamped onto the last valid one (their results are masked at the
+        # store); int64 tile bases, int32 offsets inside the tile
+        rows = tl.minimum(row0 + tl.arange(0, BLOCK_M), M - 1) - row0
+        cols = tl.minimum(col0 + tl.arange(0, BLOCK_N), N - 1) - col0
+        x_ptrs = (x_ptr + row0.to(tl.int64) * stride_xm + k_lo * BLOCK_K
+                  + (rows * stride_xm)[:, None] + offs_k[None, :])
+        w_ptrs = (w_ptr + col0.to(tl.int64) * stride_wn + k_lo * BLOCK_K
+                  + offs_k[:, None] + (cols * stride_wn)[None, :])
+        for k in range(k_lo, k_hi):
+            if EVEN_K:
+                a = tl.load(x_ptrs)
+                b = tl.load(w_ptrs)
+            else:
+                left = K - k * BLOCK_K
+                a = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+                b = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
+            acc = tl.dot(a, b, acc)
+            x_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
+
+    rows_out = tl.arange(0, BLOCK_M)
+    cols_out = col0 + tl.arange(0, BLOCK_N)
+    stride_y = ym_units * Y_UNIT
+    if SPLIT > 1:
+        if pid >= full_tiles:
+            # a piece of a split tile: park its fp32 partial for split_tile_relu_kernel
+            local_m = tl.arange(0, BLOCK_M)
+            local_n = tl.arange(0, BLOCK_N)
+            tl.store(ws_ptr + (pid - full_tiles) * (BLOCK_M * BLOCK_N) + local_m[:, None] * BLOCK_N
+                     + local_n[None, :], acc)
         else:
-            left = K - k * BLOCK_K
-            x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
-            w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
-        acc = tl.dot(x, w, acc)
-        x_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
-
-    # the epilogue in two column halves: the whole tile's 64-bit output addresses spill at 128x256
-    HALF: tl.constexpr = BLOCK_N // 2
-    acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, HALF)), (0, 2, 1)))
-    m_mask = offs_m[:, None] < M
-    y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
-    for h in tl.static_range(2):
-        part = acc0 if h == 0 else acc1
-        offs_h = pid_n * BLOCK_N + h * HALF + tl.arange(0, HALF)
-        h_mask = offs_h < N
-        shift = tl.load(b_ptr + offs_h, mask=h_mask, other=0.0).to(tl.float32) - subtract_value
-        y = tl.maximum((part + shift[None, :]) * multiply_value, 0.0)
-        tl.store(y_rows + offs_h[None, :], y.to(y_ptr.dtype.element_ty), mask=m_mask & h_mask[None, :])
+            _epilogue_store(acc, row0, rows_out, cols_out, b_ptr, y_ptr, M, N, stride_y, sub, mul)
+    else:
+        _epilogue_store(acc, row0, rows_out, cols_out, b_ptr, y_ptr, M, N, stride_y, sub, mul)
 
 
-def _unit(*tensors):
-    """Largest of 8, 4, 2, 1 elements that divides every row length, row stride and base offset (in
-    elements), so that the kernel can see the alignment of its rows."""
+@triton.jit
+def split_tile_relu_kernel(
+    ws_ptr, b_ptr, y_ptr, M, n_units, ym_units, sub, mul, full_tiles,
+    Y_UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT: tl.constexpr, CHUNK: tl.constexpr,
+):
+    """The epilogue of the split tiles, CHUNK x CHUNK at a time: the tile's SPLIT fp32 pieces added
+    in a fixed order (deterministic), then bias, subtraction, scale, ReLU and the fp16 store."""
+    N = n_units * Y_UNIT
+    tail = tl.program_id(0)
+    ROW_PARTS: tl.constexpr = BLOCK_M // CHUNK
+    r = tl.program_id(1) % ROW_PARTS * CHUNK
+    c = tl.program_id(1) // ROW_PARTS * CHUNK
+    pid_m, pid_n = _tile_coords(full_tiles + tail, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    TILE: tl.constexpr = BLOCK_M * BLOCK_N
+    local_m = r + tl.arange(0, CHUNK)
+    local_n = c + tl.arange(0, CHUNK)
+    at = ws_ptr + tail * SPLIT * TILE + local_m[:, None] * BLOCK_N + local_n[None, :]
+    total = tl.load(at)
+    for s in tl.static_range(1, SPLIT):
+        total += tl.load(at + s * TILE)
+    _epilogue_store(total, pid_m * BLOCK_M + r, tl.arange(0, CHUNK), pid_n * BLOCK_N + local_n, b_ptr, y_ptr,
+                    M, N, ym_units * Y_UNIT, sub, mul)
+
+
+@triton.jit
+def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_r, stride_k, padded_units,
+                    BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, UNIT: tl.constexpr):
+    padded = padded_units * UNIT
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    row_mask = rows[:, None] < R
+    value = tl.load(src_ptr + rows.to(tl.int64)[:, None] * stride_r + cols[None, :] * stride_k,
+                    mask=row_mask & (cols[None, :] < K), other=0.0)
+    tl.store(dst_ptr + rows.to(tl.int64)[:, None] * padded + cols[None, :], value,
+             mask=row_mask & (cols[None, :] < padded))
+
+
+def _aligned_rows(t):
+    """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units (what TMA
+    and 16-byte cp.async need), else a copy whose rows are zero-padded to a multiple of UNIT."""
+    rows, cols = t.shape
+    if cols % UNIT == 0 and t.stride(0) % UNIT == 0 and t.stride(1) == 1 and t.data_ptr() % 16 == 0:
+        return t
+    padded = triton.cdiv(cols, UNIT) * UNIT
+    out = torch.empty((rows, padded), device=t.device, dtype=t.dtype)
+    pad_rows_kernel[(triton.cdiv(rows, 16), triton.cdiv(padded, 256))](
+        t, out, rows, cols, t.stride(0), t.stride(1), padded // UNIT, BLOCK_R=16, BLOCK_K=256, UNIT=UNIT,
+        num_warps=4)
+    return out
+
+
+def _unit(t):
+    """Largest of 8, 4, 2, 1 elements that divides the row length, row stride and base offset."""
     for unit in (8, 4, 2, 1):
-        if all(t.stride(1) == 1 and t.shape[1] % unit == 0 and t.stride(0) % unit == 0
-               and t.data_ptr() % (unit * t.element_size()) == 0 for t in tensors):
+        if t.shape[1] % unit == 0 and t.stride(0) % unit == 0 and t.data_ptr() % (unit * t.element_size()) == 0:
             return unit
     return 1
+
+
+def _sm_count(device):
+    """SMs of the device; with no device, 132 (H100/H200) when compiling ahead of time, so the
+    schedule is the one the GPU runs, and 4 under the interpreter, so small shapes reach the split
+    tiles."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 4 if os.environ.get("TRITON_INTERPRET") == "1" else 132
 
 
 class ModelNew(nn.Module):
@@ -114,17 +284,29 @@ class ModelNew(nn.Module):
         self.multiply_value = multiply_value
 
     def forward(self, x):
-        M, K = x.shape
+        M = x.shape[0]
         w, b = self.linear.weight, self.linear.bias
         N = w.shape[0]
-        unit = _unit(x, w)
-        y = torch.empty((M, N), device=x.device, dtype=x.dtype)
-
-        def grid(meta):
-            return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-
-        linear_sub_mul_relu_kernel[grid](
-            x, w, b, y, M, N, K // unit, x.stride(0) // unit, w.stride(0) // unit, y.stride(0),
-            self.subtract_value, self.multiply_value, UNIT=unit,
-        )
+        x, w = _aligned_rows(x), _aligned_rows(w)
+        K = x.shape[1]  # padded with zeros where needed, which add nothing to the product
+        dev = x.device
+        sms = _sm_count(dev)
+        sub, mul = self.subtract_value, self.multiply_value
+        y = torch.empty((M, N), device=dev, dtype=x.dtype)
+        y_unit = _unit(y)
+        ws = torch.empty((_workspace_elements(M, N, K, sms),), device=dev, dtype=torch.float32)
+        # block shapes are set per config by _set_blocks
+        x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
+        w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
+        linear_sub_mul_relu_kernel[_grid(M, N, K, sms)](
+            x_desc, w_desc, x, w, b, y, ws, M, N // y_unit, K // UNIT, x.stride(0) // UNIT, w.stride(0) // UNIT,
+            y.stride(0) // y_unit, sub, mul, sms, UNIT=UNIT, Y_UNIT=y_unit)
+        # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
+        config = getattr(linear_sub_mul_relu_kernel, "best_config", None) or linear_sub_mul_relu_kernel.configs[0]
+        bm, bn = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
+        tiles, full, split = _schedule(M, N, K, bm, bn, config.kwargs["BLOCK_K"], _slots(sms, config.kwargs["PER_SM"]))
+        if split > 1:
+            split_tile_relu_kernel[(tiles - full, (bm // CHUNK) * (bn // CHUNK))](
+                ws, b, y, M, N // y_unit, y.stride(0) // y_unit, sub, mul, full, Y_UNIT=y_unit,
+                BLOCK_M=bm, BLOCK_N=bn, GROUP_M=config.kwargs["GROUP_M"], SPLIT=split, CHUNK=CHUNK, num_warps=4)
         return y
