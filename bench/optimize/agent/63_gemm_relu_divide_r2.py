@@ -76,7 +76,7 @@ def _slots(sms, per_sm):
 
 
 def _args_schedule(a):
-    return _schedule(a["M"], a["n_units"] * a["Y_UNIT"], a["k_units"] * UNIT, a["BLOCK_M"], a["BLOCK_N"],
+    return _schedule(a["M"], a["n_units"] * UNIT, a["k_units"] * UNIT, a["BLOCK_M"], a["BLOCK_N"],
                      a["BLOCK_K"], _slots(a["sms"], a["PER_SM"]))
 
 
@@ -137,13 +137,13 @@ def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP
 def linear_relu_divide_kernel(
     x_desc, w_desc, x_ptr, w_ptr, b_ptr, y_ptr, ws_ptr,
     M, n_out, n_units, k_units, xm_units, wn_units, ym_units, inv_div, sms, full_tiles,
-    UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
+    UNIT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     PER_SM: tl.constexpr, TMA: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
 ):
     """y = bf16(epilogue(x @ W.T + b)) for whole tiles; programs past full_tiles are pieces
     of the tail tiles, SPLIT per tile, each over its share of the K steps, parking fp32 partials."""
-    N = n_units * Y_UNIT
+    N = n_units * UNIT
     K = k_units * UNIT
     pid = tl.program_id(0)
     steps = tl.cdiv(K, BLOCK_K)
@@ -194,7 +194,7 @@ def linear_relu_divide_kernel(
 
     rows_out = tl.arange(0, BLOCK_M)
     cols_out = col0 + tl.arange(0, BLOCK_N)
-    stride_y = ym_units * Y_UNIT
+    stride_y = ym_units * UNIT
     if SPLIT > 1:
         if pid >= full_tiles:
             # a piece of a split tile: park its fp32 partial for split_tile_relu_divide_kernel
@@ -211,12 +211,12 @@ def linear_relu_divide_kernel(
 @triton.jit
 def split_tile_relu_divide_kernel(
     ws_ptr, b_ptr, y_ptr, M, n_out, n_units, ym_units, inv_div, full_tiles,
-    Y_UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
+    UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT: tl.constexpr, CHUNK: tl.constexpr,
 ):
     """The epilogue of the split tiles, CHUNK x CHUNK at a time: the tile's SPLIT fp32 pieces added
     in a fixed order (deterministic), then bias, ReLU, 1 / divisor and the bf16 store."""
-    N = n_units * Y_UNIT
+    N = n_units * UNIT
     tail = tl.program_id(0)
     ROW_PARTS: tl.constexpr = BLOCK_M // CHUNK
     r = tl.program_id(1) % ROW_PARTS * CHUNK
@@ -230,7 +230,7 @@ def split_tile_relu_divide_kernel(
     for s in tl.static_range(1, SPLIT):
         total += tl.load(at + s * TILE)
     _epilogue_store(total, pid_m * BLOCK_M + r, tl.arange(0, CHUNK), pid_n * BLOCK_N + local_n, b_ptr, y_ptr,
-                    M, N, n_out, ym_units * Y_UNIT, inv_div)
+                    M, N, n_out, ym_units * UNIT, inv_div)
 
 
 @triton.jit
@@ -294,7 +294,7 @@ class ModelNew(nn.Module):
         w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
         linear_relu_divide_kernel[_grid(M, n_padded, K, sms)](
             x_desc, w_desc, x, w, b, y, ws, M, N, n_padded // UNIT, K // UNIT, x.stride(0) // UNIT,
-            w.stride(0) // UNIT, y.stride(0) // UNIT, inv_div, sms, UNIT=UNIT, Y_UNIT=UNIT)
+            w.stride(0) // UNIT, y.stride(0) // UNIT, inv_div, sms, UNIT=UNIT)
         # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
         kernel = linear_relu_divide_kernel
         config = getattr(kernel, "best_config", None) or kernel.configs[0]
@@ -303,6 +303,6 @@ class ModelNew(nn.Module):
                                        _slots(sms, config.kwargs["PER_SM"]))
         if split > 1:
             split_tile_relu_divide_kernel[(tiles - full, (bm // CHUNK) * (bn // CHUNK))](
-                ws, b, y, M, N, n_padded // UNIT, y.stride(0) // UNIT, inv_div, full, Y_UNIT=UNIT,
+                ws, b, y, M, N, n_padded // UNIT, y.stride(0) // UNIT, inv_div, full, UNIT=UNIT,
                 BLOCK_M=bm, BLOCK_N=bn, GROUP_M=config.kwargs["GROUP_M"], SPLIT=split, CHUNK=CHUNK, num_warps=4)
         return y if n_padded == N else y[:, :N]
