@@ -24,7 +24,7 @@ def _triage(subject: Subject, state: dict, facts: list[dict] | None = None, metr
     return [f.to_dict() if hasattr(f, "to_dict") else dict(f) for f in found]
 
 
-def _metrics(profile: dict | None) -> dict | None:
+def measured_metrics(profile: dict | None) -> dict | None:
     """Rung 2's measurements as triage's profile detectors read them: per kernel, the counters of
     its costliest launch over all cases (ncu groups: sol, occupancy, launch, stalls), the launches
     per forward and the roofline class of that case."""
@@ -73,7 +73,7 @@ def replayed_profile(measured: dict, subject: Subject, state: dict) -> dict:
 
 def profiled(subject: Subject, state: dict, measured: dict) -> dict:
     """Rung 2's output from its measurements: the profile plus what triage reads in it."""
-    findings = [f for f in _triage(subject, state, metrics=_metrics(measured)) if f.get("rung", 1) >= 2]
+    findings = [f for f in _triage(subject, state, metrics=measured_metrics(measured)) if f.get("rung", 1) >= 2]
     classes = Counter(c.get("class") for c in measured["cases"] if c.get("class"))
     summary = f"{len(measured['cases'])} cases: " + ", ".join(f"{n} {k}" for k, n in classes.most_common())
     return {"profile": measured, "findings": findings, "summary": summary}
@@ -112,7 +112,7 @@ def ir(subject: Subject, state: dict) -> dict:
 
         output["profile"] = copy.deepcopy(state["profile"])
         attach_occupancy(output["profile"], facts)
-    settled = _settle(subject, facts, _metrics(state.get("profile")))
+    settled = _settle(subject, facts, measured_metrics(state.get("profile")))
     findings = [f.to_dict() for f in settled.findings if f.rung >= 3]
     output["findings"] = findings
     output["vetoed"] = settled.vetoed

@@ -11,8 +11,14 @@ that case: PyTorch eager (timed beside the best in the same gate run) and torch.
 by the run's baseline, `journal.jsonl`, shown only where that ran on the same card). A worst case
 that neither reference brings closer to its floor than the best is one where the best already leads
 every implementation at hand: what is left is a distance no known implementation closes, not one
-the ladder left behind. Nothing is run or measured again; an operator whose best reaches 75% of its
-floor on every case needs no explanation and says so.
+the ladder left behind. Nothing is measured again; an operator whose best reaches 75% of its floor
+on every case needs no explanation and says so.
+
+With --triage-now, rung 1 of this ladder also runs again on each best (on the CPU, seconds each),
+with the rung-3 facts and rung-2 profile of the diagnosis its brief was made from (the run's
+`diagnoses/`, cached by the best's text): a best diagnosed before a check existed (the wave and
+operand-feed model of nv.tile-misfit, say) is judged by the checks there are now, and its gap is
+assessed again on the same measurements (`ladder.diagnoser.gap.assess`).
 """
 from __future__ import annotations
 
@@ -20,11 +26,13 @@ import argparse
 import json
 import statistics
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
+from ladder.diagnoser import gap  # noqa: E402
+from ladder.diagnoser.optimize.journal import Journal, content_key  # noqa: E402
 
 # A case within 25% of its roofline floor runs at 75% of the roofline or better.
 WITHIN = 75.0
@@ -61,6 +69,39 @@ def findings_on(brief: dict, label: str) -> list[str]:
     return sorted(set(held), key=held.index)
 
 
+def diagnosis_of(run: Path, brief: dict) -> dict | None:
+    """The cached diagnosis the brief was made from: keyed, as the loop keys it, by the text of the best
+    (the run's best.py), the problem's and the rungs the run climbs."""
+    journal = Journal(run)
+    baseline = next((record for record in journal.records() if record.get("kind") == "baseline"), None)
+    if baseline is None:
+        return None
+    rungs = tuple(baseline["settings"].get("rungs") or (1, 2, 3, 4))
+    key = content_key((run / "best.py").read_text(), brief["problem_source"], repr(rungs))
+    return journal.diagnosis(key)
+
+
+def triage_now(run: Path, brief: dict) -> dict | None:
+    """Rung 1 of this ladder on the run's best, with the facts and measurements of its cached diagnosis
+    (what rung 3 does when it triages again), and the gap assessed on that diagnosis' profile; None
+    where no diagnosis is cached (evidence other than full, or a brief from another version of the best)."""
+    from ladder.diagnoser.evidence import Fact
+    from ladder.diagnoser.rungs import measured_metrics
+    from ladder.diagnoser.triage import triage
+
+    diagnosis = diagnosis_of(run, brief)
+    if diagnosis is None or not (diagnosis.get("profile") or {}).get("cases"):
+        return None
+    profile = diagnosis["profile"]
+    facts = [Fact.from_dict(fact) for fact in diagnosis.get("facts") or []] or None
+    with tempfile.TemporaryDirectory() as scratch:  # the problem as the brief holds it: its path was the device's
+        problem = Path(scratch) / "problem.py"
+        problem.write_text(brief["problem_source"])
+        found = triage(run / "best.py", problem, facts=facts, metrics=measured_metrics(profile), target="sm90")
+    findings = [finding.to_dict() for finding in found]
+    return {"findings": findings, "gap": gap.assess(profile, findings)}
+
+
 def compile_times(run: Path) -> dict[str, float]:
     """torch.compile's time per case index, from the run's baseline record, where the baseline ran on
     the device of the run's last timed record (the one the brief's timing comes from): a run continued
@@ -81,7 +122,7 @@ def references(case: dict, compiled_ms: float | None) -> dict:
     return {"eager_pct": share(case.get("eager_ms")), "compile_pct": share(compiled_ms)}
 
 
-def row(run: Path, brief: dict) -> dict:
+def row(run: Path, brief: dict, now: bool = False) -> dict:
     cases = [case["roofline_pct"] for case in brief["timing"]]
     worst = worst_case(brief)
     refs = references(worst, compile_times(run).get(str(worst["case"])))
@@ -92,21 +133,33 @@ def row(run: Path, brief: dict) -> dict:
             "geomean_pct": statistics.geometric_mean(cases), "cases_within": sum(pct >= WITHIN for pct in cases),
             "cases": len(cases), "worst": worst["label"], "worst_pct": worst["roofline_pct"],
             "gap": brief.get("gap") or "-", "split": split_line(brief),
-            "findings": findings_on(brief, worst["label"])}
+            "findings": findings_on(brief, worst["label"]), "now": _now(run, brief, worst["label"]) if now else None}
 
 
-def markdown(rows: list[dict], runs: Path) -> str:
+def _now(run: Path, brief: dict, label: str) -> dict:
+    """The gap line and worst-case findings of this ladder's triage now, beside those of the brief."""
+    fresh = triage_now(run, brief)
+    if fresh is None:
+        return {"gap": "no cached diagnosis of this best", "findings": [], "explained": None}
+    return {"gap": fresh["gap"]["why"], "explained": fresh["gap"]["explained"],
+            "findings": findings_on({"findings": fresh["findings"]}, label)}
+
+
+def markdown(rows: list[dict], runs: Path, now: bool = False) -> str:
+    command = f"python bench/optimize/distance.py --runs {runs}" + (" --triage-now" if now else "")
     lines = [f"# Distance to the roofline floor of each driven operator's best ({runs})", "",
-             "Generated by `python bench/optimize/distance.py --runs " + str(runs) + "` from each run's last brief "
-             "(the evidence of its current best). A case is within 25% of its floor at 75% of the roofline or more.",
+             f"Generated by `{command}` from each run's last brief (the evidence of its current best)"
+             + ("; the last two columns are rung 1 of this ladder run again on each best with its brief's facts and "
+                "profile" if now else "") + ". A case is within 25% of its floor at 75% of the roofline or more.",
              "", "| operator | brief of round | % of roofline (geomean) | cases within 25% | worst case | "
              "eager / torch.compile there (% of floor) | where its time goes (rung 2 split) | "
-             "findings on the worst case | gap line |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "findings on the worst case | gap line |" + (" findings now | gap line now |" if now else ""),
+             "|---|---|---|---|---|---|---|---|---|" + ("---|---|" if now else "")]
     for r in rows:
         lines.append(f"| {r['operator']} | {r['round']} | {r['geomean_pct']:.1f} | {r['cases_within']}/{r['cases']} | "
                      f"{r['worst']}: {r['worst_pct']:.1f}% | {_pct(r['eager_pct'])} / {_pct(r['compile_pct'])} | "
-                     f"{r['split']} | {', '.join(r['findings']) or '-'} | {r['gap']} |")
+                     f"{r['split']} | {', '.join(r['findings']) or '-'} | {r['gap']} |"
+                     + (f" {', '.join(r['now']['findings']) or '-'} | {r['now']['gap']} |" if now else ""))
     behind = [r for r in rows if r["cases_within"] < r["cases"]]
     both = [r["operator"] for r in behind if r["references_no_closer"] and r["references_timed"] == 2]
     eager_only = [r["operator"] for r in behind if r["references_no_closer"] and r["references_timed"] == 1]
@@ -114,6 +167,14 @@ def markdown(rows: list[dict], runs: Path) -> str:
               "case that neither eager nor torch.compile brings closer to the floor than the best does"
               + (f" ({', '.join(both)})" if both else "") + f"; {len(eager_only)} more have one that eager does not, "
               "with torch.compile not timed on that card" + (f" ({', '.join(eager_only)})" if eager_only else "") + "."]
+    if now:
+        explained = sum(r["now"]["explained"] is True for r in behind)
+        open_now = [r["operator"] for r in behind if r["now"]["explained"] is False]
+        unknown = [r["operator"] for r in behind if r["now"]["explained"] is None]
+        lines += ["", f"Judged by this ladder's checks now, {explained} of those {len(behind)} have every case within "
+                  "20% of its floor or explained by a finding"
+                  + (f"; unexplained: {', '.join(open_now)}" if open_now else "")
+                  + (f"; no cached diagnosis to judge: {', '.join(unknown)}" if unknown else "") + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -125,10 +186,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=Path, required=True)
     parser.add_argument("--out", type=Path, default=None, help="write the Markdown table here (default: print it)")
+    parser.add_argument("--triage-now", action="store_true",
+                        help="also run this ladder's rung 1 again on each best (CPU) and assess its gap anew")
     args = parser.parse_args(argv)
-    rows = [row(brief_path.parent, brief) for brief_path in sorted(args.runs.glob("level*/*/brief.json"))
-            if (brief := brief_of(brief_path.parent))]
-    text = markdown(rows, args.runs)
+    briefs = sorted(args.runs.glob("level*/*/brief.json"))
+    rows = [row(path.parent, brief, args.triage_now) for path in briefs if (brief := brief_of(path.parent))]
+    text = markdown(rows, args.runs, args.triage_now)
     if args.out:
         args.out.write_text(text)
     else:

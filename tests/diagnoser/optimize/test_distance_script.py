@@ -76,3 +76,40 @@ def test_the_worst_case_is_set_beside_how_close_eager_and_torch_compile_come_to_
     assert ("3 operators with a case short of 75% of its floor, 1 have a worst case that neither eager nor "
             "torch.compile brings closer to the floor than the best does (level1/04_matvec); 1 more") in text
     assert "torch.compile not timed on that card (level1/17_mm_t)." in text
+
+
+def test_triage_now_judges_a_best_by_the_checks_there_are_now_on_its_cached_measurements(script, tmp_path):
+    """A brief written before a check existed holds no finding of it; --triage-now runs rung 1 again on the
+    best, with the cached diagnosis' profile, and the gap it finds unexplained there is explained now."""
+    from ladder.diagnoser.optimize.journal import content_key
+
+    from ..triage.triage_helpers import LABELED
+
+    solution, problem = LABELED / "k01" / "solution.py", LABELED / "k01" / "problem.py"  # 256-wide blocks
+    labels = ["n=4194304", "n=6291456", "n=8388608"]
+    run = tmp_path / "level1/19_relu"
+    run.mkdir(parents=True)
+    (run / "best.py").write_text(solution.read_text())
+    gap_then = "3 of 3 cases unexplained"
+    timing = [{"case": i, "label": label, "roofline_pct": 30.0, "time_ms": 1.0, "eager_ms": 1.0}
+              for i, label in enumerate(labels)]
+    (run / "brief.json").write_text(json.dumps({"round": 2, "brief": {
+        "round": 2, "timing": timing, "findings": [], "gap": gap_then,
+        "problem_source": problem.read_text()}}))
+    (run / "journal.jsonl").write_text(json.dumps({"kind": "baseline", "device": "H200",
+                                                   "settings": {"rungs": [1, 2, 3, 4]}}) + "\n")
+    profile = {"cases": [{"case": i, "label": label, "efficiency": 0.3, "class": "latency-bound",
+                          "util_source": "events"} for i, label in enumerate(labels)]}
+    key = content_key(solution.read_text(), problem.read_text(), repr((1, 2, 3, 4)))
+    (run / "diagnoses").mkdir()
+    (run / "diagnoses" / f"{key}.json").write_text(json.dumps({"findings": [], "facts": [], "profile": profile}))
+    out = tmp_path / "distance.md"
+    assert script.main(["--runs", str(tmp_path), "--out", str(out), "--triage-now"]) == 0
+    text = out.read_text()
+    row = next(line for line in text.splitlines() if line.startswith("| level1/19_relu"))
+    assert f"| - | {gap_then} | nv.tiny-block@12 | the findings explain every case's gap" in row
+    assert "Judged by this ladder's checks now, 1 of those 1 have every case" in text
+
+    (run / "best.py").write_text(solution.read_text() + "\n# edited after its diagnosis\n")
+    assert script.main(["--runs", str(tmp_path), "--out", str(out), "--triage-now"]) == 0
+    assert "| - | no cached diagnosis of this best |" in out.read_text()

@@ -7,7 +7,7 @@ import pytest
 
 from ladder.diagnoser.profile import ncu
 from ladder.diagnoser.profile.nvidia import assemble, attach_occupancy
-from ladder.diagnoser.rungs import _metrics
+from ladder.diagnoser.rungs import measured_metrics
 
 ROWS = ncu.parse_raw_csv((Path(__file__).parents[1] / "data" / "ncu_raw_2025.csv").read_text())
 H200 = {"bandwidth": 4.2e12, "flops": {"fp32": 6.7e13, "tf32": 4.9e14, "fp16": 7.9e14, "bf16": 7.9e14}, "source": "test"}
@@ -74,7 +74,7 @@ def test_a_rejected_solution_with_no_timed_case_is_an_error_not_a_profile():
 
 
 def test_triage_receives_per_kernel_counters_in_its_metric_names(profile):
-    metrics = _metrics(profile)
+    metrics = measured_metrics(profile)
     assert set(metrics) == {"add_kernel", "matmul_kernel"}
     mm = metrics["matmul_kernel"]
     assert mm["roofline_class"] == "latency"
