@@ -7,6 +7,20 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_K': 32, 'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 32, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+    ],
+    key=['M', 'N', 'K', 'stride_xm', 'stride_wn', 'stride_ym'],
+)
 @triton.jit
 def linear_scale_kernel(
     x_ptr, w_ptr, b_ptr, s_ptr, y_ptr,
@@ -21,12 +35,12 @@ def linear_scale_kernel(
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk
+    x_ptrs = tl.max_contiguous(tl.multiple_of(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk, [1, 16]), [1, 8])
     w_ptrs = w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
-        x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] + k < K), other=0.0)
+        x = tl.load(x_ptrs, mask=tl.max_constancy((offs_m[:, None] < M) & (offs_k[None, :] + k < K), [1, 8]), other=0.0)
         w = tl.load(w_ptrs, mask=(offs_k[:, None] + k < K) & (offs_n[None, :] < N), other=0.0)
         acc += tl.dot(x, w)
         x_ptrs += BLOCK_K * stride_xk
@@ -35,10 +49,33 @@ def linear_scale_kernel(
     bias = tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
     scale = tl.load(s_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)
     y = (acc + bias[None, :]) * scale[None, :]
-    y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn
-    tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+    y_ptrs = tl.max_contiguous(tl.multiple_of(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yn, [1, 16]), [1, 8])
+    tl.store(y_ptrs, y.to(y_ptr.dtype.element_ty), mask=tl.max_constancy((offs_m[:, None] < M) & (offs_n[None, :] < N), [1, 8]))
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 32}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 32}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 128}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 32, 'BLOCK_N': 128}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 32}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 32}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 128}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 128}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 32}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 32}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128}, num_warps=8, num_stages=3),
+    ],
+    key=['M', 'N', 'stride_row'],
+)
 @triton.jit
 def batch_norm_kernel(
     x_ptr, gamma_ptr, beta_ptr, y_ptr,
@@ -52,15 +89,15 @@ def batch_norm_kernel(
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for start in range(0, M, BLOCK_M):
-        mask = (start + rows[:, None] < M) & col_mask[None, :]
-        x = tl.load(x_ptr + (start + rows[:, None]) * stride_row + cols[None, :], mask=mask, other=0.0)
+        mask = tl.max_constancy((start + rows[:, None] < M) & col_mask[None, :], [1, 4])
+        x = tl.load(tl.max_contiguous(tl.multiple_of(x_ptr + (start + rows[:, None]) * stride_row + cols[None, :], [1, 8]), [1, 4]), mask=mask, other=0.0)
         acc += x.to(tl.float32)
     mean = tl.sum(acc, axis=0) / M
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for start in range(0, M, BLOCK_M):
-        mask = (start + rows[:, None] < M) & col_mask[None, :]
-        x = tl.load(x_ptr + (start + rows[:, None]) * stride_row + cols[None, :], mask=mask, other=0.0)
+        mask = tl.max_constancy((start + rows[:, None] < M) & col_mask[None, :], [1, 4])
+        x = tl.load(tl.max_contiguous(tl.multiple_of(x_ptr + (start + rows[:, None]) * stride_row + cols[None, :], [1, 8]), [1, 4]), mask=mask, other=0.0)
         diff = tl.where(mask, x.to(tl.float32) - mean[None, :], 0.0)
         acc += diff * diff
     rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=0) / M + eps)
@@ -68,11 +105,11 @@ def batch_norm_kernel(
     gamma = tl.load(gamma_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
     beta = tl.load(beta_ptr + cols, mask=col_mask, other=0.0).to(tl.float32)
     for start in range(0, M, BLOCK_M):
-        mask = (start + rows[:, None] < M) & col_mask[None, :]
+        mask = tl.max_constancy((start + rows[:, None] < M) & col_mask[None, :], [1, 4])
         offsets = (start + rows[:, None]) * stride_row + cols[None, :]
-        x = tl.load(x_ptr + offsets, mask=mask, other=0.0).to(tl.float32)
+        x = tl.load(tl.max_contiguous(tl.multiple_of(x_ptr + offsets, [1, 8]), [1, 4]), mask=mask, other=0.0).to(tl.float32)
         y = (x - mean[None, :]) * rstd[None, :] * gamma[None, :] + beta[None, :]
-        tl.store(y_ptr + offsets, y.to(y_ptr.dtype.element_ty), mask=mask)
+        tl.store(tl.max_contiguous(tl.multiple_of(y_ptr + offsets, [1, 8]), [1, 4]), y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 class ModelNew(nn.Module):
@@ -90,15 +127,12 @@ class ModelNew(nn.Module):
         w, b = self.gemm.weight, self.gemm.bias
         N = w.shape[0]
         h = torch.empty((M, N), device=x.device, dtype=x.dtype)
-        grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
-        linear_scale_kernel[grid](
+        linear_scale_kernel[lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))](
             x, w, b, self.scale, h, M, N, K,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1), h.stride(0), h.stride(1),
-            BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
         )
         y = torch.empty_like(h)
-        batch_norm_kernel[(triton.cdiv(N, 64),)](
+        batch_norm_kernel[lambda META: (triton.cdiv(N, META["BLOCK_N"]),)](
             h, self.bn.weight, self.bn.bias, y, M, N, h.stride(0), self.bn.eps,
-            BLOCK_M=64, BLOCK_N=64,
         )
         return y
