@@ -1,173 +1,291 @@
-"""Linear + scale + Hardtanh + GELU: an autotuned, pipelined Hopper GEMM whose operand loads are
-16-byte asynchronous copies on every case, the whole chain on the fp32 accumulator before the one
-fp16 store, and a GELU that costs seven FMAs because the Hardtanh bounds its input.
+"""Linear + scale + Hardtanh + GELU: operands through TMA descriptors into 128x256 / 256x128 Hopper
+tiles on every case, output rows padded to 16 bytes, and the tiles of a partial last wave split
+along K.
 
-The initial version already fused the chain into the epilogue but ran one fixed 64x64x32 tile
-(4 warps) on every shape (nv.hardcoded-config) in row-major program order
-(nv.gemm-no-grouped-order). On the 1234 x 5678 x 4321 case its rows start 11356 bytes apart, so
-Triton proved no alignment: every operand load, the bias load and the store were lone fp16
-accesses, the dot loop was not pipelined at all and the kernel held 168 registers
-(nv.scalar-access, nv.unpipelined-loop). Here:
-- K and the operand row strides reach the kernel in units of UNIT elements, the largest of 8, 4
-  that divides them (multiplied back inside), so the alignment that holds is visible to Triton and
-  each load is a 16-byte (8-byte) cp.async the pipeliner stages. Where only 2-element units divide
-  them (in_features = 5678) the copies would be 4 bytes wide: compiled for sm_90 that way the big
-  tiles need 250 registers and 128x128 on 4 warps spills, so x and W are instead copied once into
-  rows zero-padded to a multiple of 64 elements (one bandwidth pass of about 126 MB, roughly a
-  third of that GEMM's time at full speed) and the GEMM runs on the copies with 16-byte loads and
-  no K mask at all;
-- tiles are Hopper-sized (wgmma, 3-4 stages, 4-8 warps), autotuned per shape, and taken in groups
-  of GROUP_M row tiles so that consecutive programs read the same W tiles from L2; K steps are
-  unmasked where BLOCK_K divides K, and edge rows and columns are clamped onto valid ones in the
-  loop instead of masked (only the store masks them); the output row stride also reaches the kernel
-  in units, so stores are 16 bytes wide where out_features is a multiple of 8;
-- the epilogue computes v = clamp(s (acc + b), lo, hi) and GELU(v) in fp32 and rounds once (the
-  reference rounds the linear output to fp16 first; s = 4 is a power of two, so that step differs
-  by at most 4 half-ulps of the linear output, far inside fp16 tolerance). With lo, hi in [-1, 1]
-  (this problem's values), GELU(v) = v/2 + v^2/2 P(v^2) with P erf's Maclaurin series to the v^12
-  term, error under 2e-7: no exp, no division, and every tile in the space (up to 128x256 and
-  256x128) compiles for sm_90 without spills. Wider Hardtanh bounds take the Abramowitz-Stegun
-  erfc form instead, whose spilling tiles are pruned for that path.
+Round 2's best runs the 1234 x 5678 -> 4321 case at 43% of the roofline, where torch.compile
+reaches 56% (the others 59-82%). The brief's rung-2 split puts 76% of that case's forward in
+linear_scale_hardtanh_gelu_kernel (best.py:198) at 56% of its own floor, the rest in the copies
+that pad the 5678-wide rows of x and W; its 4321-wide output rows are only 2-byte aligned, so that
+case's stores and their masks are one element wide (best.py:21-23). What changed:
+- the output is allocated with rows padded to the next multiple of 8 elements and returned as a
+  view of its real columns: every store is 16 bytes and its mask constant over each 8 columns, on
+  every case;
+- the operands come through TMA descriptors (hardware zero fill past M, N and K): no masked or
+  clamped loads and no per-thread operand pointers, so the 128x256 and 256x128 tiles need no
+  pruning; the cp.async configs stay beside them so the autotuner keeps whichever is faster;
+- the tiles past the last whole wave are split along K (S = min(slots // tail, K steps // 4, 8)
+  pieces) where that fills the idle SMs; a piece parks its fp32 partial in a workspace
+  (L2-resident) and a second kernel adds each tile's pieces in a fixed order (deterministic, no
+  atomics) and runs the epilogue 64 x 64 at a time. SPLIT is a constexpr of the config and shape:
+  a shape that fills its waves has no split code and no second launch;
+- x and W are copied into rows zero-padded to a multiple of 8 only where their rows are not
+  16-byte aligned, as TMA requires.
+- GELU is the one polynomial form of the normal tail (max(v, 0) - |v| exp2(Q(|v|)), Q of degree 8,
+  error 2.7e-7 against float64) for any Hardtanh bounds, instead of two paths chosen by the bounds.
+Kept from round 2: bias, scale, Hardtanh and GELU on the fp32 accumulator with one fp16 rounding,
+autotuned Hopper tiles in GROUP_M-grouped order.
 """
+import os
+
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
-PAD = 64  # K is padded to a multiple of this (every config's BLOCK_K) when rows must be copied
+UNIT = 8  # fp16 elements per 16 bytes
+CHUNK = 64  # rows and columns per program of the split tiles' epilogue
+MIN_STEPS = 4  # fewest K steps a piece of a split tile gets
+MAX_SPLIT = 8  # most pieces a tile is split into (the epilogue reads them all back)
+
+
+def _set_blocks(nargs):
+    """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K, BLOCK_N x BLOCK_K)."""
+    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
 
 
 def _configs():
-    shapes = [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 8), (128, 128, 64, 4, 4),
-              (64, 256, 64, 4, 8), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w)
-            for m, n, k, s, w in shapes]
+    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA)
+    shapes = [(128, 256, 64, 3, 8, 1, True), (256, 128, 64, 3, 8, 1, True), (128, 128, 64, 4, 8, 1, True),
+              (128, 128, 64, 3, 8, 2, True), (128, 256, 64, 3, 8, 1, False), (128, 128, 64, 4, 8, 1, False)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma},
+                          num_stages=s, num_warps=w, pre_hook=_set_blocks)
+            for m, n, k, s, w, p, tma in shapes]
 
 
-def _fit(configs, named_args, **kwargs):
-    """With the polynomial GELU every tile compiles without spills on sm_90. The general GELU (an exp
-    and a division, taken only where the Hardtanh bounds exceed 1) spills at 4096 accumulator
-    elements per warp (256x128 on 8 warps, 128x128 on 4) and fills all 255 registers at 128x256:
-    those tiles go there."""
-    if kwargs["BOUNDED"]:
-        return configs
-    return [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps]
+_CONFIGS = _configs()
 
 
-@triton.jit
-def _gelu_bounded(v):
-    """v / 2 (1 + erf(v / sqrt 2)) for |v| <= 1 as v / 2 + v^2 / 2 P(v^2), P the first seven terms of
-    erf's Maclaurin series with the 1 / sqrt 2 folded in (error under 2e-7 in fp32 on [-1, 1]):
-    seven FMAs, no exp, no division, no branch."""
-    u = v * v
-    p = 1.33193870326333e-06
-    p = p * u - 1.888931251900723e-05
-    p = p * u + 0.00023086937523231056
-    p = p * u - 0.0023746564309609086
-    p = p * u + 0.019947114020071634
-    p = p * u - 0.13298076013381088
-    p = p * u + 0.7978845608028653
-    return 0.5 * v + 0.5 * u * p
+def _schedule(M, N, K, block_m, block_n, block_k, slots):
+    """(tiles, whole tiles, pieces per split tile): the tiles past the last whole wave of `slots`
+    programs are split along K so that they fill the machine, when that gives each piece enough
+    K steps."""
+    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+    tail = tiles % slots
+    if tail == 0:
+        return tiles, tiles, 1
+    split = min(slots // tail, triton.cdiv(K, block_k) // MIN_STEPS, MAX_SPLIT)
+    if split < 2:
+        return tiles, tiles, 1
+    return tiles, tiles - tail, split
+
+
+def _slots(sms, per_sm):
+    return max(1, sms * per_sm)
+
+
+def _args_schedule(a):
+    return _schedule(a["M"], a["n_units"] * UNIT, a["k_units"] * UNIT, a["BLOCK_M"], a["BLOCK_N"],
+                     a["BLOCK_K"], _slots(a["sms"], a["PER_SM"]))
+
+
+_HEURISTICS = {
+    "full_tiles": lambda a: _args_schedule(a)[1],
+    "SPLIT": lambda a: _args_schedule(a)[2],
+    "EVEN_K": lambda a: (a["k_units"] * UNIT) % a["BLOCK_K"] == 0,
+}
+
+
+def _grid(M, N, K, sms):
+    def grid(meta):
+        tiles, full, split = _schedule(M, N, K, meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],
+                                       _slots(sms, meta["PER_SM"]))
+        return (full + (tiles - full) * split,)
+    return grid
+
+
+def _workspace_elements(M, N, K, sms):
+    """fp32 elements of partial tiles the largest schedule of any config needs for this shape."""
+    most = 1
+    for c in _CONFIGS:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        tiles, full, split = _schedule(M, N, K, bm, bn, c.kwargs["BLOCK_K"], _slots(sms, c.kwargs["PER_SM"]))
+        if split > 1:
+            most = max(most, (tiles - full) * split * bm * bn)
+    return most
 
 
 @triton.jit
 def _gelu(v):
-    """v / 2 (1 + erf(v / sqrt 2)) for any v, 1 + erf taken as erfc(|z|) or 2 - erfc(|z|) in the
-    Abramowitz-Stegun 7.1.26 form (absolute error under 1.5e-7): one exp and one division."""
-    z = tl.abs(v) * 0.7071067811865476
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    erfc = poly * tl.exp(-z * z)
-    return 0.5 * v * tl.where(v >= 0, 2.0 - erfc, erfc)
+    """v * Phi(v). The upper tail 1 - Phi(t), t = |v|, is exp2(Q(t)) with Q(t) = -1 + t (c1 + ... + c8 t^7)
+    fitted to log2 of the normal tail on [0, 6] (largest error in the tail 6e-8; t clamped to 6, where
+    the tail is 1e-9): Phi(v) = 1 - tail for v >= 0 and tail for v < 0, so no cancellation in the
+    negative tail. One ex2, a min, a max and 9 FMAs per element."""
+    t = tl.minimum(tl.abs(v), 6.0)
+    r = -2.834778342730715e-06 * t + 3.9376125641865656e-05
+    r = r * t - 0.00018617308523971587
+    r = r * t - 0.00013695274537894875
+    r = r * t + 0.0070634400472044945
+    r = r * t - 0.05249619111418724
+    r = r * t - 0.4592081904411316
+    r = r * t - 1.1511051654815674
+    # v - |v| tail for v >= 0, v tail = -|v| tail for v < 0: one max and one FMA
+    return tl.maximum(v, 0.0) - tl.abs(v) * tl.exp2(r * t - 1.0)
 
 
-@triton.autotune(configs=_configs(), key=["M", "n_units", "k_units", "UNIT", "Y_UNIT", "BOUNDED"],
-                 prune_configs_by={"early_config_prune": _fit})
-@triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
 @triton.jit
-def linear_scale_hardtanh_gelu_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
-    M, n_units, k_units, xm_units, wn_units, ym_units,
-    scale, lo, hi,
-    UNIT: tl.constexpr, Y_UNIT: tl.constexpr, BOUNDED: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    K = k_units * UNIT
-    stride_xm = xm_units * UNIT
-    stride_wn = wn_units * UNIT
-    N = n_units * Y_UNIT
-    stride_ym = ym_units * Y_UNIT
-    pid = tl.program_id(0)
+def _epilogue_store(acc, row0, rows, cols, b_ptr, y_ptr, M, N, n_out, stride_y, scale, lo, hi):
+    """y[row0 + rows, cols] = fp16(gelu(clamp(scale * (acc + b), lo, hi))) from the fp32
+    accumulator; rows are offsets from row0 inside the tile, cols absolute columns. The bias exists
+    for the n_out real columns; y's rows are N >= n_out wide (a multiple of 8), so the store's mask
+    is constant over every 8 columns and each store is 16 bytes."""
+    bias = tl.load(b_ptr + cols, mask=cols < n_out, other=0.0).to(tl.float32)
+    v = tl.minimum(tl.maximum((acc + bias[None, :]) * scale, lo), hi)
+    y = _gelu(v)
+    y_tile = y_ptr + row0.to(tl.int64) * stride_y  # int64 base, int32 offsets inside the tile
+    tl.store(y_tile + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty),
+             mask=(row0 + rows < M)[:, None] & (cols < N)[None, :])
+
+
+@triton.jit
+def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(row tile, column tile) of a linear tile index, in groups of GROUP_M row tiles so that
+    consecutive programs share W tiles in L2."""
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     group = GROUP_M * tiles_n
-    first_m = (pid // group) * GROUP_M
+    first_m = (tile // group) * GROUP_M
     rows_in_group = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group) % rows_in_group
-    pid_n = (pid % group) // rows_in_group
+    return first_m + (tile % group) % rows_in_group, (tile % group) // rows_in_group
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    # rows and columns past the edge read the last valid one (their results are masked at the store)
-    rows = tl.minimum(offs_m, M - 1)
-    cols = tl.minimum(offs_n, N - 1)
-    x_ptrs = x_ptr + rows.to(tl.int64)[:, None] * stride_xm + offs_k[None, :]
-    w_ptrs = w_ptr + offs_k[:, None] + cols.to(tl.int64)[None, :] * stride_wn
+
+@triton.autotune(configs=_CONFIGS, key=["M", "n_units", "k_units", "sms"])
+@triton.heuristics(_HEURISTICS)
+@triton.jit
+def linear_scale_hardtanh_gelu_kernel(
+    x_desc, w_desc, x_ptr, w_ptr, b_ptr, y_ptr, ws_ptr,
+    M, n_out, n_units, k_units, xm_units, wn_units, ym_units, scale, lo, hi, sms, full_tiles,
+    UNIT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
+):
+    """y = fp16(epilogue(x @ W.T + b)) for whole tiles; programs past full_tiles are pieces
+    of the tail tiles, SPLIT per tile, each over its share of the K steps, parking fp32 partials."""
+    N = n_units * UNIT
+    K = k_units * UNIT
+    pid = tl.program_id(0)
+    steps = tl.cdiv(K, BLOCK_K)
+    if SPLIT > 1:
+        in_tail = pid >= full_tiles
+        piece = tl.maximum(pid - full_tiles, 0)
+        tile = tl.where(in_tail, full_tiles + piece // SPLIT, pid)
+        k_lo = tl.where(in_tail, (piece % SPLIT) * steps // SPLIT, 0)
+        k_hi = tl.where(in_tail, (piece % SPLIT + 1) * steps // SPLIT, steps)
+    else:
+        tile = pid
+        k_lo = 0
+        k_hi = steps
+    pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    row0 = pid_m * BLOCK_M
+    col0 = pid_n * BLOCK_N
+
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            x = tl.load(x_ptrs)
-            w = tl.load(w_ptrs)
-        else:
-            left = K - k * BLOCK_K
-            x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
-            w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
-        acc = tl.dot(x, w, acc)
-        x_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
+    if TMA:
+        # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros.
+        for k in range(k_lo, k_hi):
+            a = x_desc.load([row0, k * BLOCK_K])
+            b = w_desc.load([col0, k * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+    else:
+        stride_xm = xm_units * UNIT
+        stride_wn = wn_units * UNIT
+        offs_k = tl.arange(0, BLOCK_K)
+        # edge rows and columns clamped onto the last valid one (their results are masked at the
+        # store); int64 tile bases, int32 offsets inside the tile
+        rows = tl.minimum(row0 + tl.arange(0, BLOCK_M), M - 1) - row0
+        cols = tl.minimum(col0 + tl.arange(0, BLOCK_N), n_out - 1) - col0
+        x_ptrs = (x_ptr + row0.to(tl.int64) * stride_xm + k_lo * BLOCK_K
+                  + (rows * stride_xm)[:, None] + offs_k[None, :])
+        w_ptrs = (w_ptr + col0.to(tl.int64) * stride_wn + k_lo * BLOCK_K
+                  + offs_k[:, None] + (cols * stride_wn)[None, :])
+        for k in range(k_lo, k_hi):
+            if EVEN_K:
+                a = tl.load(x_ptrs)
+                b = tl.load(w_ptrs)
+            else:
+                left = K - k * BLOCK_K
+                a = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+                b = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
+            acc = tl.dot(a, b, acc)
+            x_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
 
-    n_mask = offs_n < N
-    bias = tl.load(b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
-    v = tl.minimum(tl.maximum((acc + bias[None, :]) * scale, lo), hi)
-    y = _gelu_bounded(v) if BOUNDED else _gelu(v)
-    tl.store(y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym + offs_n[None, :], y.to(y_ptr.dtype.element_ty),
-             mask=(offs_m[:, None] < M) & n_mask[None, :])
+    rows_out = tl.arange(0, BLOCK_M)
+    cols_out = col0 + tl.arange(0, BLOCK_N)
+    stride_y = ym_units * UNIT
+    if SPLIT > 1:
+        if pid >= full_tiles:
+            # a piece of a split tile: park its fp32 partial for split_tile_gelu_kernel
+            local_m = tl.arange(0, BLOCK_M)
+            local_n = tl.arange(0, BLOCK_N)
+            tl.store(ws_ptr + (pid - full_tiles) * (BLOCK_M * BLOCK_N) + local_m[:, None] * BLOCK_N
+                     + local_n[None, :], acc)
+        else:
+            _epilogue_store(acc, row0, rows_out, cols_out, b_ptr, y_ptr, M, N, n_out, stride_y, scale, lo, hi)
+    else:
+        _epilogue_store(acc, row0, rows_out, cols_out, b_ptr, y_ptr, M, N, n_out, stride_y, scale, lo, hi)
 
 
 @triton.jit
-def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_src, padded_units,
-                    BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, PAD: tl.constexpr):
-    """dst[r, :K] = src[r, :K], dst[r, K:] = 0 for rows of padded_units * PAD elements."""
-    padded = padded_units * PAD
+def split_tile_gelu_kernel(
+    ws_ptr, b_ptr, y_ptr, M, n_out, n_units, ym_units, scale, lo, hi, full_tiles,
+    UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT: tl.constexpr, CHUNK: tl.constexpr,
+):
+    """The epilogue of the split tiles, CHUNK x CHUNK at a time: the tile's SPLIT fp32 pieces added
+    in a fixed order (deterministic), then bias, scale, Hardtanh, GELU and the fp16 store."""
+    N = n_units * UNIT
+    tail = tl.program_id(0)
+    ROW_PARTS: tl.constexpr = BLOCK_M // CHUNK
+    r = tl.program_id(1) % ROW_PARTS * CHUNK
+    c = tl.program_id(1) // ROW_PARTS * CHUNK
+    pid_m, pid_n = _tile_coords(full_tiles + tail, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    TILE: tl.constexpr = BLOCK_M * BLOCK_N
+    local_m = r + tl.arange(0, CHUNK)
+    local_n = c + tl.arange(0, CHUNK)
+    at = ws_ptr + tail * SPLIT * TILE + local_m[:, None] * BLOCK_N + local_n[None, :]
+    total = tl.load(at)
+    for s in tl.static_range(1, SPLIT):
+        total += tl.load(at + s * TILE)
+    _epilogue_store(total, pid_m * BLOCK_M + r, tl.arange(0, CHUNK), pid_n * BLOCK_N + local_n, b_ptr, y_ptr,
+                    M, N, n_out, ym_units * UNIT, scale, lo, hi)
+
+
+@triton.jit
+def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_r, stride_k, padded_units,
+                    BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, UNIT: tl.constexpr):
+    padded = padded_units * UNIT
     rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     cols = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
     row_mask = rows[:, None] < R
-    value = tl.load(src_ptr + rows.to(tl.int64)[:, None] * stride_src + cols[None, :],
+    value = tl.load(src_ptr + rows.to(tl.int64)[:, None] * stride_r + cols[None, :] * stride_k,
                     mask=row_mask & (cols[None, :] < K), other=0.0)
     tl.store(dst_ptr + rows.to(tl.int64)[:, None] * padded + cols[None, :], value,
              mask=row_mask & (cols[None, :] < padded))
 
 
-def _unit(*tensors):
-    """Largest of 8, 4, 2, 1 elements that divides every row length, row stride and base offset (in
-    elements), so that the kernel can see the alignment of its rows."""
-    for unit in (8, 4, 2, 1):
-        if all(t.stride(1) == 1 and t.shape[1] % unit == 0 and t.stride(0) % unit == 0
-               and t.data_ptr() % (unit * t.element_size()) == 0 for t in tensors):
-            return unit
-    return 1
-
-
-def _padded(t):
-    """A copy of ``t`` whose rows are zero-padded to a multiple of PAD elements."""
+def _aligned_rows(t):
+    """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units (what TMA
+    and 16-byte cp.async need), else a copy whose rows are zero-padded to a multiple of UNIT."""
     rows, cols = t.shape
-    padded = triton.cdiv(cols, PAD) * PAD
+    if cols % UNIT == 0 and t.stride(0) % UNIT == 0 and t.stride(1) == 1 and t.data_ptr() % 16 == 0:
+        return t
+    padded = triton.cdiv(cols, UNIT) * UNIT
     out = torch.empty((rows, padded), device=t.device, dtype=t.dtype)
     pad_rows_kernel[(triton.cdiv(rows, 16), triton.cdiv(padded, 256))](
-        t, out, rows, cols, t.stride(0), padded // PAD, BLOCK_R=16, BLOCK_K=256, PAD=PAD, num_warps=4)
+        t, out, rows, cols, t.stride(0), t.stride(1), padded // UNIT, BLOCK_R=16, BLOCK_K=256, UNIT=UNIT,
+        num_warps=4)
     return out
+
+
+def _sm_count(device):
+    """SMs of the device; with no device, 132 (H100/H200) when compiling ahead of time, so the
+    schedule is the one the GPU runs, and 4 under the interpreter, so small shapes reach the split
+    tiles."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 4 if os.environ.get("TRITON_INTERPRET") == "1" else 132
 
 
 class ModelNew(nn.Module):
@@ -182,22 +300,30 @@ class ModelNew(nn.Module):
         M = x.shape[0]
         w, b = self.gemm.weight, self.gemm.bias
         N = w.shape[0]
-        unit = _unit(x, w)
-        if unit < 4:  # no copy wider than 4 bytes: pad the rows once (zeros add nothing to the dot)
-            x, w = _padded(x), _padded(w)
-            unit = 8
-        K = x.shape[1]
-        y = torch.empty((M, N), device=x.device, dtype=x.dtype)
-        y_unit = _unit(y)
-        # the Hardtanh bounds the GELU's input; within [-1, 1] a short polynomial is exact to fp32
-        bounded = max(abs(self.hardtanh_min), abs(self.hardtanh_max)) <= 1.0
-
-        def grid(meta):
-            return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-
-        linear_scale_hardtanh_gelu_kernel[grid](
-            x, w, b, y, M, N // y_unit, K // unit, x.stride(0) // unit, w.stride(0) // unit,
-            y.stride(0) // y_unit, float(self.scaling_factor), float(self.hardtanh_min), float(self.hardtanh_max),
-            UNIT=unit, Y_UNIT=y_unit, BOUNDED=bounded,
-        )
-        return y
+        x, w = _aligned_rows(x), _aligned_rows(w)
+        K = x.shape[1]  # padded with zeros where needed, which add nothing to the product
+        dev = x.device
+        sms = _sm_count(dev)
+        scale, lo, hi = self.scaling_factor, self.hardtanh_min, self.hardtanh_max
+        # rows as wide as the next multiple of 8 (16-byte stores); the view returned leaves the
+        # extra columns out
+        n_padded = triton.cdiv(N, UNIT) * UNIT
+        y = torch.empty((M, n_padded), device=dev, dtype=x.dtype)
+        ws = torch.empty((_workspace_elements(M, n_padded, K, sms),), device=dev, dtype=torch.float32)
+        # block shapes are set per config by _set_blocks
+        x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
+        w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
+        linear_scale_hardtanh_gelu_kernel[_grid(M, n_padded, K, sms)](
+            x_desc, w_desc, x, w, b, y, ws, M, N, n_padded // UNIT, K // UNIT, x.stride(0) // UNIT,
+            w.stride(0) // UNIT, y.stride(0) // UNIT, scale, lo, hi, sms, UNIT=UNIT)
+        # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
+        kernel = linear_scale_hardtanh_gelu_kernel
+        config = getattr(kernel, "best_config", None) or kernel.configs[0]
+        bm, bn = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
+        tiles, full, split = _schedule(M, n_padded, K, bm, bn, config.kwargs["BLOCK_K"],
+                                       _slots(sms, config.kwargs["PER_SM"]))
+        if split > 1:
+            split_tile_gelu_kernel[(tiles - full, (bm // CHUNK) * (bn // CHUNK))](
+                ws, b, y, M, N, n_padded // UNIT, y.stride(0) // UNIT, scale, lo, hi, full, UNIT=UNIT,
+                BLOCK_M=bm, BLOCK_N=bn, GROUP_M=config.kwargs["GROUP_M"], SPLIT=split, CHUNK=CHUNK, num_warps=4)
+        return y if n_padded == N else y[:, :N]
