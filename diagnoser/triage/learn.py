@@ -14,6 +14,7 @@ the entry is written with `status: draft` for a person to review, name and give 
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -201,6 +202,23 @@ def _candidate(journal: Path, record: dict[str, Any]) -> Optional[str]:
     return None
 
 
+def _named_change(candidate: Optional[str]) -> Optional[str]:
+    """What the accepted candidate says it changed: the first sentence of its module docstring, less
+    the operator named before a colon ("Linear + Swish + scale: operands through TMA descriptors
+    ..."). An agent's round summary leads with the evidence it answered, which names a case ("N = 3000
+    at 54% of the roofline ..."), so an id or title cut from it names the case, not the fix."""
+    if candidate is None:
+        return None
+    try:
+        doc = ast.get_docstring(ast.parse(Path(candidate).read_text()))
+    except (OSError, SyntaxError, ValueError):
+        return None
+    first = " ".join((doc or "").strip().split("\n\n")[0].split())
+    first = re.split(r"(?<=[a-z0-9)])\. ", first)[0].rstrip(".")
+    _, colon, change = first.partition(": ")
+    return (change if colon and change else first) or None
+
+
 def _proposer(rounds: list[dict[str, Any]], record: dict[str, Any]) -> str:
     """Who proposed the round: its own `proposer`, else the run's (a run continued from another
     proposer's run keeps that proposer's rounds, each marked with its own)."""
@@ -231,7 +249,9 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     except CatalogError:
         catalog = {}
     existing = set(catalog) | set(taken or ())
-    pattern_id = pattern_id or f"{prefix}.{_slug(summary)}"
+    # a rules round's candidate keeps the initial version's docstring: its summary names the fix
+    named = _named_change(_candidate(journal, record)) if _proposer(rounds, record) != "rules" else None
+    pattern_id = pattern_id or f"{prefix}.{_slug(named or summary)}"
     base, n = pattern_id, 2
     while pattern_id in existing:
         pattern_id, n = f"{base}-{n}", n + 1
@@ -280,7 +300,7 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
                + (f" Evidence at the time: {'; '.join(titles)}." if titles else ""))
     draft = {
         "id": pattern_id,
-        "title": summary[:100],
+        "title": (named or summary)[:100],
         "backend": target,
         "status": "draft",
         "symptom": symptom,

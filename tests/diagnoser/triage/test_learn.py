@@ -203,6 +203,29 @@ def test_an_agent_fix_for_a_catalog_finding_is_drafted_not_covered(tmp_path):
     assert entry["draft"]["learned_from"]["proposer"] == "agent"
 
 
+def test_an_agent_draft_is_named_by_the_change_its_candidate_states_not_by_the_case_it_answered(tmp_path):
+    """An agent's summary leads with the evidence ("N = 3000 at 54% of the roofline ..."); the id and
+    title come from the accepted candidate's docstring, less the operator named before its colon."""
+    run = tmp_path / "runs" / "a"
+    (run / "candidates").mkdir(parents=True)
+    (run / "candidates" / "r2-c1.py").write_text(
+        '"""Linear + Swish + scale: operands through TMA descriptors into 128x256 tiles, output rows\n'
+        'padded to 16 bytes. The rest of the paragraph.\n\nWhy, at length.\n"""\n' + REWRITE_AFTER)
+    agent = good_round(2, speedup=1.2, proposer="agent", kind="round", accepted="r2-c1",
+                       proposal={"summary": "N = 3000 at 54% of the roofline against cuBLAS's 81%: TMA"},
+                       proposals=[{"id": "r2-c1", "file": "candidates/r2-c1.py"}])
+    journal(run, agent)
+    [entry] = learn_from_runs(tmp_path / "runs")
+    draft = entry["draft"]
+    assert draft["id"] == "nv.operands-through-tma-descriptors"
+    assert draft["title"] == "operands through TMA descriptors into 128x256 tiles, output rows padded to 16 bytes"
+    assert draft["fix"]["summary"].startswith("N = 3000")  # the evidence stays in the fix's summary
+
+    (run / "candidates" / "r2-c1.py").write_text(REWRITE_AFTER.split("\n", 1)[1])  # no docstring: the summary names it
+    [entry] = learn_from_runs(tmp_path / "runs")
+    assert entry["draft"]["id"] == "nv.n-3000-at-54"
+
+
 def test_a_folder_gets_distinct_ids_and_writes_where_out_says(tmp_path):
     for name in ("a", "b"):
         (tmp_path / "runs" / name).mkdir(parents=True)
