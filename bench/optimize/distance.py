@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ladder.diagnoser import gap  # noqa: E402
-from ladder.diagnoser.optimize.journal import Journal, content_key  # noqa: E402
+from ladder.diagnoser.optimize.journal import Journal, diagnosis_key  # noqa: E402
 
 # A case within 25% of its roofline floor runs at 75% of the roofline or better.
 WITHIN = 75.0
@@ -70,15 +70,13 @@ def findings_on(brief: dict, label: str) -> list[str]:
 
 
 def diagnosis_of(run: Path, brief: dict) -> dict | None:
-    """The cached diagnosis the brief was made from: keyed, as the loop keys it, by the text of the best
-    (the run's best.py), the problem's and the rungs the run climbs."""
+    """The cached diagnosis the brief was made from, under the loop's key for the run's best.py."""
     journal = Journal(run)
     baseline = next((record for record in journal.records() if record.get("kind") == "baseline"), None)
     if baseline is None:
         return None
-    rungs = tuple(baseline["settings"].get("rungs") or (1, 2, 3, 4))
-    key = content_key((run / "best.py").read_text(), brief["problem_source"], repr(rungs))
-    return journal.diagnosis(key)
+    rungs = baseline["settings"].get("rungs") or (1, 2, 3, 4)
+    return journal.diagnosis(diagnosis_key((run / "best.py").read_text(), brief["problem_source"], rungs))
 
 
 def triage_now(run: Path, brief: dict) -> dict | None:

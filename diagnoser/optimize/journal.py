@@ -18,7 +18,7 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 SCHEMA = "ladder.optimize/1"
 
@@ -149,6 +149,13 @@ def content_key(*texts: str) -> str:
         digest.update(text.encode())
         digest.update(b"\0")
     return digest.hexdigest()[:20]
+
+
+def diagnosis_key(best_source: str, problem_source: str, rungs: Iterable[int]) -> str:
+    """The key a run's diagnosis of its best is cached under (`Journal.diagnosis`): the texts it
+    depends on and the rungs it may climb, so a best diagnosed once is read back, by the loop or by
+    a report, and never diagnosed twice."""
+    return content_key(best_source, problem_source, repr(tuple(rungs)))
 
 
 def iter_runs(root: Path) -> Iterator[Journal]:

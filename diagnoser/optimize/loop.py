@@ -38,7 +38,7 @@ from ladder.diagnoser.ladder import RUNG_TIMEOUTS_S
 from ladder.diagnoser.optimize import ascend, escalate
 from ladder.diagnoser.optimize.brief import Brief, brief_for
 from ladder.diagnoser.optimize.gate import BEST, GateResult, GateSettings, geomean, run_gate
-from ladder.diagnoser.optimize.journal import Journal, JournalError, content_key, own_seconds
+from ladder.diagnoser.optimize.journal import Journal, JournalError, diagnosis_key, own_seconds
 from ladder.diagnoser.optimize.proposers import Paused, Proposal, Proposer
 from ladder.diagnoser.optimize.proposers.rules import source_hash
 
@@ -247,7 +247,7 @@ def diagnose_stage(state: Round) -> None:
     run = state.run
     if run.settings.evidence != "full":
         return
-    key = content_key(run.best_path.read_text(), run.problem.read_text(), repr(run.settings.rungs))
+    key = diagnosis_key(run.best_path.read_text(), run.problem.read_text(), run.settings.rungs)
     state.diagnosis = run.journal.diagnosis(key)
     if state.diagnosis is None:
         state.diagnosis = run.diagnose(run.best_path, run.problem, run.last_gate, run)

@@ -249,8 +249,9 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     except CatalogError:
         catalog = {}
     existing = set(catalog) | set(taken or ())
+    proposer, candidate = _proposer(rounds, record), _candidate(journal, record)
     # a rules round's candidate keeps the initial version's docstring: its summary names the fix
-    named = _named_change(_candidate(journal, record)) if _proposer(rounds, record) != "rules" else None
+    named = _named_change(candidate) if proposer != "rules" else None
     pattern_id = pattern_id or f"{prefix}.{_slug(named or summary)}"
     base, n = pattern_id, 2
     while pattern_id in existing:
@@ -291,7 +292,7 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
     titles = sorted({e.get("title") for e in evidence if e.get("title")})
     answered = [p for p in (record.get("proposal") or {}).get("patterns") or [] if p in catalog]
     how = f"{summary}\n(From the accepted diff of round {record['round']}; generalise before accepting.)"
-    if answered and _proposer(rounds, record) != "rules":
+    if answered and proposer != "rules":
         how += (f"\nA fix of its own for what {', '.join(answered)} find"
                 f"{'s' if len(answered) == 1 else ''}, not the catalog's mechanical one: add it to that entry or keep "
                 "it as its own.")
@@ -311,8 +312,7 @@ def draft_from_journal(journal: Path, round_: Optional[int] = None, pattern_id: 
         "confidence": round(min(0.6, 0.3 + 0.1 * speedup), 2),
         "learned_from": {"journal": str(journal), "round": record["round"], "speedup": round(speedup, 3),
                          "rung": record.get("rung") or record.get("rung_reached"),
-                         **{key: value for key, value in (("proposer", _proposer(rounds, record)),
-                                                          ("candidate", _candidate(journal, record))) if value}},
+                         **{key: value for key, value in (("proposer", proposer), ("candidate", candidate)) if value}},
     }
     try:
         validate(draft, f"draft {pattern_id}")

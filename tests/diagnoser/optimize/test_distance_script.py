@@ -81,7 +81,7 @@ def test_the_worst_case_is_set_beside_how_close_eager_and_torch_compile_come_to_
 def test_triage_now_judges_a_best_by_the_checks_there_are_now_on_its_cached_measurements(script, tmp_path):
     """A brief written before a check existed holds no finding of it; --triage-now runs rung 1 again on the
     best, with the cached diagnosis' profile, and the gap it finds unexplained there is explained now."""
-    from ladder.diagnoser.optimize.journal import content_key
+    from ladder.diagnoser.optimize.journal import diagnosis_key
 
     from ..triage.triage_helpers import LABELED
 
@@ -100,7 +100,7 @@ def test_triage_now_judges_a_best_by_the_checks_there_are_now_on_its_cached_meas
                                                    "settings": {"rungs": [1, 2, 3, 4]}}) + "\n")
     profile = {"cases": [{"case": i, "label": label, "efficiency": 0.3, "class": "latency-bound",
                           "util_source": "events"} for i, label in enumerate(labels)]}
-    key = content_key(solution.read_text(), problem.read_text(), repr((1, 2, 3, 4)))
+    key = diagnosis_key(solution.read_text(), problem.read_text(), [1, 2, 3, 4])
     (run / "diagnoses").mkdir()
     (run / "diagnoses" / f"{key}.json").write_text(json.dumps({"findings": [], "facts": [], "profile": profile}))
     out = tmp_path / "distance.md"
