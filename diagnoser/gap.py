@@ -56,6 +56,7 @@ CAUSES: dict[str, frozenset[str]] = {
     "nv.index-div-mod": frozenset({COMPUTE, LATENCY}),
     "nv.int64-index": frozenset({COMPUTE, LATENCY}),
     "nv.tile-misfit": frozenset({LATENCY, MEMORY}),   # operands starve the tensor cores: L2 busy, SMs waiting
+    "nv.sfu-bound-loop": frozenset({COMPUTE, LATENCY}),  # tensor cores idle while the MUFU works
     # Ascend catalog (classes from msprof's pipelines: MTE = memory, vector/cube = compute, scalar = latency)
     "npu.grid-exceeds-cores": frozenset({LAUNCH, LATENCY}),
     "npu.ub-overflow": frozenset({MEMORY, LATENCY}),

@@ -45,6 +45,8 @@ DETECTORS: dict[str, Detector] = {
     "redundant_traffic": Detector(source.detect_redundant_traffic, "source", "nvidia", ("nv.redundant-global-traffic",)),
     "hardcoded_config": Detector(source.detect_hardcoded_config, "source", "nvidia", ("nv.hardcoded-config",)),
     "tile_fit": Detector(source.detect_tile_fit, "source", "nvidia", ("nv.tile-misfit",)),
+    "sfu_bound": Detector(source.detect_sfu_bound, "source", "nvidia",
+                          ("nv.sfu-bound-loop",)),
     "index_math": Detector(source.detect_index_math, "source", "nvidia", ("nv.index-div-mod", "nv.int64-index")),
     "npu_grid": Detector(ascend.detect_npu_grid, "source", "ascend", ("npu.grid-exceeds-cores",)),
     "npu_ub": Detector(ascend.detect_npu_ub, "source", "ascend", ("npu.ub-overflow",)),

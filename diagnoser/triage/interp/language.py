@@ -24,7 +24,7 @@ from .numeric import np_binary
 from .operators import cast
 from .params import constexpr_deps, note_tile_params
 from .reductions import REDUCTIONS, SCANS, reduce
-from .report import Tile, Where
+from .report import Special, Tile, Where
 from .syntax import call_arg
 from .values import (DTYPE_BITS, FLOAT_DTYPES, V, broadcast_shape, dtype_name, info_for, merge_dims, python_value,
                      unknown_from)
@@ -37,6 +37,11 @@ Handler = Callable[["KernelWalker", ast.Call, dict[str, V]], V]
 ELEMENTWISE = {"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "abs", "sigmoid",
                "erf", "floor", "ceil", "fma", "fdiv", "div_rn", "umulhi", "softmax", "clamp",
                "tanh", "math", "log1p", "expm1", "cast"}
+
+# MUFU instructions per element of each special function as Triton lowers it for sm_90 (exp is a
+# multiply and ex2.approx; sqrt and rsqrt one MUFU.RSQ with FMA refinement; sigmoid an ex2 and a rcp).
+SPECIAL_FUNCTIONS = {"exp": 1, "exp2": 1, "log": 1, "log2": 1, "sin": 1, "cos": 1, "rsqrt": 1, "sqrt": 1,
+                     "sigmoid": 2}
 
 
 def call_builtin(walker: KernelWalker, name: str, node: ast.Call, env: dict[str, V]) -> V:
@@ -219,6 +224,12 @@ def _cast(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
 def _opaque(walker: KernelWalker, name: str, node: ast.Call, env: dict[str, V]) -> V:
     args = [walker.eval(a, env) for a in node.args] + [walker.eval(k.value, env) for k in node.keywords]
     result = unknown_from(args)
+    op = name.split(".")[-1]
+    key = walker.record_key("special", node)
+    if op in SPECIAL_FUNCTIONS and key not in walker.records:
+        walker.records[key] = Special(id(node), node.lineno, op, result.shape, tuple(walker.loop_stack),
+                                      SPECIAL_FUNCTIONS[op])
+        walker.report.specials.append(walker.records[key])
     if name.split(".")[-1] in ELEMENTWISE or name.startswith("tl.math") or name.startswith("tl.extra"):
         return replace(result, kind="float", info=None)
     return result

@@ -1,6 +1,7 @@
 """What the walk records about a kernel: one entry per memory access, dot, reduction, atomic,
-integer division, 64-bit index op, layout change, select, outer product, loop and tile, each with
-its source line, gathered in a `KernelReport`: what source detectors and fixes read."""
+integer division, 64-bit index op, layout change, select, outer product, special-function call,
+loop and tile, each with its source line, gathered in a `KernelReport`: what source detectors and
+fixes read."""
 from __future__ import annotations
 
 import math
@@ -141,6 +142,24 @@ class Where:
 
 
 @dataclass
+class Special:
+    """A call that runs on the special-function units (MUFU: ex2, lg2, rcp, rsqrt, sin, cos): a
+    quarter of the FMA rate or less, so where one sits beside a dot in a loop its count decides
+    whether the tensor cores wait on it (`sfu_ops`: MUFU instructions per element)."""
+
+    node_id: int
+    line: int
+    op: str
+    shape: tuple[int, ...]
+    loops: tuple[int, ...]
+    sfu_ops: int = 1
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape) if self.shape else 1
+
+
+@dataclass
 class OuterProduct:
     node_id: int
     line: int
@@ -184,6 +203,7 @@ class KernelReport:
     loops: dict[int, Loop] = field(default_factory=dict)
     tiles: list[Tile] = field(default_factory=list)
     outer_products: list[OuterProduct] = field(default_factory=list)
+    specials: list[Special] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     pid_clamped: bool = False       # min/max over program-id math (grouped or persistent orderings)
     tile_params: set[str] = field(default_factory=set)  # constexprs that size a block or a loop step

@@ -8,8 +8,9 @@ the kernel walked with the launch site's literals (`ctx.static`) and say less.
 One module per pattern family: `access` (vector width, coalescing, index math), `tiles` (block
 sizes, registers, shared memory, pipelining), `matmul` (dot lowering, GEMM tile order, fixed
 configs), `tile_fit` (a GEMM tile against the shape it runs), `launches` (grid size, launch
-count), `reductions` (layout conversions, loop-carried reductions, atomics) and `traffic`
-(unfused epilogues, redundant reads); `measures` holds the quantities several of them compute.
+count), `reductions` (layout conversions, loop-carried reductions, atomics), `special`
+(special-function work against the tensor cores) and `traffic` (unfused epilogues, redundant
+reads); `measures` holds the quantities several of them compute.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .access import detect_access_width, detect_index_math
 from .launches import detect_grid_size, detect_launch_count
 from .matmul import detect_dot_lowering, detect_grouped_order, detect_hardcoded_config
 from .reductions import detect_atomics, detect_layout_conversions, detect_loop_reductions
+from .special import detect_sfu_bound
 from .tile_fit import detect_tile_fit
 from .tiles import detect_block_sizes, detect_pipelining, detect_register_pressure, detect_shared_memory
 from .traffic import detect_redundant_traffic, detect_unfused
@@ -24,4 +26,5 @@ from .traffic import detect_redundant_traffic, detect_unfused
 __all__ = ["detect_access_width", "detect_block_sizes", "detect_register_pressure", "detect_dot_lowering",
            "detect_pipelining", "detect_shared_memory", "detect_layout_conversions", "detect_loop_reductions",
            "detect_grouped_order", "detect_grid_size", "detect_launch_count", "detect_atomics", "detect_unfused",
-           "detect_redundant_traffic", "detect_hardcoded_config", "detect_index_math", "detect_tile_fit"]
+           "detect_redundant_traffic", "detect_hardcoded_config", "detect_index_math", "detect_tile_fit",
+           "detect_sfu_bound"]

@@ -271,11 +271,11 @@ def launch_gemm(ctx: TriageContext, analysis: LaunchAnalysis) -> tuple[Tile, Gem
     batches = max(1, analysis.launch.programs // tiles) if not report.pid_clamped else 1
     store = next((a for a in report.accesses if a.op in ("store", "atomic") and a.from_dot), None)
     out_bits = store.elem_bits if store is not None else 32
-    gemm = Gemm(m, n, k, dot.a_bits, dot.b_bits, out_bits, _peak(ctx, dot), report.pid_clamped, batches)
+    gemm = Gemm(m, n, k, dot.a_bits, dot.b_bits, out_bits, tensor_peak(ctx, dot), report.pid_clamped, batches)
     return tile, gemm, dot
 
 
-def _peak(ctx: TriageContext, dot: Any) -> float:
+def tensor_peak(ctx: TriageContext, dot: Any) -> float:
     """Tensor-core flop/s for the dot's operands (fp32 contracts in tf32 unless asked for ieee)."""
     from ladder.runner.roofline import peak_flops
 
