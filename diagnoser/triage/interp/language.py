@@ -230,7 +230,7 @@ def _opaque(walker: KernelWalker, name: str, node: ast.Call, env: dict[str, V]) 
         walker.records[key] = Special(id(node), node.lineno, op, result.shape, tuple(walker.loop_stack),
                                       SPECIAL_FUNCTIONS[op])
         walker.report.specials.append(walker.records[key])
-    if name.split(".")[-1] in ELEMENTWISE or name.startswith("tl.math") or name.startswith("tl.extra"):
+    if op in ELEMENTWISE or name.startswith("tl.math") or name.startswith("tl.extra"):
         return replace(result, kind="float", info=None)
     return result
 

@@ -18,6 +18,7 @@ import math
 from ladder.diagnoser.evidence import Finding
 
 from ...context import TriageContext
+from ...interp.report import Dot, KernelReport
 from ..common import Findings, case_label, metric_evidence, source_evidence
 from .measures import device, reports, runtime_loops
 from .tile_fit import tensor_peak
@@ -65,7 +66,7 @@ def detect_sfu_bound(ctx: TriageContext) -> list[Finding]:
     return found.list()
 
 
-def _dots_by_loop(report) -> dict[int, list]:
+def _dots_by_loop(report: KernelReport) -> dict[int, list[Dot]]:
     """The dots of each innermost runtime loop that holds one."""
     loops: dict[int, list] = {}
     for dot in report.dots:
@@ -75,7 +76,7 @@ def _dots_by_loop(report) -> dict[int, list]:
     return loops
 
 
-def _dot_flops(dot) -> int:
+def _dot_flops(dot: Dot) -> int:
     """2 M N K per batch of the dot's operands, for one iteration of one program."""
     batch = math.prod(dot.a_shape[:-2]) if len(dot.a_shape) > 2 else 1
     return 2 * batch * dot.a_shape[-2] * dot.a_shape[-1] * dot.b_shape[-1]
