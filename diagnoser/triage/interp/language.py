@@ -225,14 +225,19 @@ def _opaque(walker: KernelWalker, name: str, node: ast.Call, env: dict[str, V]) 
     args = [walker.eval(a, env) for a in node.args] + [walker.eval(k.value, env) for k in node.keywords]
     result = unknown_from(args)
     op = name.split(".")[-1]
-    key = walker.record_key("special", node)
-    if op in SPECIAL_FUNCTIONS and key not in walker.records:
-        walker.records[key] = Special(id(node), node.lineno, op, result.shape, tuple(walker.loop_stack),
-                                      SPECIAL_FUNCTIONS[op])
-        walker.report.specials.append(walker.records[key])
+    if op in SPECIAL_FUNCTIONS:
+        _record_special(walker, node, op, result.shape)
     if op in ELEMENTWISE or name.startswith("tl.math") or name.startswith("tl.extra"):
         return replace(result, kind="float", info=None)
     return result
+
+
+def _record_special(walker: KernelWalker, node: ast.Call, op: str, shape: tuple[int, ...]) -> None:
+    """Note a special-function call once per call site (a loop body is walked more than once)."""
+    key = walker.record_key("special", node)
+    if key not in walker.records:
+        walker.records[key] = Special(id(node), node.lineno, op, shape, tuple(walker.loop_stack), SPECIAL_FUNCTIONS[op])
+        walker.report.specials.append(walker.records[key])
 
 
 BUILTINS: dict[str, Handler] = {

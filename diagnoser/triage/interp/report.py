@@ -155,8 +155,9 @@ class Special:
     sfu_ops: int = 1
 
     @property
-    def numel(self) -> int:
-        return math.prod(self.shape) if self.shape else 1
+    def results(self) -> int:
+        """MUFU results the call produces: one per element per instruction."""
+        return (math.prod(self.shape) if self.shape else 1) * self.sfu_ops
 
 
 @dataclass

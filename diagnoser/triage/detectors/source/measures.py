@@ -15,7 +15,7 @@ import numpy as np
 from ladder.runner import hardware
 
 from ...context import LaunchAnalysis, TriageContext
-from ...interp.report import KernelReport
+from ...interp.report import Dot, KernelReport
 
 THREADS_PER_WARP = 32
 
@@ -113,9 +113,14 @@ def launch_bytes(analysis: LaunchAnalysis) -> int:
 
 # ---------------------------------------------------------------------------------- work and time
 
+def dot_flops(dot: Dot) -> int:
+    """Multiply-adds x 2 of one tl.dot call: 2 M N K for each batch of its operands."""
+    return 2 * math.prod(dot.a_shape) * dot.b_shape[-1]
+
+
 def program_flops(report: KernelReport) -> float:
     """Multiply-adds x 2 of one program's tl.dot calls, over every trip of their loops."""
-    return sum(2 * math.prod(d.a_shape) * d.b_shape[-1] * trips(report, d.loops) for d in report.dots if d.b_shape)
+    return sum(dot_flops(d) * trips(report, d.loops) for d in report.dots if d.b_shape)
 
 
 # The rates triage's time estimates assume: what kernels sustain on the default NVIDIA device,

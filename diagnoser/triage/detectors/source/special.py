@@ -13,14 +13,12 @@ of the special-function calls in that loop against the dots' flops at the target
 """
 from __future__ import annotations
 
-import math
-
 from ladder.diagnoser.evidence import Finding
 
 from ...context import TriageContext
 from ...interp.report import Dot, KernelReport
 from ..common import Findings, case_label, metric_evidence, source_evidence
-from .measures import device, reports, runtime_loops
+from .measures import device, dot_flops, reports, runtime_loops
 from .tile_fit import tensor_peak
 
 # Report a loop that, with its special functions and dots run one after the other, reaches less
@@ -41,18 +39,19 @@ def detect_sfu_bound(ctx: TriageContext) -> list[Finding]:
             specials = [s for s in report.specials if runtime_loops(report, s.loops)[-1:] == (loop_id,)]
             if not specials:
                 continue
-            tensor_s = sum(_dot_flops(dot) / tensor_peak(ctx, dot) for dot in dots)
-            sfu_ops = sum(s.numel * s.sfu_ops for s in specials)
+            flops = sum(dot_flops(dot) for dot in dots)
+            tensor_s = sum(dot_flops(dot) / tensor_peak(ctx, dot) for dot in dots)
+            sfu_ops = sum(s.results for s in specials)
             ratio = (sfu_ops / sfu_rate) / tensor_s if tensor_s else 0.0
             reach = 1.0 / (1.0 + ratio)
             if reach >= REACH_BELOW:
                 continue
-            heaviest = max(specials, key=lambda s: s.numel * s.sfu_ops)
+            heaviest = max(specials, key=lambda s: s.results)
             calls = ", ".join(f"{s.op} on {'x'.join(map(str, s.shape)) or 'a scalar'} (line {s.line})"
                               for s in sorted(specials, key=lambda s: s.line))
             where = f" in case {case_label(analysis.case)}" if analysis is not None else ""
             detail = (f"each iteration of the loop at line {report.loops[loop_id].line} runs "
-                      f"{sum(_dot_flops(d) for d in dots):,} tensor-core flops in {len(dots)} dot(s) and "
+                      f"{flops:,} tensor-core flops in {len(dots)} dot(s) and "
                       f"{sfu_ops:,} special-function results ({calls}){where}; at {sfu_rate / 1e12:.1f} T/s "
                       f"the special-function units need {ratio:.0%} of the matmuls' time at their ceiling: "
                       f"run one after the other the loop reaches at most {reach:.0%} of the roofline, and only "
@@ -75,8 +74,3 @@ def _dots_by_loop(report: KernelReport) -> dict[int, list[Dot]]:
             loops.setdefault(inner[0], []).append(dot)
     return loops
 
-
-def _dot_flops(dot: Dot) -> int:
-    """2 M N K per batch of the dot's operands, for one iteration of one program."""
-    batch = math.prod(dot.a_shape[:-2]) if len(dot.a_shape) > 2 else 1
-    return 2 * batch * dot.a_shape[-2] * dot.a_shape[-1] * dot.b_shape[-1]
