@@ -6,6 +6,20 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_K': 32, 'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 32, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+    ],
+    key=['M', 'N', 'K', 'stride_xm', 'stride_wn', 'stride_ym'],
+)
 @triton.jit
 def linear_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr,
@@ -14,19 +28,26 @@ def linear_kernel(
     stride_wn, stride_wk,
     stride_ym, stride_yn,
     APPLY_SIGMOID: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_SIZE_M: tl.constexpr = 8,
 ):
-    pid_m = tl.program_id(0)
-    pid_n = tl.program_id(1)
+    pid = tl.program_id(1) * tl.num_programs(0) + tl.program_id(0)
+    num_pid_m = tl.num_programs(0)
+    num_pid_n = tl.num_programs(1)
+    num_pid_in_group = GROUP_SIZE_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_SIZE_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     offs_k = tl.arange(0, BLOCK_K)
-    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk
+    x_ptrs = tl.max_contiguous(tl.multiple_of(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :] * stride_xk, [1, 16]), [1, 8])
     w_ptrs = w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wn
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k in range(0, K, BLOCK_K):
-        x = tl.load(x_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] + k < K), other=0.0)
+        x = tl.load(x_ptrs, mask=tl.max_constancy((offs_m[:, None] < M) & (offs_k[None, :] + k < K), [1, 8]), other=0.0)
         w = tl.load(w_ptrs, mask=(offs_k[:, None] + k < K) & (offs_n[None, :] < N), other=0.0)
         acc += tl.dot(x, w)
         x_ptrs += BLOCK_K * stride_xk
@@ -39,6 +60,15 @@ def linear_kernel(
     tl.store(y_ptrs, acc.to(y_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({}, num_warps=4, num_stages=3),
+        triton.Config({}, num_warps=2, num_stages=3),
+        triton.Config({}, num_warps=8, num_stages=3),
+        triton.Config({}, num_warps=16, num_stages=3),
+    ],
+    key=['n_cols', 'stride_x'],
+)
 @triton.jit
 def logsumexp_kernel(x_ptr, y_ptr, n_cols, stride_x, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
@@ -53,11 +83,10 @@ def logsumexp_kernel(x_ptr, y_ptr, n_cols, stride_x, BLOCK_SIZE: tl.constexpr):
 def _linear(x, weight, bias, out, apply_sigmoid):
     M, K = x.shape
     N = weight.shape[0]
-    grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
-    linear_kernel[grid](
+    linear_kernel[lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))](
         x, weight, bias, out, M, N, K,
         x.stride(0), x.stride(1), weight.stride(0), weight.stride(1), out.stride(0), out.stride(1),
-        APPLY_SIGMOID=apply_sigmoid, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
+        APPLY_SIGMOID=apply_sigmoid,
     )
 
 
