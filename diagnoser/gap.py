@@ -57,6 +57,7 @@ CAUSES: dict[str, frozenset[str]] = {
     "nv.int64-index": frozenset({COMPUTE, LATENCY}),
     "nv.tile-misfit": frozenset({LATENCY, MEMORY}),   # operands starve the tensor cores: L2 busy, SMs waiting
     "nv.sfu-bound-loop": frozenset({COMPUTE, LATENCY}),  # tensor cores idle while the MUFU works
+    "nv.short-k-loop": frozenset({COMPUTE, LATENCY}),    # tensor cores idle during each tile's fill and epilogue
     # Ascend catalog (classes from msprof's pipelines: MTE = memory, vector/cube = compute, scalar = latency)
     "npu.grid-exceeds-cores": frozenset({LAUNCH, LATENCY}),
     "npu.ub-overflow": frozenset({MEMORY, LATENCY}),

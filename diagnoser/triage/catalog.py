@@ -21,7 +21,7 @@ STABLE_IDS = (
     "nv.hot-layout-conversion", "nv.loop-carried-reduction", "nv.gemm-no-grouped-order", "nv.small-grid",
     "nv.launch-bound", "nv.atomic-contention", "nv.unfused-epilogue", "nv.redundant-global-traffic",
     "nv.hardcoded-config", "nv.index-div-mod", "nv.int64-index", "nv.tile-misfit",
-    "nv.sfu-bound-loop",
+    "nv.sfu-bound-loop", "nv.short-k-loop",
     "npu.grid-exceeds-cores", "npu.ub-overflow", "npu.unaligned-tail-axis", "npu.int64-scalar-fallback",
     "npu.discrete-access", "npu.masked-load-fill", "npu.where-condition-dtype", "npu.no-multibuffer-overlap",
 )

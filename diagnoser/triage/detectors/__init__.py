@@ -47,6 +47,7 @@ DETECTORS: dict[str, Detector] = {
     "tile_fit": Detector(source.detect_tile_fit, "source", "nvidia", ("nv.tile-misfit",)),
     "sfu_bound": Detector(source.detect_sfu_bound, "source", "nvidia",
                           ("nv.sfu-bound-loop",)),
+    "short_k": Detector(source.detect_short_k, "source", "nvidia", ("nv.short-k-loop",)),
     "index_math": Detector(source.detect_index_math, "source", "nvidia", ("nv.index-div-mod", "nv.int64-index")),
     "npu_grid": Detector(ascend.detect_npu_grid, "source", "ascend", ("npu.grid-exceeds-cores",)),
     "npu_ub": Detector(ascend.detect_npu_ub, "source", "ascend", ("npu.ub-overflow",)),
