@@ -84,6 +84,8 @@ def _binding(arg: ArgInfo) -> Binding:
         return Binding("constexpr", arg.value)
     if arg.kind == "float":
         return Binding("float", arg.value)
+    if arg.kind == "desc":
+        return Binding("desc", arg.value, dtype=arg.dtype or "fp32", strides=arg.strides)
     return Binding("none")
 
 

@@ -45,7 +45,7 @@ NON_COMPUTE = {
 class ArgInfo:
     """One kernel argument as the JIT sees it."""
 
-    kind: str                              # tensor | int | float | bool | none | constexpr | other
+    kind: str                              # tensor | desc | int | float | bool | none | constexpr | other
     value: Any = None
     dtype: Optional[str] = None
     shape: tuple[int, ...] = ()
@@ -151,6 +151,11 @@ def describe(value: Any) -> ArgInfo:
         return ArgInfo("float", value)
     if value is None:
         return ArgInfo("none")
+    if type(value).__name__ == "TensorDescriptor" and isinstance(getattr(value, "base", None), torch.Tensor):
+        # A host-side TMA descriptor: its box (block_shape) is what one load or store moves.
+        return ArgInfo("desc", tuple(int(b) for b in value.block_shape), _dtype_name(value.base.dtype),
+                       tuple(int(d) for d in value.shape), tuple(int(d) for d in value.strides),
+                       value.base.numel(), value.base.element_size())
     inner = getattr(value, "value", None)
     if type(value).__name__ == "constexpr":
         return describe(inner)
@@ -217,6 +222,18 @@ class Recorder:
         self.current.launches.append(record)
 
 
+def _pre_hook(config: Any, nargs: dict[str, Any]) -> None:
+    """A config's pre-hook, as the autotuner runs it before each benchmark: kernels with TMA
+    descriptors set each descriptor's box to the config's block sizes there. On meta tensors a hook
+    that touches data fails; the launch is then recorded as the arguments stand."""
+    if getattr(config, "pre_hook", None) is None:
+        return
+    try:
+        config.pre_hook(nargs)
+    except Exception:  # user code on meta tensors: nothing to learn from its failure
+        pass
+
+
 @contextlib.contextmanager
 def _patched_triton(recorder: Recorder) -> Iterator[None]:
     from triton.runtime import autotuner as autotuner_module
@@ -247,6 +264,7 @@ def _patched_triton(recorder: Recorder) -> Iterator[None]:
         for variant, config in enumerate(self.configs):
             pending["autotune"] = {"configs": configs, "key": list(self.keys), "variant": variant,
                                    "variants": len(self.configs)}
+            _pre_hook(config, {**dict(zip(self.arg_names, args)), **kwargs, **config.all_kwargs()})
             self.fn.run(*args, **kwargs, **config.all_kwargs())
         return None
 

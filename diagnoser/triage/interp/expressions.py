@@ -18,6 +18,7 @@ from ..axisinfo import AxisInfo
 from ..source import Kernel
 from .language import call_builtin
 from .layout import layout_op, note_loaded_vector_broadcast
+from .memory import descriptor_load, descriptor_store
 from .numeric import np_binary
 from .operators import arith, binop, cast, compare, logical
 from .reductions import REDUCTIONS, SCANS, reduce
@@ -238,6 +239,10 @@ def _call_method(walker: KernelWalker, attr: str, receiver: V, node: ast.Call, e
         return layout_op(walker, "reshape", receiver, node, shape)
     if attr in ("item",):
         return receiver
+    if receiver.kind == "blockptr" and attr in ("load", "store"):  # a tensor descriptor's box
+        if attr == "load":
+            return descriptor_load(walker, node, receiver)
+        return descriptor_store(walker, node, receiver, args[1] if len(args) > 1 else UNKNOWN)
     return replace(unknown_from([receiver] + args), kind=receiver.kind if receiver.kind in ("float", "int") else "unknown")
 
 

@@ -22,7 +22,7 @@ from .layout import layout_op
 from .memory import ATOMICS, atomic, load, store
 from .numeric import np_binary
 from .operators import cast
-from .params import constexpr_deps, note_tile_params
+from .params import constexpr_deps, descriptor, note_tile_params
 from .reductions import REDUCTIONS, SCANS, reduce
 from .report import Special, Tile, Where
 from .syntax import call_arg
@@ -208,6 +208,18 @@ def _make_block_ptr(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> 
              order=tuple(order.py) if order.kind == "tuple" and order.py is not None else ())
 
 
+def _make_tensor_descriptor(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
+    """A device-side TMA descriptor: a block pointer to its box (`params.descriptor`)."""
+    base = walker.eval(call_arg(node, "base", 0), env)
+    strides = walker.eval(call_arg(node, "strides", 2), env)
+    block_shape = walker.eval(call_arg(node, "block_shape", 3), env)
+    walker.eval(call_arg(node, "shape", 1), env)
+    shape = tuple(block_shape.py) if block_shape.kind == "tuple" and block_shape.py is not None else ()
+    concrete = tuple(int(i.conc) if isinstance(i.conc, (int, np.integer)) else None for i in strides.items)
+    dtype = base.py if isinstance(base.py, str) else None
+    return descriptor(shape, dtype, concrete, base.base, base.deps | strides.deps)
+
+
 def _advance(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     return walker.eval(node.args[0], env)
 
@@ -265,6 +277,7 @@ BUILTINS: dict[str, Handler] = {
     "triton.cdiv": _cdiv,
     "triton.next_power_of_2": _next_power_of_2,
     "tl.make_block_ptr": _make_block_ptr,
+    "tl.make_tensor_descriptor": _make_tensor_descriptor,
     "tl.advance": _advance,
     "tl.static_assert": _no_value,
     "tl.static_print": _no_value,

@@ -36,7 +36,23 @@ def load(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     care_padding = None
     if care is not None:
         care_padding = bool(walker.eval(care, env).py)
-    access = _record_access(walker, node, "load", ptr, mask, other_node is not None, care_padding)
+    return _loaded(walker, node, ptr, mask, other_node is not None, care_padding)
+
+
+def descriptor_load(walker: KernelWalker, node: ast.Call, descriptor: V) -> V:
+    """`desc.load([offsets])`: one box of the descriptor's block shape, read like a block pointer's
+    block (a TMA copy: whole, aligned rows; out-of-bounds elements arrive as zeros)."""
+    return _loaded(walker, node, descriptor, None, False, None)
+
+
+def descriptor_store(walker: KernelWalker, node: ast.Call, descriptor: V, value: V) -> V:
+    """`desc.store([offsets], value)`: one box written like a block pointer's block."""
+    return _stored(walker, node, descriptor, value, None)
+
+
+def _loaded(walker: KernelWalker, node: ast.Call, ptr: V, mask: Optional[V], has_other: bool,
+            care_padding: Optional[bool]) -> V:
+    access = _record_access(walker, node, "load", ptr, mask, has_other, care_padding)
     dtype = ptr.py if isinstance(ptr.py, str) else "fp32"
     bits = DTYPE_BITS.get(dtype, 32)
     shape = ptr.shape
@@ -57,6 +73,10 @@ def store(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     value = walker.eval(call_arg(node, "value", 1), env)
     mask_node = call_arg(node, "mask", 2)
     mask = walker.eval(mask_node, env) if mask_node is not None else None
+    return _stored(walker, node, ptr, value, mask)
+
+
+def _stored(walker: KernelWalker, node: ast.Call, ptr: V, value: V, mask: Optional[V]) -> V:
     access = _record_access(walker, node, "store", ptr, mask, False, None)
     if access is not None:
         access.from_dot = access.from_dot or "dot" in value.deps

@@ -39,6 +39,8 @@ def param_value(walker: KernelWalker, name: str) -> V:
         return V("ptr", (), info, bits, conc=0, deps=tag, base=name, py=binding.dtype)
     if binding.kind == "constexpr":
         return python_value(binding.value, tag)
+    if binding.kind == "desc":
+        return descriptor(binding.value, binding.dtype, binding.strides, name, tag)
     if binding.kind == "int":
         value = int(binding.value)
         bits = 64 if abs(value) >= 2 ** 31 else 32
@@ -49,6 +51,14 @@ def param_value(walker: KernelWalker, name: str) -> V:
     if binding.kind == "float":
         return V("float", (), None, 32, deps=tag)
     return V("none", deps=tag)
+
+
+def descriptor(block_shape: tuple, dtype: str | None, strides: tuple, base: str | None, deps: frozenset) -> V:
+    """A TMA tensor descriptor, as a block pointer to its box: each load or store moves one box of
+    `block_shape` in whole rows, its last dim the fastest."""
+    rank = len(block_shape)
+    return V("blockptr", tuple(block_shape), None, DTYPE_BITS.get(dtype, 32), deps=deps, base=base, py=dtype,
+             strides=tuple(strides) if len(strides) == rank else (), order=tuple(reversed(range(rank))))
 
 
 def note_bounds(walker: KernelWalker, a: V, b: V) -> None:

@@ -27,10 +27,11 @@ FLOAT_DTYPES = {"float16", "fp16", "half", "bfloat16", "bf16", "float32", "fp32"
 class Binding:
     """What one kernel argument is for this launch."""
 
-    kind: str                       # ptr | int | float | constexpr | none
-    value: Any = None               # python value for ints/floats/constexprs
-    dtype: str = "fp32"             # pointee dtype for pointers
+    kind: str                       # ptr | desc | int | float | constexpr | none
+    value: Any = None               # python value for ints/floats/constexprs; a descriptor's box
+    dtype: str = "fp32"             # pointee dtype for pointers and descriptors
     aligned: bool = True            # pointer is 16-byte aligned
+    strides: tuple = ()             # a descriptor's tensor strides, in elements
 
 
 @dataclass
