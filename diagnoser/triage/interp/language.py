@@ -196,28 +196,34 @@ def _next_power_of_2(walker: KernelWalker, node: ast.Call, env: dict[str, V]) ->
 
 def _make_block_ptr(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     base = walker.eval(call_arg(node, "base", 0), env)
-    block_shape = walker.eval(call_arg(node, "block_shape", 4), env)
-    shape = tuple(block_shape.py) if block_shape.kind == "tuple" and block_shape.py is not None else ()
+    shape = _literal_tuple(walker.eval(call_arg(node, "block_shape", 4), env))
     strides = walker.eval(call_arg(node, "strides", 2), env)
     order = walker.eval(call_arg(node, "order", 5), env)
     args = [walker.eval(a, env) for a in node.args[1:]] + [walker.eval(k.value, env) for k in node.keywords]
     deps = base.deps.union(*(a.deps for a in args)) if args else base.deps
-    concrete = tuple(int(i.conc) if isinstance(i.conc, (int, np.integer)) else None for i in strides.items)
+    concrete = _concrete_items(strides)
     return V("blockptr", shape, None, base.bits, deps=deps, base=base.base, py=base.py,
-             strides=concrete if len(concrete) == len(shape) else (),
-             order=tuple(order.py) if order.kind == "tuple" and order.py is not None else ())
+             strides=concrete if len(concrete) == len(shape) else (), order=_literal_tuple(order))
 
 
 def _make_tensor_descriptor(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     """A device-side TMA descriptor: a block pointer to its box (`params.descriptor`)."""
     base = walker.eval(call_arg(node, "base", 0), env)
     strides = walker.eval(call_arg(node, "strides", 2), env)
-    block_shape = walker.eval(call_arg(node, "block_shape", 3), env)
+    shape = _literal_tuple(walker.eval(call_arg(node, "block_shape", 3), env))
     walker.eval(call_arg(node, "shape", 1), env)
-    shape = tuple(block_shape.py) if block_shape.kind == "tuple" and block_shape.py is not None else ()
-    concrete = tuple(int(i.conc) if isinstance(i.conc, (int, np.integer)) else None for i in strides.items)
     dtype = base.py if isinstance(base.py, str) else None
-    return descriptor(shape, dtype, concrete, base.base, base.deps | strides.deps)
+    return descriptor(shape, dtype, _concrete_items(strides), base.base, base.deps | strides.deps)
+
+
+def _literal_tuple(value: V) -> tuple:
+    """A tuple argument the walk knows as Python values (a block shape, an order), else ()."""
+    return tuple(value.py) if value.kind == "tuple" and value.py is not None else ()
+
+
+def _concrete_items(value: V) -> tuple:
+    """Each item of a tuple argument as an int where it is concrete for this launch, else None."""
+    return tuple(int(i.conc) if isinstance(i.conc, (int, np.integer)) else None for i in value.items)
 
 
 def _advance(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:

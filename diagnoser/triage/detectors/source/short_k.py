@@ -53,9 +53,8 @@ def detect_short_k(ctx: TriageContext) -> list[Finding]:
     K steps that the tile's fill and epilogue take over 15% of its time (`REACH_BELOW`), at a cost of
     `IDLE_SECONDS` or more to the launch.
     An autotuned launch is judged by the config nv.tile-misfit's model ranks first once this cost is
-    counted (its reach times the K loop's share), among the configs whose tiles the walk reads (a
-    tensor-descriptor load's box is set by a pre-hook it does not run); the finding holds for the
-    whole launch. Not for a persistent kernel (its dot sits in a tile loop as well as the K loop),
+    counted (its reach times the K loop's share), among the configs whose tiles the walk reads; the
+    finding holds for the whole launch. Not for a persistent kernel (its dot sits in a tile loop as well as the K loop),
     nor for a dot that is not wgmma (`gemm_launches`)."""
     found = Findings()
     for (case_index, group), variants in gemm_launches(ctx, set()).items():
@@ -63,10 +62,11 @@ def detect_short_k(ctx: TriageContext) -> list[Finding]:
         if len(runtime_loops(analysis.report, dot.loops)) != 1 or not compute_bound(gemm):
             continue
         judged = []
-        for variant, tile, shape, _ in variants:
-            steps = trips(variant.report, runtime_loops(variant.report, dot.loops))
-            share, fixed = k_loop_share(ctx, tile, shape, steps, resident_programs(ctx, tile, shape))
-            judged.append((fit(ctx, tile, shape).reach * share, share, tile, shape, steps, fixed))
+        for variant, tile, shape, own_dot in variants:
+            steps = trips(variant.report, runtime_loops(variant.report, own_dot.loops))
+            resident = resident_programs(ctx, tile, shape)
+            share, fixed = k_loop_share(ctx, tile, shape, steps, resident)
+            judged.append((fit(ctx, tile, shape, resident).reach * share, share, tile, shape, steps, fixed))
         _, share, tile, gemm, steps, fixed = max(judged, key=lambda item: item[0])
         lost = gemm.flops / PEAK_FLOPS * (1 / share - 1)
         if share >= REACH_BELOW or lost < IDLE_SECONDS:
