@@ -91,6 +91,11 @@ class LaunchRecord:
     def tensors(self) -> dict[str, ArgInfo]:
         return {name: a for name, a in self.args.items() if a.kind == "tensor"}
 
+    def operand_bytes(self) -> int:
+        """Bytes of the memory the launch is given: its tensors and the tensors behind its host-side
+        TMA descriptors (a descriptor-fed GEMM moves its operands as surely as a pointer-fed one)."""
+        return sum(a.numel * a.elem_size for a in self.args.values() if a.kind in ("tensor", "desc"))
+
 
 @dataclass
 class TorchOp:

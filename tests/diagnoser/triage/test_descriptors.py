@@ -48,3 +48,10 @@ def test_a_pre_hook_that_fails_on_meta_tensors_leaves_the_arguments_as_they_are(
     _pre_hook(Config(), nargs)
     _pre_hook(NoHook(), nargs)
     assert nargs == {"x": 1}
+
+
+def test_a_launch_s_bytes_count_the_tensors_behind_its_descriptors():
+    """A (8192x1024) and B (8192x1024) come in as descriptors, C (8192x8192) as a pointer, all fp16."""
+    launch = analyses()[0].launch
+    assert set(launch.tensors()) == {"c_ptr"}
+    assert launch.operand_bytes() == 2 * (8192 * 1024 * 2 + 8192 * 8192)

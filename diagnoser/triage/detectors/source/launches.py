@@ -39,7 +39,7 @@ def detect_grid_size(ctx: TriageContext) -> list[Finding]:
             moved = flops = 0.0
             for launch in launches:
                 analysis = walks.get(launch.group, same_variant[0])
-                moved += sum(a.numel * a.elem_size for a in launch.tensors().values())
+                moved += launch.operand_bytes()
                 flops += program_flops(analysis.report) * launch.programs
             if moved < (16 << 20) and flops < 1e9 and not any(
                     idle_dot_seconds(walks.get(launch.group, same_variant[0]).report, launch.programs, sm_count)
@@ -65,7 +65,7 @@ def _forward_seconds(ctx: TriageContext, trace: Any, launches: list) -> float:
     reports = {(a.case_index, a.launch.index): a.report for a in ctx.analyses}
     seconds = 0.0
     for launch in launches:
-        moved = sum(a.numel * a.elem_size for a in launch.tensors().values())
+        moved = launch.operand_bytes()
         report = reports.get((trace.index, launch.index))
         flops = program_flops(report) * launch.programs if report is not None else 0.0
         seconds += max(moved / HBM_BYTES_PER_SECOND, flops / PEAK_FLOPS)
@@ -93,7 +93,7 @@ def detect_launch_count(ctx: TriageContext) -> list[Finding]:
         total = len(launches) + len(compute_ops)
         small = []
         for launch in launches:
-            moved = sum(a.numel * a.elem_size for a in launch.tensors().values())
+            moved = launch.operand_bytes()
             if moved < (2 << 20):
                 small.append(launch)
         if total >= 2 and len(small) == len(launches) and len(launches) >= 2:

@@ -107,8 +107,8 @@ def interleaved_groups(report: KernelReport) -> dict[int, list]:
 
 
 def launch_bytes(analysis: LaunchAnalysis) -> int:
-    """Bytes of the launch's tensor arguments: one pass over everything it is given."""
-    return sum(a.numel * a.elem_size for a in analysis.launch.tensors().values())
+    """Bytes of the launch's tensor and descriptor arguments: one pass over everything it is given."""
+    return analysis.launch.operand_bytes()
 
 
 # ---------------------------------------------------------------------------------- work and time

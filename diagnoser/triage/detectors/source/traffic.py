@@ -37,8 +37,8 @@ DATA_MOVEMENT = {"zeros", "zeros_like", "zero_", "fill_", "full", "full_like", "
 
 
 def _forward_bytes(launches: Iterable[Any]) -> int:
-    """Bytes the forward's kernels touch: the sum of their tensor arguments."""
-    return sum(arg.numel * arg.elem_size for launch in launches for arg in launch.tensors().values())
+    """Bytes the forward's kernels touch: the sum of their tensor and descriptor arguments."""
+    return sum(launch.operand_bytes() for launch in launches)
 
 
 def _real_share(size: int, total: int) -> bool:
@@ -165,7 +165,7 @@ def _reread_across_kernels(ctx: TriageContext, found: Findings) -> None:
     for trace in ctx.traces:
         launches = [(launch, reports.get((trace.index, launch.group))) for launch in trace.launches if launch.primary]
         launches = [(launch, a) for launch, a in launches if a is not None]
-        total = sum(arg.numel * arg.elem_size for launch, _ in launches for arg in launch.tensors().values()) or 1
+        total = sum(launch.operand_bytes() for launch, _ in launches) or 1
         first_reader: dict[int, tuple] = {}
         for launch, analysis in launches:
             report = analysis.report
