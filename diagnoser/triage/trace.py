@@ -93,8 +93,12 @@ class LaunchRecord:
 
     def operand_bytes(self) -> int:
         """Bytes of the memory the launch is given: its tensors and the tensors behind its host-side
-        TMA descriptors (a descriptor-fed GEMM moves its operands as surely as a pointer-fed one)."""
-        return sum(a.numel * a.elem_size for a in self.args.values() if a.kind in ("tensor", "desc"))
+        TMA descriptors (a descriptor-fed GEMM moves its operands as surely as a pointer-fed one). A
+        tensor passed both ways (a descriptor for the main loop, its pointer for a tail) counts once."""
+        tensors = self.tensors().values()
+        passed = {(a.storage, a.numel) for a in tensors if a.storage is not None}
+        behind = [a for a in self.args.values() if a.kind == "desc" and (a.storage, a.numel) not in passed]
+        return sum(a.numel * a.elem_size for a in (*tensors, *behind))
 
 
 @dataclass
@@ -135,6 +139,17 @@ def _is_tensor(value: Any) -> bool:
     return isinstance(value, torch.Tensor)
 
 
+def _storage(tensor: Any) -> Optional[int]:
+    """The identity of the memory under a tensor (views of one buffer share it), or None."""
+    import torch
+
+    with torch._C.DisableTorchFunction():
+        try:
+            return tensor.untyped_storage()._cdata
+        except (RuntimeError, AttributeError):
+            return None
+
+
 def describe(value: Any) -> ArgInfo:
     """ArgInfo of one argument (tensors are described without touching their data)."""
     import torch
@@ -142,12 +157,8 @@ def describe(value: Any) -> ArgInfo:
     if isinstance(value, torch.Tensor):
         with torch._C.DisableTorchFunction():
             offset_bytes = value.storage_offset() * value.element_size()
-            try:
-                storage = value.untyped_storage()._cdata
-            except (RuntimeError, AttributeError):
-                storage = None
             return ArgInfo("tensor", None, _dtype_name(value.dtype), tuple(value.shape), tuple(value.stride()),
-                           value.numel(), value.element_size(), offset_bytes % 16 == 0, storage)
+                           value.numel(), value.element_size(), offset_bytes % 16 == 0, _storage(value))
     if isinstance(value, bool):
         return ArgInfo("bool", value)
     if isinstance(value, int):
@@ -160,7 +171,7 @@ def describe(value: Any) -> ArgInfo:
         # A host-side TMA descriptor: its box (block_shape) is what one load or store moves.
         return ArgInfo("desc", tuple(int(b) for b in value.block_shape), _dtype_name(value.base.dtype),
                        tuple(int(d) for d in value.shape), tuple(int(d) for d in value.strides),
-                       value.base.numel(), value.base.element_size())
+                       value.base.numel(), value.base.element_size(), storage=_storage(value.base))
     inner = getattr(value, "value", None)
     if type(value).__name__ == "constexpr":
         return describe(inner)

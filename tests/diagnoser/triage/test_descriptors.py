@@ -2,8 +2,11 @@
 gets from the autotuner's pre-hook per config and an in-kernel one from its block_shape."""
 from __future__ import annotations
 
+import torch
+from triton.tools.tensor_descriptor import TensorDescriptor
+
 from ladder.diagnoser.triage import build_context, load_source, run_triage
-from ladder.diagnoser.triage.trace import _pre_hook
+from ladder.diagnoser.triage.trace import LaunchRecord, _pre_hook, describe
 
 from .triage_helpers import FIXTURES
 
@@ -55,3 +58,11 @@ def test_a_launch_s_bytes_count_the_tensors_behind_its_descriptors():
     launch = analyses()[0].launch
     assert set(launch.tensors()) == {"c_ptr"}
     assert launch.operand_bytes() == 2 * (8192 * 1024 * 2 + 8192 * 8192)
+
+
+def test_a_tensor_passed_as_a_descriptor_and_as_a_pointer_counts_once():
+    a, c = torch.empty(64, 32, dtype=torch.float16), torch.empty(64, 64, dtype=torch.float16)
+    args = {"a_desc": describe(TensorDescriptor.from_tensor(a, [16, 16])), "a_ptr": describe(a),
+            "c_ptr": describe(c)}
+    launch = LaunchRecord("k", 0, (1, 1, 1), args, {}, 4, 3, {})
+    assert launch.operand_bytes() == (64 * 32 + 64 * 64) * 2
