@@ -18,7 +18,7 @@ from ...context import LaunchAnalysis, TriageContext
 from ...interp.report import KernelReport
 from ..common import Findings, case_label, is_power_of_two, source_evidence
 from .measures import (MIN_ACCESS_SHARE, THREADS_PER_WARP, access_bytes, fastest_stride, interleaved_groups,
-                       launch_bytes, reports, runtime_loops)
+                       reports, runtime_loops)
 
 
 # ----------------------------------------------------------------------------------- vector width
@@ -32,7 +32,7 @@ def latency_bound(ctx: TriageContext, kernel: str) -> bool:
     """Every analysed launch of the kernel moves under LATENCY_BOUND_BYTES (a final reduction of
     a few hundred partials, a scalar fix-up)."""
     launches = [a for a in ctx.analyses if a.kernel.name == kernel]
-    return bool(launches) and all(launch_bytes(a) < LATENCY_BOUND_BYTES for a in launches)
+    return bool(launches) and all(a.launch.operand_bytes() < LATENCY_BOUND_BYTES for a in launches)
 
 
 def detect_access_width(ctx: TriageContext) -> list[Finding]:
@@ -51,7 +51,7 @@ def detect_access_width(ctx: TriageContext) -> list[Finding]:
     for name, report, analysis in reports(ctx):
         if analysis is None:
             continue  # alignment depends on the arguments: only judged with real cases
-        if launch_bytes(analysis) < LATENCY_BOUND_BYTES:
+        if analysis.launch.operand_bytes() < LATENCY_BOUND_BYTES:
             continue  # a launch this small is all latency: wider accesses would not shorten it
         total = sum(access_bytes(report, a) for a in report.accesses) or 1
         interleaved = interleaved_groups(report)

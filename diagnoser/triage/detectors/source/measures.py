@@ -106,11 +106,6 @@ def interleaved_groups(report: KernelReport) -> dict[int, list]:
     return groups
 
 
-def launch_bytes(analysis: LaunchAnalysis) -> int:
-    """Bytes of the launch's tensor and descriptor arguments: one pass over everything it is given."""
-    return analysis.launch.operand_bytes()
-
-
 # ---------------------------------------------------------------------------------- work and time
 
 def dot_flops(dot: Dot) -> int:

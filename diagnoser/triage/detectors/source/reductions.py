@@ -13,7 +13,7 @@ from ladder.diagnoser.evidence import Finding
 from ...context import TriageContext
 from ...interp.reductions import SCANS
 from ..common import Findings, source_evidence
-from .measures import HBM_BYTES_PER_SECOND, MIN_ACCESS_SHARE, launch_bytes, reports, runtime_loops
+from .measures import HBM_BYTES_PER_SECOND, MIN_ACCESS_SHARE, reports, runtime_loops
 
 
 def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
@@ -129,7 +129,7 @@ def detect_atomics(ctx: TriageContext) -> list[Finding]:
                 detail = f"tl.{atomic.op} (sem={sem}) to an address that does not depend on the program id: {many} serialise on it"
                 if analysis is not None:
                     serial = programs * SECONDS_PER_SERIAL_ATOMIC
-                    streaming = launch_bytes(analysis) / HBM_BYTES_PER_SECOND
+                    streaming = analysis.launch.operand_bytes() / HBM_BYTES_PER_SECOND
                     if serial < MIN_ACCESS_SHARE * streaming:
                         continue  # a few updates per program against a long stream: no measurable wait
                     detail += f" (about {serial * 1e6:.1f} us serialised against {streaming * 1e6:.1f} us of streaming)"

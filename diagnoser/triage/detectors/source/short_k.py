@@ -54,8 +54,8 @@ def detect_short_k(ctx: TriageContext) -> list[Finding]:
     `IDLE_SECONDS` or more to the launch.
     An autotuned launch is judged by the config nv.tile-misfit's model ranks first once this cost is
     counted (its reach times the K loop's share), among the configs whose tiles the walk reads; the
-    finding holds for the whole launch. Not for a persistent kernel (its dot sits in a tile loop as well as the K loop),
-    nor for a dot that is not wgmma (`gemm_launches`)."""
+    finding holds for the whole launch. Not for a persistent kernel (its dot sits in a tile loop as
+    well as the K loop), nor for a dot that is not wgmma (`gemm_launches`)."""
     found = Findings()
     for (case_index, group), variants in gemm_launches(ctx, set()).items():
         analysis, _, gemm, dot = variants[0]
