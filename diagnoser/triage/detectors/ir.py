@@ -23,9 +23,27 @@ def _facts(ctx: TriageContext, *kinds: str) -> Iterable[Fact]:
     return (fact for fact in ctx.facts if fact.kind in kinds and isinstance(fact.value, dict))
 
 
+def argument_terms(label: str) -> tuple[str, ...]:
+    """`k[n:i32%16,d:tensordesc<fp16[128, 64]>,BLOCK=64,num_warps=4]` -> `("n:i32%16",)`: the
+    runtime-argument terms of a fact label (what a case's sizes and alignments specialise),
+    without the constexprs and options an autotuner's configs differ in, nor the block shape of
+    a TMA descriptor, which a config's pre-hook sets."""
+    inside = label.split("[", 1)[1].rsplit("]", 1)[0] if "[" in label else ""
+    terms, depth, start = [], 0, 0
+    for at, char in enumerate(inside + ","):
+        depth += (char in "<[") - (char in ">]")
+        if char == "," and depth == 0:
+            terms.append(inside[start:at].strip())
+            start = at + 1
+    return tuple(term for term in terms if ":" in term and not term.split(":", 1)[1].startswith("tensordesc"))
+
+
 class IRFindings(Findings):
     """Findings from facts. For an autotuned kernel every config is compiled (one fact label per
-    config); a pattern found in only some of them is dropped, since the tuner can avoid it."""
+    config and argument specialization); a pattern found in only some configs of one
+    specialization is dropped, since the tuner can avoid it there. One found in every config of
+    one specialization (a case whose misaligned rows no config vectorises) and in none of another
+    (the aligned cases) is kept: no config avoids it for that case."""
 
     def __init__(self, ctx: TriageContext) -> None:
         super().__init__(rung=3)
@@ -40,10 +58,16 @@ class IRFindings(Findings):
         for finding in super().list():
             kernel = self.ctx.source.kernels.get(finding.kernel or "")
             fired = self.labels.get((finding.pattern, finding.kernel, finding.line), set())
-            if kernel is not None and kernel.autotune is not None and fired < compiled.get(finding.kernel, set()):
+            autotuned = kernel is not None and kernel.autotune is not None
+            if autotuned and _tuner_avoids(fired, compiled.get(finding.kernel, set())):
                 continue
             kept.append(finding)
         return kept
+
+
+def _tuner_avoids(fired: set[str], compiled: set[str]) -> bool:
+    """Some argument specialization the pattern fired in also compiled a config it did not fire in."""
+    return any(argument_terms(label) in {argument_terms(f) for f in fired} for label in compiled - fired)
 
 
 def _add(found: IRFindings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
@@ -89,11 +113,19 @@ def _no_vector_to_gain(ctx: TriageContext, kernel: str, line: int | None) -> boo
     return bool(verdicts) and not any(verdicts)
 
 
+# A narrow compiled access where some case's mask cuts a vector: the source rung's padding finding
+# (0.65 where the addresses are misaligned, 0.45 where only the mask limits) is then confirmed by
+# what the compiler did, and the two merge one corroboration above the source's figure.
+CONFIRMS_PADDING = 0.65
+
+
 def detect_ir_access(ctx: TriageContext) -> list[Finding]:
     """nv.scalar-access: a global load/store that became 32-bit-or-narrower PTX instructions
     although each thread holds enough elements for a wider vector (one element per thread is
-    nv.tiny-block), on an access the source walk does not show to have no vector to gain, nor
-    to be masked in some case against a size that is not a multiple of the vector."""
+    nv.tiny-block), on an access the source walk does not show to have no vector to gain. Where
+    some case masks it against a size that is not a multiple of the vector, no hint is true: the
+    fact then confirms the source rung's padding finding (`CONFIRMS_PADDING`) instead of
+    claiming, at the IR's usual confidence, a fix that does not exist."""
     from .source.access import genuine_tail
 
     found = IRFindings(ctx)
@@ -108,11 +140,14 @@ def detect_ir_access(ctx: TriageContext) -> list[Finding]:
         cap = min(_numel(shape) // (32 * _num_warps(ctx, fact.kernel)), 128 // element_bits)
         if cap <= 1 or _no_vector_to_gain(ctx, kernel_name(fact.kernel), fact.line):
             continue
+        if elements >= cap or bits > 32:
+            continue
+        compiled = f"{value.get('op')} of {shape} {value.get('dtype')} compiles to {bits}-bit instructions"
         if genuine_tail(ctx, kernel_name(fact.kernel), fact.line):
-            continue  # the mask cuts a vector in some case: the source rung's padding finding says so
-        if elements < cap and bits <= 32:
-            _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9,
-                 f"{value.get('op')} of {shape} {value.get('dtype')} compiles to {bits}-bit instructions")
+            _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", CONFIRMS_PADDING,
+                 f"{compiled} in {fact.kernel}; some case's mask cuts a vector, so no hint is true there")
+            continue
+        _add(found, ctx, "nv.scalar-access", fact, "global accesses not vectorized", 0.9, compiled)
     return found.list()
 
 

@@ -201,3 +201,41 @@ def test_a_conversion_suspicion_the_ir_does_not_show_in_the_loop_is_dropped(tmp_
     assert patterns_at(run_with(tmp_path, "matvec_rows", [compiled, cold]), "nv.hot-layout-conversion") == []
     hot = fact("convert_layout", 13, "matvec_kernel", src="blocked", dst="slice", in_loop=True, through_shared=True)
     assert patterns_at(run_with(tmp_path, "matvec_rows", [compiled, hot]), "nv.hot-layout-conversion")
+
+
+AUTOTUNED = SOURCE + """
+@triton.autotune(configs=[triton.Config({"BLOCK": 512}, num_warps=4),
+                          triton.Config({"BLOCK": 2048}, num_warps=8)], key=["n"])
+@triton.jit
+def k(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n)
+"""
+
+
+def _access(label: str, bits: int) -> Fact:
+    return fact("global_access", line=9, kernel=label, op="load", vector_bits=bits, elements=bits // 32,
+                tensor_shape=[2048], via="ld.global")
+
+
+def _autotuned(*facts: Fact) -> list:
+    return ir.detect_ir_access(TriageContext(source=parse_module(AUTOTUNED), target="nvidia", facts=list(facts)))
+
+
+def test_a_narrow_access_in_every_config_of_one_specialization_is_kept_for_an_autotuned_kernel():
+    # The misaligned case's specialization compiles narrow under both configs; the aligned one wide.
+    found = _autotuned(_access("k[n:i32,BLOCK=512,num_warps=4]", 32), _access("k[n:i32,BLOCK=2048,num_warps=8]", 32),
+                       _access("k[n:i32%16,BLOCK=512,num_warps=4]", 128),
+                       _access("k[n:i32%16,BLOCK=2048,num_warps=8]", 128))
+    assert [f.pattern for f in found] == ["nv.scalar-access"]
+
+
+def test_a_narrow_access_some_config_of_its_specialization_avoids_is_dropped():
+    found = _autotuned(_access("k[n:i32,BLOCK=512,num_warps=4]", 32), _access("k[n:i32,BLOCK=2048,num_warps=8]", 128))
+    assert found == []
+
+
+def test_argument_terms_leave_out_constexprs_and_options():
+    assert ir.argument_terms("k[n:i32%16,stride:i64,BLOCK=64,num_warps=4]#2") == ("n:i32%16", "stride:i64")
+    assert ir.argument_terms("k[a:tensordesc<fp16[128, 64]>,M:i32,BLOCK_M=128]") == ("M:i32",)
+    assert ir.argument_terms("k") == ()

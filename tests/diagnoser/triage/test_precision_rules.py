@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from ladder.diagnoser.evidence import Fact
 from ladder.diagnoser.triage import run_triage
 
 from .triage_helpers import SETS, write_pair
@@ -278,6 +281,22 @@ def test_a_mask_on_a_size_that_is_no_multiple_of_the_vector_claims_no_hint(tmp_p
     assert scalar and all(f.confidence < 0.5 for f in scalar)
     assert all("not a multiple of 4" in f.evidence[0]["detail"] and "hint would" not in f.evidence[0]["detail"]
                for f in scalar)
+
+
+def test_the_compiled_narrow_access_confirms_the_padding_finding_without_claiming_a_hint():
+    folder = SETS / RELU
+    narrow = Fact(kernel="relu_kernel[n_elements:i32]", kind="global_access", file="solution.py", line=13,
+                  stage="ptx", excerpt="ld.global.b32",
+                  value={"op": "load", "vector_bits": 32, "elements": 1, "dtype": "f32", "masked": True,
+                         "via": "ld.global", "tensor_shape": [1024]})
+    findings = run_triage(str(folder / "solution.py"), str(folder / "problem.py"), facts=[narrow]).findings
+    scalar = [f for f in findings if f.pattern == "nv.scalar-access" and f.line == 13]
+    assert len(scalar) == 1 and scalar[0].rung == 3
+    assert scalar[0].confidence == pytest.approx(0.70)  # the source's 0.45 tail, confirmed: 0.65 + 0.05
+    details = [e["detail"] for e in scalar[0].evidence]
+    assert any("compiles to 32-bit instructions in relu_kernel[n_elements:i32]" in d and "no hint is true" in d
+               for d in details)
+    assert not any("hint would be true" in d for d in details)
 
 
 def test_a_mask_on_sizes_that_are_multiples_of_the_vector_is_a_missing_hint(tmp_path):
