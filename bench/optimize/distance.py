@@ -135,11 +135,15 @@ def row(run: Path, brief: dict, now: bool = False) -> dict:
 
 
 def _now(run: Path, brief: dict, label: str) -> dict:
-    """The gap line and worst-case findings of this ladder's triage now, beside those of the brief."""
+    """The gap line and worst-case findings of this ladder's triage now, beside those of the brief,
+    and the cases short of the issue's measure: under 75% of the floor in the gate's timing and
+    with no finding that accounts for them."""
     fresh = triage_now(run, brief)
     if fresh is None:
-        return {"gap": "no cached diagnosis of this best", "findings": [], "explained": None}
-    return {"gap": fresh["gap"]["why"], "explained": fresh["gap"]["explained"],
+        return {"gap": "no cached diagnosis of this best", "findings": [], "explained": None, "open": None}
+    unexplained = {verdict["case"] for verdict in fresh["gap"]["cases"] if verdict["status"] == "unexplained"}
+    short = [case["case"] for case in brief["timing"] if case["roofline_pct"] < WITHIN and case["case"] in unexplained]
+    return {"gap": fresh["gap"]["why"], "explained": fresh["gap"]["explained"], "open": short,
             "findings": findings_on({"findings": fresh["findings"]}, label)}
 
 
@@ -173,6 +177,11 @@ def markdown(rows: list[dict], runs: Path, now: bool = False) -> str:
                   "20% of its floor or explained by a finding"
                   + (f"; unexplained: {', '.join(open_now)}" if open_now else "")
                   + (f"; no cached diagnosis to judge: {', '.join(unknown)}" if unknown else "") + "."]
+        short = [r["operator"] for r in behind if r["now"]["open"]]
+        met = sum(r["now"]["open"] == [] for r in behind)
+        lines += ["", f"By the issue's measure (each case at 75% of its floor in the gate's timing, or explained by "
+                  f"a finding), {met} of those {len(behind)} meet it"
+                  + (f"; open: {', '.join(short)}" if short else "") + "."]
     return "\n".join(lines) + "\n"
 
 

@@ -78,38 +78,62 @@ def test_the_worst_case_is_set_beside_how_close_eager_and_torch_compile_come_to_
     assert "torch.compile not timed on that card (level1/17_mm_t)." in text
 
 
-def test_triage_now_judges_a_best_by_the_checks_there_are_now_on_its_cached_measurements(script, tmp_path):
-    """A brief written before a check existed holds no finding of it; --triage-now runs rung 1 again on the
-    best, with the cached diagnosis' profile, and the gap it finds unexplained there is explained now."""
+K01_LABELS = ["n=4194304", "n=6291456", "n=8388608"]
+
+
+def cached_run(root, key: str, pcts: list[float], classes: list[str], gap_then: str = "3 of 3 cases unexplained"):
+    """A run whose best is labeled k01 (256-wide blocks: nv.tiny-block on a latency-bound case), its brief
+    with no finding and the gate's `pcts`, and its cached diagnosis measuring each case at 30% of its
+    floor, of the roofline class `classes` gives it."""
     from ladder.diagnoser.optimize.journal import diagnosis_key
 
     from ..triage.triage_helpers import LABELED
 
-    solution, problem = LABELED / "k01" / "solution.py", LABELED / "k01" / "problem.py"  # 256-wide blocks
-    labels = ["n=4194304", "n=6291456", "n=8388608"]
-    run = tmp_path / "level1/19_relu"
+    solution, problem = LABELED / "k01" / "solution.py", LABELED / "k01" / "problem.py"
+    run = root / key
     run.mkdir(parents=True)
     (run / "best.py").write_text(solution.read_text())
-    gap_then = "3 of 3 cases unexplained"
-    timing = [{"case": i, "label": label, "roofline_pct": 30.0, "time_ms": 1.0, "eager_ms": 1.0}
-              for i, label in enumerate(labels)]
+    timing = [{"case": i, "label": label, "roofline_pct": pct, "time_ms": 1.0, "eager_ms": 1.0}
+              for i, (label, pct) in enumerate(zip(K01_LABELS, pcts))]
     (run / "brief.json").write_text(json.dumps({"round": 2, "brief": {
         "round": 2, "timing": timing, "findings": [], "gap": gap_then,
         "problem_source": problem.read_text()}}))
     (run / "journal.jsonl").write_text(json.dumps({"kind": "baseline", "device": "H200",
                                                    "settings": {"rungs": [1, 2, 3, 4]}}) + "\n")
-    profile = {"cases": [{"case": i, "label": label, "efficiency": 0.3, "class": "latency-bound",
-                          "util_source": "events"} for i, label in enumerate(labels)]}
+    profile = {"cases": [{"case": i, "label": label, "efficiency": 0.3, "class": klass, "util_source": "events"}
+                         for i, (label, klass) in enumerate(zip(K01_LABELS, classes))]}
     key = diagnosis_key(solution.read_text(), problem.read_text(), [1, 2, 3, 4])
     (run / "diagnoses").mkdir()
     (run / "diagnoses" / f"{key}.json").write_text(json.dumps({"findings": [], "facts": [], "profile": profile}))
+    return run
+
+
+def test_triage_now_judges_a_best_by_the_checks_there_are_now_on_its_cached_measurements(script, tmp_path):
+    """A brief written before a check existed holds no finding of it; --triage-now runs rung 1 again on the
+    best, with the cached diagnosis' profile, and the gap it finds unexplained there is explained now."""
+    run = cached_run(tmp_path, "level1/19_relu", [30.0, 30.0, 30.0], ["latency-bound"] * 3)
     out = tmp_path / "distance.md"
     assert script.main(["--runs", str(tmp_path), "--out", str(out), "--triage-now"]) == 0
     text = out.read_text()
     row = next(line for line in text.splitlines() if line.startswith("| level1/19_relu"))
-    assert f"| - | {gap_then} | nv.tiny-block@12 | the findings explain every case's gap" in row
+    assert "| - | 3 of 3 cases unexplained | nv.tiny-block@12 | the findings explain every case's gap" in row
     assert "Judged by this ladder's checks now, 1 of those 1 have every case" in text
+    assert "By the issue's measure (each case at 75% of its floor in the gate's timing, or explained by a " \
+           "finding), 1 of those 1 meet it." in text
 
-    (run / "best.py").write_text(solution.read_text() + "\n# edited after its diagnosis\n")
+    (run / "best.py").write_text((run / "best.py").read_text() + "\n# edited after its diagnosis\n")
     assert script.main(["--runs", str(tmp_path), "--out", str(out), "--triage-now"]) == 0
     assert "| - | no cached diagnosis of this best |" in out.read_text()
+
+
+def test_the_issues_measure_lets_a_case_the_gate_puts_within_25_percent_go_unexplained(script, tmp_path):
+    """A tiny block explains a latency-bound case, not a compute-bound one: a best whose unexplained case
+    the gate times at 75% of its floor or more meets the issue's measure; one with that case at 60% does not."""
+    classes = ["latency-bound", "compute-bound", "latency-bound"]
+    cached_run(tmp_path, "level1/19_relu", [60.0, 78.0, 90.0], classes)
+    cached_run(tmp_path, "level1/20_relu", [60.0, 60.0, 90.0], classes)
+    out = tmp_path / "distance.md"
+    assert script.main(["--runs", str(tmp_path), "--out", str(out), "--triage-now"]) == 0
+    text = out.read_text()
+    assert "Judged by this ladder's checks now, 0 of those 2 have every case" in text
+    assert "explained by a finding), 1 of those 2 meet it; open: level1/20_relu." in text
