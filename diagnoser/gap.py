@@ -10,7 +10,8 @@ The ladder climbs only while they do not. "Explain" is defined per measured case
   needs a cause that wastes or serialises memory traffic, a latency-bound one a cause that starves
   the GPU of parallelism or stalls it, a compute-bound one a cause that wastes compute (no tensor
   cores, the old MMA), a launch-bound one a cause that adds launches or shrinks their work.
-  Findings tied to a kernel only explain cases in which that kernel runs. A latency-bound class
+  Findings tied to a kernel only explain cases in which that kernel runs, and findings whose
+  evidence names the cases they were seen in only those (`_holds_on`). A latency-bound class
   read from events alone (no counters) may also hide traffic beyond the compulsory bytes, so a
   memory cause explains it too (`classes_to_explain`). A fixed launch
   configuration (nv.hardcoded-config) explains nothing by itself: it is a missed opportunity
@@ -27,6 +28,7 @@ findings that carry no catalog id, the kind of the IR fact they cite) to the cla
 from __future__ import annotations
 
 from ladder.diagnoser.evidence import fact_of
+from ladder.diagnoser.triage.detectors.common import case_label
 
 AT_ROOFLINE = 0.8
 CONFIDENT = 0.7
@@ -134,7 +136,20 @@ def _explains(finding: dict, case: dict) -> bool:
     if finding.get("confidence", 0) < CONFIDENT or not classes_to_explain(case) & causes_of(finding):
         return False
     kernels = case.get("kernels")
-    return not finding.get("kernel") or not kernels or finding["kernel"] in kernels
+    return (not finding.get("kernel") or not kernels or finding["kernel"] in kernels) and _holds_on(finding, case)
+
+
+def _holds_on(finding: dict, case: dict) -> bool:
+    """A check that judges each size and names the cases it saw a pattern in (an atomic's
+    contention, a misaligned row, a reduction's trip count) did not see it in the others, so its
+    finding explains only the cases it names. Evidence that names no case (an IR fact, a kernel-wide
+    metric) holds on every case, and so does any finding on a case without sizes (a script's
+    launch site)."""
+    params = case.get("params")
+    named = [set(item.get("cases") or []) for item in finding.get("evidence", [])]
+    if params is None or not named or not all(named):
+        return True
+    return case_label(params) in set().union(*named)
 
 
 def assess(profile: dict | None, findings: list[dict]) -> dict:

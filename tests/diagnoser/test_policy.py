@@ -143,6 +143,12 @@ def _finding(pattern, confidence=0.9, kernel="k"):
     return {"pattern": pattern, "confidence": confidence, "kernel": kernel, "title": pattern, "evidence": []}
 
 
+def _seen_in(label, also_a_fact=False):
+    fact = [{"type": "fact", "kind": "spill"}] if also_a_fact else []
+    evidence = [{"type": "source", "line": 12, "cases": [label]}] + fact
+    return {**_finding("nv.scalar-access"), "evidence": evidence}
+
+
 @pytest.mark.parametrize("finding,case,explained", [
     (_finding("nv.scalar-access"), _case(0.3, "memory-bound"), True),
     (_finding("nv.scalar-access"), _case(0.3, "compute-bound"), False),     # wrong kind of cause
@@ -155,6 +161,11 @@ def _finding(pattern, confidence=0.9, kernel="k"):
     (_finding("nv.redundant-global-traffic"), _case(0.3, source="events"), True),
     (_finding("nv.redundant-global-traffic"), _case(0.3, source="ncu"), False),
     (_finding("nv.redundant-global-traffic"), _case(0.3, "compute-bound", source="events"), False),
+    # a check that named the sizes it saw the pattern in did not see it in the others
+    (_seen_in("n=3000"), {**_case(0.3, "memory-bound"), "params": {"n": 3000}}, True),
+    (_seen_in("n=3000"), {**_case(0.3, "memory-bound"), "params": {"n": 4096}}, False),
+    (_seen_in("n=3000", also_a_fact=True), {**_case(0.3, "memory-bound"), "params": {"n": 4096}}, True),
+    (_seen_in("n=3000"), _case(0.3, "memory-bound"), True),                  # a script's site: no sizes
 ])
 def test_what_explains_a_case(finding, case, explained):
     from ladder.diagnoser import gap
