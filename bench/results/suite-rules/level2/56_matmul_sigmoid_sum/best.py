@@ -6,6 +6,20 @@ import triton
 import triton.language as tl
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_K': 32, 'BLOCK_M': 64, 'BLOCK_N': 64}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 256, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 256, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=8, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 128, 'BLOCK_K': 32}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 128, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 64, 'BLOCK_N': 64, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+        triton.Config({'BLOCK_M': 128, 'BLOCK_N': 32, 'BLOCK_K': 64}, num_warps=4, num_stages=4),
+    ],
+    key=['M', 'N', 'K', 'stride_xm', 'stride_wn', 'stride_ym'],
+)
 @triton.jit
 def linear_sigmoid_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr,
@@ -37,6 +51,19 @@ def linear_sigmoid_kernel(
     tl.store(y_ptrs, y, mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
 
 
+@triton.autotune(
+    configs=[
+        triton.Config({'BLOCK_SIZE': 1024}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 512}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 512}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 1024}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 2048}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 2048}, num_warps=8, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 4096}, num_warps=4, num_stages=3),
+        triton.Config({'BLOCK_SIZE': 4096}, num_warps=8, num_stages=3),
+    ],
+    key=['n_cols', 'stride_x'],
+)
 @triton.jit
 def row_sum_kernel(x_ptr, y_ptr, n_cols, stride_x, BLOCK_SIZE: tl.constexpr):
     row = tl.program_id(0)
@@ -57,12 +84,10 @@ class ModelNew(nn.Module):
         w, b = self.linear.weight, self.linear.bias
         N = w.shape[0]
         h = torch.empty((M, N), device=x.device, dtype=torch.float32)
-        grid = (triton.cdiv(M, 64), triton.cdiv(N, 64))
-        linear_sigmoid_kernel[grid](
+        linear_sigmoid_kernel[lambda META: (triton.cdiv(M, META["BLOCK_M"]), triton.cdiv(N, META["BLOCK_N"]))](
             x, w, b, h, M, N, K,
             x.stride(0), x.stride(1), w.stride(0), w.stride(1), h.stride(0), h.stride(1),
-            BLOCK_M=64, BLOCK_N=64, BLOCK_K=32,
         )
         y = torch.empty((M, 1), device=x.device, dtype=x.dtype)
-        row_sum_kernel[(M,)](h, y, N, h.stride(0), BLOCK_SIZE=1024)
+        row_sum_kernel[(M,)](h, y, N, h.stride(0))
         return y
