@@ -67,7 +67,8 @@ class IRFindings(Findings):
 
 def _tuner_avoids(fired: set[str], compiled: set[str]) -> bool:
     """Some argument specialization the pattern fired in also compiled a config it did not fire in."""
-    return any(argument_terms(label) in {argument_terms(f) for f in fired} for label in compiled - fired)
+    fired_in = {argument_terms(label) for label in fired}
+    return any(argument_terms(label) in fired_in for label in compiled - fired)
 
 
 def _add(found: IRFindings, ctx: TriageContext, pattern: str, fact: Fact, title: str, confidence: float,
