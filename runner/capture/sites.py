@@ -17,8 +17,9 @@ What a variant says about the work, for the roofline (`ladder.runner.roofline.fl
 floor): `bytes`, the memory its tensor arguments span (each distinct region once, however many
 arguments alias it: every input read once, every output written once), and for a kernel whose
 source calls `tl.dot`, `flops` from the GEMM its operands' shapes form ((m, k) x (k, n) -> (m, n),
-batched or not; the smallest such reading when the shapes allow several, so the floor stays a
-time no kernel can beat).
+batched or not, its dimensions matched through alignment padding; where the shapes allow several
+readings, the operands of one dtype and then the least work, so the floor stays a time no kernel
+can beat).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ from ladder.runner.capture.tuning import AutotuneWatch
 from ladder.runner.own_builtins import BUILTINS as __builtins__  # noqa: F401  (see that module)
 
 MAX_VARIANTS = 4
+PADDING_ELEMENTS = 64  # most a dimension is padded by for alignment (128 bytes of 16-bit elements)
 MAX_SITES = 64  # sites beyond these (a script generating kernels in a loop) are only counted
 _RUNNER = Path(__file__).resolve().parents[1]
 
@@ -356,21 +358,43 @@ def gemm_flops(shapes: list[tuple[int, ...]], dtypes: list[Any]) -> tuple[float 
     first operand's dtype; (None, None, None) when no three shapes form one.
 
     A (m, k) operand, a (k, n) or (n, k) one (a weight stored transposed) and an (m, n) output, with
-    an equal leading batch dimension on all three or on the first and the output only.
+    an equal leading batch dimension on all three or on the first and the output only. A dimension
+    two tensors carry may differ by alignment padding (`_padded`: an output allocated with rows
+    rounded up to 16 bytes, an operand whose K was zero-padded); the work counted is the smaller
+    size. Readings are ranked: operands of one dtype (a dot's two operands share one; an fp32
+    statistics buffer beside an fp16 weight is no operand), then exact before padded, then the
+    least work, so that among plausible GEMMs the floor stays a time no kernel can beat.
     """
     readings = []
-    for (i, a), (_, b), (_, c) in itertools.permutations(enumerate(shapes), 3):
+    for (i, a), (j, b), (_, c) in itertools.permutations(enumerate(shapes), 3):
         if len(a) not in (2, 3) or len(c) != len(a) or len(b) not in (2, len(a)):
             continue
         batch = a[0] if len(a) == 3 else 1
         if len(a) == 3 and (c[0] != batch or (len(b) == 3 and b[0] != batch)):
             continue
-        m, k = a[-2], a[-1]
-        n = c[-1]
-        if c[-2] != m or (tuple(b[-2:]) not in ((k, n), (n, k))):
-            continue
-        batched = f"batch {batch} x " if batch > 1 else ""
-        readings.append((2.0 * batch * m * n * k, f"{batched}({m}x{k}) @ ({k}x{n}) -> ({m}x{n})", dtypes[i]))
+        for k_b, n_b in {tuple(b[-2:]), tuple(b[-2:][::-1])}:
+            sizes = [_common(a[-2], c[-2]), _common(a[-1], k_b), _common(n_b, c[-1])]
+            if None in sizes:
+                continue
+            (m, padded_m), (k, padded_k), (n, padded_n) = sizes
+            padded = padded_m or padded_k or padded_n
+            batched = f"batch {batch} x " if batch > 1 else ""
+            how = f"{batched}({m}x{k}) @ ({k}x{n}) -> ({m}x{n})" + (" within alignment padding" if padded else "")
+            rank = (dtypes[i] != dtypes[j], padded, 2.0 * batch * m * n * k)
+            readings.append((rank, how, dtypes[i]))
     if not readings:
         return None, None, None
-    return min(readings, key=lambda reading: reading[0])
+    rank, how, dtype = min(readings, key=lambda reading: reading[0])
+    return rank[2], how, dtype
+
+
+def _common(one: int, other: int) -> tuple[int, bool] | None:
+    """(the size two tensors share along a dimension, whether one of them is padded past it), or None."""
+    if one == other:
+        return one, False
+    return (min(one, other), True) if _padded(min(one, other), max(one, other)) else None
+
+
+def _padded(size: int, padded: int) -> bool:
+    """Whether `padded` is `size` rounded up for alignment: by fewer than 64 elements and an eighth of it."""
+    return size < padded < size + min(PADDING_ELEMENTS, size / 8)

@@ -107,6 +107,27 @@ def test_gemm_flops_from_operand_shapes(shapes, flops):
     assert gemm_flops(shapes, [torch.float16] * len(shapes))[0] == flops
 
 
+@pytest.mark.parametrize("shapes, flops", [
+    ([(5000, 3000), (7001, 3000), (5000, 7008)], 2 * 5000 * 7001 * 3000),  # output rows padded to 16 bytes
+    ([(130, 80), (65, 80), (130, 72)], 2 * 130 * 65 * 80),  # K zero-padded in both operands, output padded
+    ([(100, 40), (90, 40), (100, 160)], None),  # 70 columns past 90 is no alignment padding
+    ([(64, 64), (48, 64), (64, 56)], None),  # nor is padding by more than an eighth of the size
+])
+def test_gemm_flops_matches_dimensions_through_alignment_padding(shapes, flops):
+    found, how, _ = gemm_flops(shapes, [torch.float16] * len(shapes))
+    assert found == flops
+    assert flops is None or how.endswith("within alignment padding")
+
+
+def test_gemm_flops_prefers_operands_of_one_dtype_over_a_smaller_reading():
+    """A fused GEMM + batch-norm statistics kernel: (tiles, n) fp32 partial sums beside the fp16 weight
+    form a smaller 'GEMM' that no dot computes; the exact reading over padded ones, too."""
+    h, f = torch.float16, torch.float32
+    shapes = [(3000, 3000), (3000, 3000), (3000,), (3000, 3000), (47, 3000), (47, 3000)]
+    assert gemm_flops(shapes, [h, h, h, h, f, f])[0] == 2 * 3000 ** 3
+    assert gemm_flops([(64, 32), (32, 48), (64, 48), (64, 52)], [h] * 4)[1] == "(64x32) @ (32x48) -> (64x48)"
+
+
 def test_spanned_bytes_count_each_region_once():
     base = torch.empty(1000)
     assert spanned_bytes([base, base[:500], base[250:750]]) == 4000
