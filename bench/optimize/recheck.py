@@ -31,10 +31,13 @@ PER_OPERATOR_S = 600.0
 
 
 def accepted_runs(runs: Path) -> list[Path]:
-    """Run folders whose journal's best came from a round (the initial version needs no re-check)."""
+    """Run folders whose journal's best came from a round (the initial version needs no re-check);
+    runs set aside under ``superseded/`` were run again and are not the suite's result."""
     found = []
     for journal in sorted(runs.rglob("journal.jsonl")):
         folder = journal.parent
+        if "superseded" in folder.relative_to(runs).parts:
+            continue
         if (Journal(folder).best() or {}).get("round", 0) > 0:
             found.append(folder)
     return found

@@ -51,3 +51,10 @@ def test_the_speedup_must_agree_with_the_journals_within_its_spread():
     rows = [{"run": "r/level1/a", "correct": True, "journal_speedup": 1.5, "speedup": 1.52, "ratio": 1.52 / 1.5,
              "tolerance": 0.03, "within_spread": True}]
     assert "| level1/a | yes | 1.500x | 1.520x | 1.013 (tolerance 3.0%) | yes |" in recheck.table(rows)
+
+
+def test_runs_set_aside_as_superseded_are_not_the_suites_result(tmp_path):
+    runs = tmp_path / "runs"
+    kept = run_folder(runs, "level1/good", "solution.py")
+    run_folder(runs, "superseded/good-call-7", "solution.py")
+    assert recheck.accepted_runs(runs) == [kept]
