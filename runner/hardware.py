@@ -67,6 +67,14 @@ def for_target(target: str) -> dict[str, Any]:
     return {}
 
 
+def for_device_name(name: str | None) -> dict[str, Any]:
+    """The table whose `name` the device's reported name begins with (`NVIDIA H100` for `NVIDIA H100
+    80GB HBM3`; the longest such name), or {}: two parts of one compile target (H100 and H200 are
+    both `cuda:90`) share its limits per SM but not their memory or its bandwidth."""
+    named = [table for table in tables().values() if name and table.get("name") and name.startswith(table["name"])]
+    return dict(max(named, key=lambda table: len(table["name"]))) if named else {}
+
+
 def occupancy(device: dict[str, Any], *, registers: int | None, shared_bytes: int, num_warps: int) -> dict[str, Any]:
     """Resident programs (CTAs) per SM and what limits them: the CUDA occupancy calculator's
     arithmetic (programs per SM limited by registers, shared memory, warps and blocks).

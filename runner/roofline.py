@@ -29,12 +29,16 @@ DTYPE_KEYS = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32"
               "float64": "fp64"}
 
 
-def default_ceilings(target: str = "cuda") -> dict[str, Any]:
-    """The ceilings the device table of ``target`` assumes (the H200's for a bare ``cuda``).
+def default_ceilings(target: str = "cuda", device_name: str | None = None) -> dict[str, Any]:
+    """The ceilings the device table assumes: the table of the device by its name where one has
+    ceilings (an H100's, though it compiles for the H200's target), else the table of ``target``
+    (the H200's for a bare ``cuda``).
 
     A device whose table states no ceilings gets the H200's, and its ``device`` says so.
     """
-    table = hardware.for_target(target)
+    table = hardware.for_device_name(device_name)
+    if "ceiling_bandwidth" not in table:
+        table = hardware.for_target(target)
     if "ceiling_bandwidth" not in table:
         table = hardware.for_target("cuda")
     return {"device": f"{table['name']} (defaults from kb/hardware)", "source": "defaults",
@@ -54,7 +58,7 @@ def load_ceilings(device_name: str, target: str = "cuda") -> dict[str, Any]:
     A cache file that does not read as a ceilings record (corrupt, or another format) is ignored.
     """
     path = cache_path(device_name)
-    ceilings = default_ceilings(target)
+    ceilings = default_ceilings(target, device_name)
     if path.is_file():
         try:
             measured = json.loads(path.read_text())

@@ -24,6 +24,15 @@ def test_measured_file_overrides_the_defaults_for_that_device_only(tmp_path, mon
     assert load_ceilings("NVIDIA H100")["source"] == "defaults"
 
 
+def test_an_h100_gets_its_own_tables_ceilings_though_it_compiles_for_the_h200s_target(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    h100 = load_ceilings("NVIDIA H100 80GB HBM3")
+    assert h100["source"] == "defaults" and h100["device"].startswith("NVIDIA H100 ")
+    assert h100["bandwidth"] == 3.04e12 and h100["flops"]["tf32"] == 4.12e14
+    assert load_ceilings("NVIDIA H200")["bandwidth"] == 4.3e12
+    assert load_ceilings("NVIDIA A100-SXM4-80GB")["bandwidth"] == 4.3e12  # no table of its own: the target's
+
+
 def test_corrupt_cache_falls_back_to_defaults(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     cache_path("X").parent.mkdir(parents=True)
