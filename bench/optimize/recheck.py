@@ -7,7 +7,10 @@ runs ``ladder bench RUN/best.py --problem P --baseline RUN/initial.py --json`` i
 own (a new judge, new seeds drawn by it, the baseline timed interleaved), then compares: every case
 must be correct, and the geomean speedup over the initial version must agree with the journal's
 within the journal's spread (``CASE_SPREAD_FLOOR`` at least: two separate runs differ by more than
-one run's best-against-itself). The record per operator is written to ``--out`` as soon as it is
+one run's best-against-itself). The speedups are compared only when the re-check ran on the card model
+that accepted the best: a ratio of two timings is a property of the card (an H100 and an H200 differ in
+memory bandwidth, so a GEMM's epilogue weighs differently), and a re-check elsewhere says only whether
+the best is still correct and still faster. The record per operator is written to ``--out`` as soon as it is
 known, so a call cut short is continued by the next (operators already there are skipped); the
 table goes to stdout.
 """
@@ -58,8 +61,10 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PER_OPERATOR_S)
     except subprocess.TimeoutExpired:
         done = subprocess.CompletedProcess(command, None, "", f"no answer within {PER_OPERATOR_S:g} s")
+    accepting = _accepting_round(journal, best)
     row = {"run": str(folder), "problem": str(problem), "journal_speedup": best.get("geomean_vs_initial"),
-           "journal_spread": _journal_spread(journal, best), "seconds": round(time.monotonic() - began, 1)}
+           "journal_spread": accepting.get("spread"), "journal_device": accepting.get("device"),
+           "seconds": round(time.monotonic() - began, 1)}
     try:
         record = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -73,17 +78,35 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
         reason = (record.get("rejected") or {}).get("reason") or (wrong[0].get("reason") if wrong else None)
         row["why"] = reason or "not correct"
     if row["timed"] and all(speedups):
-        row["speedup"] = geomean(speedups)
-        tolerance = max(row["journal_spread"] or 0.0, CASE_SPREAD_FLOOR)
-        row["ratio"] = row["speedup"] / row["journal_speedup"]
-        row["tolerance"] = tolerance
-        row["within_spread"] = abs(row["ratio"] - 1.0) <= tolerance
+        row.update(compare_speed(geomean(speedups), row))
     return row
 
 
-def _journal_spread(journal: Journal, best: dict) -> float | None:
-    """The spread of the gate that accepted the best (the best against itself in that run)."""
-    return next((r.get("spread") for r in journal.rounds() if r["round"] == best.get("round", 0)), None)
+def compare_speed(speedup: float, row: dict) -> dict:
+    """The re-check's speedup against the journal's: within the accepting gate's spread on the same card
+    model; on another card only the ratio is reported (``within_spread`` None: no verdict)."""
+    tolerance = max(row.get("journal_spread") or 0.0, CASE_SPREAD_FLOOR)
+    ratio = speedup / row["journal_speedup"]
+    same_card = row.get("journal_device") is None or row.get("device") == row["journal_device"]
+    return {"speedup": speedup, "ratio": ratio, "tolerance": tolerance,
+            "within_spread": abs(ratio - 1.0) <= tolerance if same_card else None}
+
+
+def rejudged(row: dict) -> dict:
+    """A record of an earlier call with its comparison made again from its recorded speedup and the
+    journal as it reads now, so every record in a file is judged by the same rule."""
+    folder = Path(row["run"]) if Path(row["run"]).is_absolute() else ROOT / row["run"]
+    if not row.get("speedup") or not (folder / "journal.jsonl").is_file():
+        return row
+    journal = Journal(folder)
+    row = {**row, "journal_device": _accepting_round(journal, journal.best()).get("device")}
+    return {**row, **compare_speed(row["speedup"], row)}
+
+
+def _accepting_round(journal: Journal, best: dict) -> dict:
+    """The round record whose gate accepted the best: its spread (the best against itself in that run)
+    and the card it ran on."""
+    return next((r for r in journal.rounds() if r["round"] == best.get("round", 0)), {})
 
 
 def table(rows: list[dict]) -> str:
@@ -94,8 +117,16 @@ def table(rows: list[dict]) -> str:
         ratio = f"{row['ratio']:.3f} (tolerance {row['tolerance']:.1%})" if row.get("ratio") else "-"
         lines.append(f"| {name} | {'yes' if row['correct'] else 'NO: ' + str(row.get('why'))} | "
                      f"{row['journal_speedup']:.3f}x | {speed} | {ratio} | "
-                     f"{'yes' if row.get('within_spread') else 'no' if row.get('ratio') else '-'} |")
+                     f"{_verdict(row)} |")
     return "\n".join(lines)
+
+
+def _verdict(row: dict) -> str:
+    if not row.get("ratio"):
+        return "-"
+    if row.get("within_spread") is None:
+        return f"other card (journal: {row.get('journal_device')})"
+    return "yes" if row["within_spread"] else "no"
 
 
 def main(argv: list[str]) -> int:
@@ -107,7 +138,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--deadline", type=float, default=math.inf, help="seconds: no operator is started after")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    rows = json.loads(args.out.read_text())["operators"] if args.out.is_file() else []
+    rows = [rejudged(row) for row in json.loads(args.out.read_text())["operators"]] if args.out.is_file() else []
     done = {row["run"] for row in rows}
     for folder in accepted_runs(args.runs):
         if str(folder) in done:
@@ -119,7 +150,7 @@ def main(argv: list[str]) -> int:
         args.out.write_text(json.dumps({"runs": str(args.runs), "operators": rows}, indent=1, default=str))
         print(json.dumps(rows[-1], default=str), flush=True)
     print(table(rows))
-    return 0 if all(row["correct"] and row.get("within_spread", True) for row in rows) else 1
+    return 0 if all(row["correct"] and row.get("within_spread") is not False for row in rows) else 1
 
 
 if __name__ == "__main__":

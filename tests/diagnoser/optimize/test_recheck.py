@@ -16,12 +16,12 @@ ADD = ROOT / "tests" / "runner" / "fixtures" / "add"
 recheck = load_bench_script("optimize/recheck.py")
 
 
-def run_folder(runs: Path, key: str, best_file: str, best_round: int = 1) -> Path:
+def run_folder(runs: Path, key: str, best_file: str, best_round: int = 1, device: str | None = None) -> Path:
     folder = runs / key
     journal = Journal(folder)
     best = {"round": best_round, "file": "best.py", "geomean_vs_initial": 1.25, "cases": []}
     journal.start({"solution": str(ADD / "solution.py"), "problem": str(ADD / "problem.py"), "best": {"round": 0}})
-    journal.append({"kind": "round", "round": 1, "spread": 0.02, "accepted": "r1-c1", "best": best})
+    journal.append({"kind": "round", "round": 1, "spread": 0.02, "device": device, "accepted": "r1-c1", "best": best})
     journal.append({"kind": "stop", "reason": "nothing new", "final": True, "after_round": 1, "best": best})
     shutil.copy(ADD / "solution.py", folder / "initial.py")
     shutil.copy(ADD / best_file, folder / "best.py")
@@ -58,3 +58,23 @@ def test_runs_set_aside_as_superseded_are_not_the_suites_result(tmp_path):
     kept = run_folder(runs, "level1/good", "solution.py")
     run_folder(runs, "superseded/good-call-7", "solution.py")
     assert recheck.accepted_runs(runs) == [kept]
+
+
+def test_a_speedup_timed_on_another_card_gets_its_ratio_but_no_verdict():
+    row = {"journal_speedup": 1.8, "journal_spread": 0.01, "journal_device": "NVIDIA H200",
+           "device": "NVIDIA H100 80GB HBM3"}
+    elsewhere = recheck.compare_speed(2.3, row)
+    assert elsewhere["within_spread"] is None and elsewhere["ratio"] == pytest.approx(2.3 / 1.8)
+    assert "| other card (journal: NVIDIA H200) |" in recheck.table([{"run": "r/level1/a", "correct": True, **row,
+                                                                      **elsewhere}])
+    assert recheck.compare_speed(2.3, {**row, "device": "NVIDIA H200"})["within_spread"] is False
+    assert recheck.compare_speed(1.81, {**row, "device": "NVIDIA H200"})["within_spread"] is True
+
+
+def test_records_of_an_earlier_call_are_judged_again_by_the_journals_card(tmp_path):
+    folder = run_folder(tmp_path / "runs", "level1/good", "solution.py", device="NVIDIA H200")
+    earlier = {"run": str(folder), "correct": True, "journal_speedup": 1.25, "journal_spread": 0.02,
+               "device": "NVIDIA H100 80GB HBM3", "speedup": 1.6, "ratio": 1.28, "tolerance": 0.03,
+               "within_spread": False}
+    again = recheck.rejudged(earlier)
+    assert again["journal_device"] == "NVIDIA H200" and again["within_spread"] is None
