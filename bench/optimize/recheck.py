@@ -12,7 +12,9 @@ that accepted the best: a ratio of two timings is a property of the card (an H10
 memory bandwidth, so a GEMM's epilogue weighs differently), and a re-check elsewhere says only whether
 the best is still correct and still faster. The record per operator is written to ``--out`` as soon as it is
 known, so a call cut short is continued by the next (operators already there are skipped); the
-table goes to stdout.
+table goes to stdout. The operators whose best was accepted on the card model this file's records
+were timed on (or ``--card``) go first: only they get a verdict on their speedup here, and a call's
+device time is the scarce thing.
 """
 from __future__ import annotations
 
@@ -44,6 +46,18 @@ def accepted_runs(runs: Path) -> list[Path]:
         if (Journal(folder).best() or {}).get("round", 0) > 0:
             found.append(folder)
     return found
+
+
+def same_card_first(folders: list[Path], card: str | None) -> list[Path]:
+    """Suite order, the bests accepted on ``card`` moved ahead (a stable sort)."""
+    if card is None:
+        return folders
+    return sorted(folders, key=lambda folder: _accepting_card(folder) != card)
+
+
+def _accepting_card(folder: Path) -> str | None:
+    journal = Journal(folder)
+    return _accepting_round(journal, journal.best()).get("device")
 
 
 def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
@@ -98,8 +112,7 @@ def rejudged(row: dict) -> dict:
     folder = Path(row["run"]) if Path(row["run"]).is_absolute() else ROOT / row["run"]
     if not row.get("speedup") or not (folder / "journal.jsonl").is_file():
         return row
-    journal = Journal(folder)
-    row = {**row, "journal_device": _accepting_round(journal, journal.best()).get("device")}
+    row = {**row, "journal_device": _accepting_card(folder)}
     return {**row, **compare_speed(row["speedup"], row)}
 
 
@@ -135,12 +148,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--backend", default=None, help="cuda on the GPU machine (the default there)")
     parser.add_argument("--seeds", type=int, default=3)
+    parser.add_argument("--card", help="the card model this call runs on (default: the one --out's records name)")
     parser.add_argument("--deadline", type=float, default=math.inf, help="seconds: no operator is started after")
     args = parser.parse_args(argv)
     started = time.monotonic()
     rows = [rejudged(row) for row in json.loads(args.out.read_text())["operators"]] if args.out.is_file() else []
     done = {row["run"] for row in rows}
-    for folder in accepted_runs(args.runs):
+    card = args.card or next((row["device"] for row in rows if row.get("device")), None)
+    for folder in same_card_first(accepted_runs(args.runs), card):
         if str(folder) in done:
             continue
         if time.monotonic() - started > args.deadline:

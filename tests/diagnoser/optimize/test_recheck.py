@@ -78,3 +78,14 @@ def test_records_of_an_earlier_call_are_judged_again_by_the_journals_card(tmp_pa
                "within_spread": False}
     again = recheck.rejudged(earlier)
     assert again["journal_device"] == "NVIDIA H200" and again["within_spread"] is None
+
+
+def test_the_bests_accepted_on_this_calls_card_are_rechecked_first(tmp_path):
+    runs = tmp_path / "runs"
+    first = run_folder(runs, "level1/a", "solution.py", device="NVIDIA H200")
+    second = run_folder(runs, "level1/b", "solution.py", device="NVIDIA H100 80GB HBM3")
+    third = run_folder(runs, "level2/c", "solution.py", device="NVIDIA H100 80GB HBM3")
+    found = recheck.accepted_runs(runs)
+    assert found == [first, second, third]
+    assert recheck.same_card_first(found, "NVIDIA H100 80GB HBM3") == [second, third, first]
+    assert recheck.same_card_first(found, None) == found
