@@ -198,8 +198,19 @@ def restore(run: Run) -> None:
         # a kill between the journal line and the copy: the line is the truth
         run.journal.set_best((run.journal.folder / run.best["file"]).read_text())
     run.history = [history_entry(r) for r in run.journal.rounds()]
-    run.seconds_before = sum(own_seconds(r) for r in escalate.own_rounds(run.journal))
+    run.seconds_before = spent_before(run.journal)
     run.progress(f"resuming after round {run.journal.last_round()}")
+
+
+def spent_before(journal: Journal) -> float:
+    """The run's own seconds in the calls before this one, counted as a live run counts them against
+    ``budget_s``: its baseline (where it is its own: a continued run's is the other run's) and its own
+    rounds, less what they queued. Counting the rounds alone let a resume start a round the budget
+    had already stopped (a run stopped at 245 s of baseline and round read 190 s on resuming)."""
+    header = journal.header()
+    baseline = 0.0 if header.get("continued_from") else (header.get("gate_seconds", 0.0)
+                                                           - header.get("gate_waited_s", 0.0))
+    return baseline + sum(own_seconds(r) for r in escalate.own_rounds(journal))
 
 
 def one_round(run: Run, number: int) -> None:
@@ -465,7 +476,8 @@ def _settings_dict(settings: Settings) -> dict[str, Any]:
 
 def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: Run,
                   capture: str = "device") -> dict[str, Any]:
-    """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run).
+    """The ladder on the best kernel, rung 2 read from the gate's timing of it (no second device run);
+    the first round after a resume has no such gate, and its rung 2 profiles the best on this GPU.
 
     Rung 3 captures through the JIT on this machine's GPU (``capture="device"``) when the gate timed
     on one, or compiles ahead of time (``"aot"``, or no timed gate): a diagnosis that runs beside
@@ -475,13 +487,26 @@ def diagnose_best(best: Path, problem: Path, last_gate: GateResult | None, run: 
     from ladder.diagnoser.subject import Subject
 
     device = last_gate.device if last_gate and last_gate.timed and last_gate.record.get("backend") == "cuda" else None
+    if last_gate is None and capture == "device":
+        device = _cuda_device_here(run.settings.gate.backend)
     backend = "cuda" if device and capture == "device" else "aot"
     subject = Subject(str(best), str(problem), backend=backend, target="sm90", device=device)
     steps = (ladder.measured_rungs(_profile_from_gate(last_gate, run.best_in_gate, best, problem))
-             if device is not None else ladder.RUNGS)
+             if device is not None and last_gate is not None else ladder.RUNGS)
     state = ladder.new_state(subject)
     state["options"] = {"ncu": False}
     return ladder.climb(subject, state, set(run.settings.rungs), rungs=steps, limits=run.settings.rung_timeouts)
+
+
+def _cuda_device_here(requested: str | None) -> str | None:
+    """The CUDA device the gate times on here, for the one diagnosis with no gate of this call to read:
+    the first round after a resume. Rung 2 then profiles the best itself; compiled ahead of time
+    instead, that round's evidence had no profile and no gap on a GPU machine."""
+    if requested not in (None, "cuda"):
+        return None
+    from ladder.runner.backends import detect
+
+    return detect("cuda")[1]
 
 
 def _profile_from_gate(result: GateResult, name: str, best: Path, problem: Path) -> dict[str, Any]:

@@ -444,3 +444,40 @@ def test_a_resumed_run_counts_the_seconds_before_it_without_their_queueing(pair,
     optimize(solution, problem, tmp_path / "run", Scripted(QUEUED_SCRIPT), replace(settings, rounds=15), resume=True,
              gate=gate_that_queued(0.4))
     assert [r["accepted"] for r in Journal(tmp_path / "run").rounds()] == ["r1-c1", "r2-c1", "r3-c1", None]
+
+
+def test_a_resume_counts_the_baseline_as_the_live_run_did_so_a_spent_budget_stays_spent(pair, tmp_path):
+    """The baseline's gate takes 0.5 s and round 1's 0.3 s: a budget of 0.7 s stops the run after
+    round 1. Resumed, the run must find the budget spent, not 0.3 s of it (its rounds alone)."""
+    solution, problem = pair
+
+    def slow_gate(problem, best, initial, candidates, settings, torch_compile=False):
+        time.sleep(0.5 if torch_compile else 0.3)
+        return fake_gate(problem, best, initial, candidates, settings, torch_compile)
+
+    settings = Settings(rounds=15, patience=3, evidence="timing", gate=GateSettings(), budget_s=0.7)
+    optimize(solution, problem, tmp_path / "run", Scripted(QUEUED_SCRIPT), settings, gate=slow_gate)
+    assert len(rounds_of(tmp_path)) == 1 and "time budget" in Journal(tmp_path / "run").records()[-1]["reason"]
+    optimize(solution, problem, tmp_path / "run", Scripted(QUEUED_SCRIPT), settings, resume=True, gate=slow_gate)
+    assert len(rounds_of(tmp_path)) == 1
+    assert loop.spent_before(Journal(tmp_path / "run")) >= 0.8
+
+
+def test_the_first_round_after_a_resume_profiles_the_best_on_this_gpu(tmp_path, monkeypatch):
+    """No gate of this call has timed the best yet: rung 2 runs on the device, not skipped as on a
+    machine without one; a CPU task (capture "aot") and a gate on another backend still compile only."""
+    from types import SimpleNamespace
+
+    from ladder.diagnoser import ladder
+    from ladder.runner import backends
+
+    climbed = []
+    monkeypatch.setattr(backends, "detect", lambda requested: ("cuda", "NVIDIA H200") if requested == "cuda" else None)
+    monkeypatch.setattr(ladder, "climb", lambda subject, state, wanted, **kw: climbed.append(
+        (subject.backend, subject.device, kw.get("rungs"))) or {})
+    run_like = SimpleNamespace(settings=Settings(rounds=1, evidence="full", gate=GateSettings()))
+    loop.diagnose_best(tmp_path / "best.py", tmp_path / "problem.py", None, run_like)
+    loop.diagnose_best(tmp_path / "best.py", tmp_path / "problem.py", None, run_like, capture="aot")
+    run_like.settings = Settings(rounds=1, evidence="full", gate=GateSettings(backend="interpret"))
+    loop.diagnose_best(tmp_path / "best.py", tmp_path / "problem.py", None, run_like)
+    assert climbed == [("cuda", "NVIDIA H200", ladder.RUNGS), ("aot", None, ladder.RUNGS), ("aot", None, ladder.RUNGS)]
