@@ -10,7 +10,8 @@ CPU task of their own, in the judge's sandbox (``ladder.runner.prebuild``); the 
 caches as arguments, so Ray leases the GPU only once they are built, and the judge's own precompile
 finds every kernel. Each round's diagnosis of the best is a CPU task too (``RemoteDiagnose``): rung 2
 is read from the gate's timing, and rung 3 compiles ahead of time for the target instead of running
-the kernel, so no GPU is touched outside a gate's lease. A task whose worker, GPU or node is lost is retried
+the kernel, so no GPU is touched outside a gate's lease (the first round after a resume, with no
+gate to read, leases a GPU for its diagnosis as a gate does). A task whose worker, GPU or node is lost is retried
 by Ray (``RETRIES`` times), then the operator's run stops with its journal intact (``--resume``).
 
 Without ``--ray`` nothing here is imported: the suite runs in one process as before.
@@ -122,15 +123,16 @@ class RunView:
 
 
 def _diagnose(best: str, problem: str, sources: dict[str, str], last_gate: GateResult | None,
-              view: RunView) -> tuple[dict[str, Any], float]:
-    """A CPU task's body: the ladder on the run's best, as its target diagnoses, with no GPU; and the
-    seconds it took (the rest of the driver's wait was the task's queueing)."""
+              view: RunView, capture: str = "aot") -> tuple[dict[str, Any], float]:
+    """A task's body: the ladder on the run's best, as its target diagnoses (on a CPU task with no GPU,
+    ``capture="aot"``; on a GPU task of its own, ``"device"``); and the seconds it took (the rest of
+    the driver's wait was the task's queueing)."""
     import functools
 
     from ladder.diagnoser.optimize import ascend, loop
 
     began = time.monotonic()
-    diagnose = ascend.diagnose_for(view.settings.target) or functools.partial(loop.diagnose_best, capture="aot")
+    diagnose = ascend.diagnose_for(view.settings.target) or functools.partial(loop.diagnose_best, capture=capture)
     with tempfile.TemporaryDirectory(prefix="ladder-diagnose-") as folder:
         local = _here({"best": best, "problem": problem}, sources, folder)
         return diagnose(local["best"], local["problem"], last_gate, view), time.monotonic() - began
@@ -208,20 +210,26 @@ def queued_for_a_gpu(submitted: float, lease: dict[str, Any]) -> float:
 
 
 class RemoteDiagnose:
-    """The loop's diagnosis function, submitting each diagnosis as a Ray CPU task."""
+    """The loop's diagnosis function, submitting each diagnosis as a Ray CPU task; the first round
+    after a resume, which has no gate of this call to read rung 2 from, as a task on a GPU of its own,
+    where rung 2 profiles the best (leased like a gate's, so it times nothing beside a gate)."""
 
     def __init__(self, operator: str, board: Board):
         import ray
 
         self.operator, self.board = operator, board
         self._task = ray.remote(num_cpus=1, max_retries=RETRIES)(_diagnose)
+        self._gpu_task = ray.remote(num_gpus=1, max_retries=RETRIES)(_diagnose)
 
     def __call__(self, best: Path, problem: Path, last_gate: GateResult | None, run: Any) -> dict[str, Any]:
-        self.board.update(self.operator, state="diagnosing (CPU task)")
+        on_gpu = last_gate is None
+        self.board.update(self.operator, state=f"diagnosing ({'GPU' if on_gpu else 'CPU'} task)")
         sources = {"best": Path(best).read_text(), "problem": Path(problem).read_text()}
         view = RunView(run.settings, run.best_in_gate)
         began = time.monotonic()
-        diagnosis, ran_s = _awaited(self._task.remote(str(best), str(problem), sources, last_gate, view), "diagnosis")
+        submitted = (self._gpu_task.remote(str(best), str(problem), sources, None, view, "device") if on_gpu
+                     else self._task.remote(str(best), str(problem), sources, last_gate, view))
+        diagnosis, ran_s = _awaited(submitted, "diagnosis")
         return {**diagnosis, "waited_s": round(max(0.0, time.monotonic() - began - ran_s), 2)}
 
 

@@ -197,3 +197,29 @@ def test_the_diagnosis_is_a_cpu_task_that_replays_the_gates_timing_and_compiles_
     assert rungs[2]["status"] == "ok" and state["profile"]["device"] == "NVIDIA H200"
     assert [c["time_s"] for c in state["profile"]["cases"]] == pytest.approx([5e-5] * 3)
     assert rungs[3]["status"] == "ok" and "(aot capture)" in rungs[3]["summary"] and state["facts"]
+
+
+def test_the_first_diagnosis_after_a_resume_leases_a_gpu_as_a_gate_does(monkeypatch):
+    """A resumed run's first round has no gate of this call to read rung 2 from: its diagnosis goes to
+    a GPU task, where rung 2 profiles the best; every other round's stays a CPU task."""
+    from types import SimpleNamespace
+
+    from ladder.diagnoser.optimize import scale
+
+    submitted = []
+
+    class Task:
+        def __init__(self, kind):
+            self.kind = kind
+
+        def remote(self, best, problem, sources, last_gate, view, *capture):
+            submitted.append((self.kind, last_gate, capture))
+            return self.kind
+
+    monkeypatch.setattr(scale, "_awaited", lambda reference, what: ({"reached": 2}, 0.0))
+    remote = scale.RemoteDiagnose("add", scale.Board(echo=lambda line: None))
+    remote._task, remote._gpu_task = Task("cpu"), Task("gpu")
+    run = SimpleNamespace(settings=Settings(), best_in_gate="best")
+    remote(ADD / "solution.py", ADD / "problem.py", None, run)
+    remote(ADD / "solution.py", ADD / "problem.py", "the gate's result", run)
+    assert submitted == [("gpu", None, ("device",)), ("cpu", "the gate's result", ())]
