@@ -1,27 +1,31 @@
-"""Batched matmul whose operand rows the compiler can see are aligned, padded only where they cannot be.
+"""Batched matmul: where every operand row holds whole 16-byte units (three of the five cases as
+given, and the odd 1021 x 1023 x 1025 case once padded), both operands come through 3-D TMA
+descriptors; elsewhere the cp.async kernel of the best, padded only where it must be.
 
-The rules' best (1.86x over the initial version) pads every operand to multiples of 16 in both
-dimensions, a row per program, and runs a grid of (m tiles, n tiles, batch). Its brief leaves two
-cases far from their floors: batch 50 of 1021 x 1023 x 1025 at 24% and batch 256 of 256 x 500 x 700
-at 29%, while the aligned cases sit at 62-86%. The 256 x 500 x 700 case is memory-bound (336 MB at
-its floor, 46 GFLOP), and padding B there copies 179 MB twice more than the product itself moves;
-with K and N divisible by 4 its rows need no padding at all, only a kernel that can see they are
-8-byte aligned. Here:
-- K, N and every row and batch stride reach the kernel in units of UNIT_K / UNIT_N elements (the
-  largest of 8, 4, 2 dividing them, multiplied back inside), so rows of 500 or 700 bf16 get 8-byte
-  cp.async copies that the pipeliner stages and 1024-wide ones 16-byte copies;
-- only an odd K or N (unit 1: lone 2-byte loads that cp.async cannot stage) is padded, to a multiple
-  of 8 with zeros, by a tiled copy (many rows per program), and the output is then computed on the
-  padded width and returned as a view of it;
-- K steps are unmasked where BLOCK_K divides K; A's rows past the edge are clamped onto valid ones
-  (the store masks them) instead of masking its loads; B's columns, its contiguous dimension, keep a
-  mask, which stays uniform over each UNIT_N-wide vector (a clamp would break their contiguity);
-- tiles of one batch run in grouped order (GROUP_M rows of tiles share their B columns in L2).
+The best (the agent's round 4 over the rules' 1.86x) runs the aligned cases at 55-81% of the
+roofline with eager's cuBLAS 1.2x faster on all three (0.398 vs 0.499 ms at 128 x 512 x 1024 x
+2048, 0.163 vs 0.201, 0.356 vs 0.427); its brief leaves four of five cases unexplained, with no
+finding on the aligned ones, whose loop still carries per-thread operand pointers, A's clamped edge
+rows and B's column mask on every K step. What changed:
+- bmm_tma_kernel: A [batch, M, K] and B [batch, K, N] through 3-D TMA descriptors, [1, BLOCK_M,
+  BLOCK_K] and [1, BLOCK_K, BLOCK_N] boxes at (matrix, row, K step): rows past M, columns past N
+  and K steps past K arrive as zeros from the hardware and never cross into the next matrix, so
+  the loop has no masks, clamps or per-thread pointers; C's rows are stored 16 bytes at a time
+  (its width a multiple of 8, told to the kernel in 8-element units); Hopper tiles with 3-4
+  TMA stages, autotuned, in GROUP_M-grouped order within each matrix;
+- it runs wherever A's and B's rows and matrix strides (after the padding below) are multiples of
+  8 elements on 16-byte-aligned bases, which TMA requires; the 256 x 500 x 700 case (rows of 4
+  elements' multiples, memory-bound, left unpadded on purpose) keeps bmm_kernel.
+Kept: the padding of an odd K or N only (the 1021 x 1023 x 1025 case: A to 1024 columns, B to
+1024 x 1032, C computed 1032 wide and returned as a view), bmm_kernel as it was for the rest.
 """
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+UNIT = 8  # fp16/bf16 elements per 16 bytes
 
 
 def _configs():
@@ -76,6 +80,56 @@ def bmm_kernel(
         b_ptrs += step_b
     c_ptrs = c_ptr + b * (cb_units * UNIT_N) + offs_m[:, None] * (cm_units * UNIT_N) + offs_n[None, :]
     tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+def _set_blocks(nargs):
+    """The descriptors' boxes follow the config: one matrix's BLOCK_M x BLOCK_K of A, BLOCK_K x BLOCK_N of B."""
+    nargs["a_desc"].block_shape = [1, nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["b_desc"].block_shape = [1, nargs["BLOCK_K"], nargs["BLOCK_N"]]
+
+
+def _tma_configs():
+    """Hopper tiles fed by TMA (wgmma, 3-4 stages); 128x256 and 256x128 hold a 128-register accumulator per thread."""
+    shapes = [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 8), (128, 128, 64, 3, 4),
+              (64, 256, 64, 4, 8)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w,
+                          pre_hook=_set_blocks)
+            for m, n, k, s, w in shapes]
+
+
+@triton.autotune(configs=_tma_configs(), key=["batch", "M", "n_units", "k_units"])
+@triton.jit
+def bmm_tma_kernel(
+    a_desc, b_desc, c_ptr, batch, M, n_units, k_units, cb_units, cm_units,
+    UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+):
+    """C[b] = A[b] @ B[b] for one output tile of matrix b = program_id(1), operands by TMA."""
+    N = n_units * UNIT
+    K = k_units * UNIT
+    pid = tl.program_id(0)
+    b = tl.program_id(1)
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * tiles_n
+    first_m = (pid // group) * GROUP_M
+    rows_in_group = min(tiles_m - first_m, GROUP_M)
+    pid_m = first_m + (pid % group) % rows_in_group
+    pid_n = (pid % group) // rows_in_group
+    row0 = pid_m * BLOCK_M
+    col0 = pid_n * BLOCK_N
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([b, row0, k * BLOCK_K]).reshape(BLOCK_M, BLOCK_K)
+        w = b_desc.load([b, k * BLOCK_K, col0]).reshape(BLOCK_K, BLOCK_N)
+        acc = tl.dot(a, w, acc)
+    rows = tl.arange(0, BLOCK_M)
+    cols = col0 + tl.arange(0, BLOCK_N)
+    stride_cm = cm_units * UNIT
+    # int64 base of the tile, int32 offsets inside it
+    c_tile = c_ptr + b.to(tl.int64) * (cb_units * UNIT) + row0.to(tl.int64) * stride_cm
+    tl.store(c_tile + rows[:, None] * stride_cm + cols[None, :], acc.to(c_ptr.dtype.element_ty),
+             mask=(row0 + rows < M)[:, None] & (cols < N)[None, :])
 
 
 @triton.jit
@@ -140,6 +194,17 @@ class ModelNew(nn.Module):
         unit_n = _unit(n_width, B.stride(1), B.stride(0), C.stride(1), C.stride(0))
         if A.data_ptr() % (2 * unit_k) or B.data_ptr() % (2 * unit_n):
             unit_k = unit_n = 1
+        if unit_k == unit_n == UNIT and A.data_ptr() % 16 == 0 and B.data_ptr() % 16 == 0 and C.data_ptr() % 16 == 0:
+            # block shapes are set per config by _set_blocks
+            a_desc = TensorDescriptor(A, [batch, M, k_width], [A.stride(0), A.stride(1), 1], [1, 64, 64])
+            b_desc = TensorDescriptor(B, [batch, k_width, n_width], [B.stride(0), B.stride(1), 1], [1, 64, 64])
+
+            def tma_grid(meta):
+                return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(n_width, meta["BLOCK_N"]), batch)
+
+            bmm_tma_kernel[tma_grid](a_desc, b_desc, C, batch, M, n_width // UNIT, k_width // UNIT,
+                                     C.stride(0) // UNIT, C.stride(1) // UNIT, UNIT=UNIT)
+            return C if n_width == N else C[:, :, :N]
 
         def grid(meta):
             return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(n_width, meta["BLOCK_N"]), batch)

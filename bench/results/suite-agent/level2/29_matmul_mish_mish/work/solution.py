@@ -1,44 +1,112 @@
-"""Linear + Mish + Mish: an autotuned, pipelined Hopper GEMM with 16-byte copies on every case, the
-K = 4500 case's operands copied once into rows padded to a whole number of K steps.
+"""Linear + Mish + Mish: operands through TMA descriptors into 128x256 / 256x128 Hopper tiles on every
+case, output rows padded to 16 bytes, and the tiles of a partial last wave split along K.
 
-The first agent round (2.104x) runs four cases at 47-78% of the roofline and the fifth (M=1500,
-K=4500, N=7500) at 28%: its rows are 9000 bytes apart, so the widest copy Triton can prove is 8
-bytes, and the widest tiles, which need 16-byte copies to fit in registers, are pruned there. Here that case's x and W are first copied into buffers whose rows are 4544 elements long
-(a multiple of BLOCK_K = 64, zeros past K = 4500; the zeros add nothing to any dot product). The
-copy reads and writes 81 MB, about 40 us at the H200's bandwidth, against a GEMM of 101 GFLOP that
-ran at 28% of its 128 us floor on 8-byte masked copies (the brief's IR facts for that case: 64-bit
-cp.async, masked, 128x128 tiles at one program per SM): here its copies are 16-byte and its K steps
-unmasked. Its output rows (7500 elements) stay unaligned, so the widest tiles stay pruned for it
-(they spill with narrow stores). Shapes whose K is already a multiple of 8 are not copied.
-
-The kernel is the first round's (grouped order, edge rows and columns clamped, both Mish on the fp32
-accumulator with one exponential each, the epilogue in column halves so the widest tiles do not
-spill on the aligned cases):
+The best (round 2, 1.677x over the rules' start) runs two cases within 25% of the roofline and
+three at 44-59%: 1500 x 4500 -> 7500 at 43% (its rows of x and W 9000 bytes apart, copied into
+rows padded to K steps; its 7500-wide output rows only 8-byte aligned, so the 128x256 and 256x128
+tiles stay pruned there, they spill with narrow stores), 4096 x 1024 -> 8192 at 47% and
+8191 x 2048 -> 2048 at 59%; eager's cuBLAS plus two Mish passes is ahead on the two 8192-wide
+cases (0.216 vs 0.235 ms). Round 2's findings (nv.scalar-access, nv.int64-index) are the masked,
+per-thread operand copies and the narrow stores of the odd case. What changed, as in the accepted
+TMA rounds of level-2 59, 53 and 86:
+- the operands come through TMA descriptors (hardware zero fill past M, N and K): no masked or
+  clamped loads and no per-thread operand pointers, so the 128x256 and 256x128 tiles need no
+  pruning; the cp.async configs stay beside them so the autotuner keeps whichever is faster;
+- the output is allocated with rows padded to the next multiple of 8 elements (7500 -> 7504) and
+  returned as a view of its real columns: every store is 16 bytes on every case;
+- x and W are copied into rows zero-padded to a multiple of 8 only where their rows are not
+  16-byte aligned (K = 4500 -> 4504, not to a whole K step: TMA zero-fills the last one);
+- the tiles past the last whole wave are split along K (S = min(slots // tail, K steps // 4, 8)
+  pieces) where that fills the idle SMs; a piece parks its fp32 partial in a workspace and a
+  second kernel adds each tile's pieces in a fixed order (deterministic, no atomics) and runs the
+  epilogue 64 x 64 at a time. Of these cases only 1500 x 7500 at 128x128 splits (708 tiles, the
+  48 past the fifth wave in two pieces); the others' tails are too large to split, and SPLIT is a
+  constexpr of the config and shape, so they carry no split code and launch no second kernel.
+Kept: bias and both Mish on the fp32 accumulator with one exponential each and one fp16 rounding,
+the epilogue of a whole tile in two column halves (the whole tile's Mish temporaries spill at
+128x256), autotuned Hopper tiles in GROUP_M-grouped order.
 - mish(v) = v tanh(softplus(v)) uses tanh(log(1 + t)) = n / (n + 2), n = t (t + 2), t = e^v, with t
   taken at min(v, 20) (where the ratio is 1 in fp32) so nothing overflows.
 """
+import os
+
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+UNIT = 8  # fp16 elements per 16 bytes
+CHUNK = 64  # rows and columns per program of the split tiles' epilogue
+MIN_STEPS = 4  # fewest K steps a piece of a split tile gets
+MAX_SPLIT = 8  # most pieces a tile is split into (the epilogue reads them all back)
+
+
+def _set_blocks(nargs):
+    """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K, BLOCK_N x BLOCK_K)."""
+    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
 
 
 def _configs():
-    shapes = [(128, 256, 64, 3, 8), (256, 128, 64, 3, 8), (128, 128, 64, 4, 8), (128, 128, 64, 4, 4),
-              (64, 256, 64, 4, 8), (128, 64, 64, 4, 4), (64, 128, 64, 4, 4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w)
-            for m, n, k, s, w in shapes]
+    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA)
+    shapes = [(128, 256, 64, 3, 8, 1, True), (256, 128, 64, 3, 8, 1, True), (128, 128, 64, 4, 8, 1, True),
+              (128, 128, 64, 3, 8, 2, True), (128, 256, 64, 3, 8, 1, False), (128, 128, 64, 4, 8, 1, False)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma},
+                          num_stages=s, num_warps=w, pre_hook=_set_blocks)
+            for m, n, k, s, w, p, tma in shapes]
 
 
-def _fit(configs, named_args, **kwargs):
-    """The tiles of 4096 accumulator elements per warp (128x256 and 256x128 on 8 warps, 128x128 on 4)
-    spill on sm_90 unless every copy and store is 16 bytes wide and no K step is masked: the K = 4500
-    case's output rows (7500 elements) are not 16-byte aligned, so there they go even with its
-    operands padded."""
-    args = {**named_args, **kwargs}
-    k = args["k_units"] * args["UNIT"]
-    return [c for c in configs if c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps
-            or (args["UNIT"] == 8 and args["stride_ym"] % 8 == 0 and k % c.kwargs["BLOCK_K"] == 0)]
+_CONFIGS = _configs()
+
+
+def _schedule(M, N, K, block_m, block_n, block_k, slots):
+    """(tiles, whole tiles, pieces per split tile): the tiles past the last whole wave of `slots`
+    programs are split along K so that they fill the machine, when that gives each piece enough
+    K steps."""
+    tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
+    tail = tiles % slots
+    if tail == 0:
+        return tiles, tiles, 1
+    split = min(slots // tail, triton.cdiv(K, block_k) // MIN_STEPS, MAX_SPLIT)
+    if split < 2:
+        return tiles, tiles, 1
+    return tiles, tiles - tail, split
+
+
+def _slots(sms, per_sm):
+    return max(1, sms * per_sm)
+
+
+def _args_schedule(a):
+    return _schedule(a["M"], a["n_units"] * UNIT, a["k_units"] * UNIT, a["BLOCK_M"], a["BLOCK_N"],
+                     a["BLOCK_K"], _slots(a["sms"], a["PER_SM"]))
+
+
+_HEURISTICS = {
+    "full_tiles": lambda a: _args_schedule(a)[1],
+    "SPLIT": lambda a: _args_schedule(a)[2],
+    "EVEN_K": lambda a: (a["k_units"] * UNIT) % a["BLOCK_K"] == 0,
+}
+
+
+def _grid(M, N, K, sms):
+    def grid(meta):
+        tiles, full, split = _schedule(M, N, K, meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],
+                                       _slots(sms, meta["PER_SM"]))
+        return (full + (tiles - full) * split,)
+    return grid
+
+
+def _workspace_elements(M, N, K, sms):
+    """fp32 elements of partial tiles the largest schedule of any config needs for this shape."""
+    most = 1
+    for c in _CONFIGS:
+        bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
+        tiles, full, split = _schedule(M, N, K, bm, bn, c.kwargs["BLOCK_K"], _slots(sms, c.kwargs["PER_SM"]))
+        if split > 1:
+            most = max(most, (tiles - full) * split * bm * bn)
+    return most
 
 
 @triton.jit
@@ -48,89 +116,176 @@ def mish(v):
     return v * (n / (n + 2.0))
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "k_units", "stride_ym", "UNIT"], prune_configs_by={"early_config_prune": _fit})
-@triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
 @triton.jit
-def linear_mish_mish_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
-    M, N, k_units, xm_units, wn_units, stride_ym,
-    UNIT: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    EVEN_K: tl.constexpr,
-):
-    K = k_units * UNIT
-    stride_xm = xm_units * UNIT
-    stride_wn = wn_units * UNIT
-    pid = tl.program_id(0)
+def _epilogue_store(acc, row0, rows, cols, b_ptr, y_ptr, M, N, n_out, stride_y):
+    """y[row0 + rows, cols] = fp16(mish(mish(acc + b))) from the fp32 accumulator; rows are offsets
+    from row0 inside the tile, cols absolute columns. The bias exists for the n_out real columns;
+    y's rows are N >= n_out wide (a multiple of 8), so the store's mask is constant over every 8
+    columns and each store is 16 bytes."""
+    bias = tl.load(b_ptr + cols, mask=cols < n_out, other=0.0).to(tl.float32)
+    y = mish(mish(acc + bias[None, :]))
+    y_tile = y_ptr + row0.to(tl.int64) * stride_y  # int64 base, int32 offsets inside the tile
+    tl.store(y_tile + rows[:, None] * stride_y + cols[None, :], y.to(y_ptr.dtype.element_ty),
+             mask=(row0 + rows < M)[:, None] & (cols < N)[None, :])
+
+
+@triton.jit
+def _epilogue_store_halves(acc, row0, rows, col0, b_ptr, y_ptr, M, N, n_out, stride_y, BLOCK_N: tl.constexpr):
+    """The epilogue of a whole tile in two column halves: the whole tile's Mish temporaries spill
+    at 128x256."""
+    HALF: tl.constexpr = BLOCK_N // 2
+    acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (acc.shape[0], 2, HALF)), (0, 2, 1)))
+    _epilogue_store(acc0, row0, rows, col0 + tl.arange(0, HALF), b_ptr, y_ptr, M, N, n_out, stride_y)
+    _epilogue_store(acc1, row0, rows, col0 + HALF + tl.arange(0, HALF), b_ptr, y_ptr, M, N, n_out, stride_y)
+
+
+@triton.jit
+def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(row tile, column tile) of a linear tile index, in groups of GROUP_M row tiles so that
+    consecutive programs share W tiles in L2."""
     tiles_m = tl.cdiv(M, BLOCK_M)
     tiles_n = tl.cdiv(N, BLOCK_N)
     group = GROUP_M * tiles_n
-    first_m = (pid // group) * GROUP_M
+    first_m = (tile // group) * GROUP_M
     rows_in_group = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (pid % group) % rows_in_group
-    pid_n = (pid % group) // rows_in_group
+    return first_m + (tile % group) % rows_in_group, (tile % group) // rows_in_group
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    # rows and columns past the edge read the last valid one (their results are masked at the store)
-    rows = tl.minimum(offs_m, M - 1)
-    cols = tl.minimum(offs_n, N - 1)
-    x_ptrs = x_ptr + rows.to(tl.int64)[:, None] * stride_xm + offs_k[None, :]
-    w_ptrs = w_ptr + offs_k[:, None] + cols.to(tl.int64)[None, :] * stride_wn
+
+@triton.autotune(configs=_CONFIGS, key=["M", "n_units", "k_units", "sms"])
+@triton.heuristics(_HEURISTICS)
+@triton.jit
+def linear_mish_mish_kernel(
+    x_desc, w_desc, x_ptr, w_ptr, b_ptr, y_ptr, ws_ptr,
+    M, n_out, n_units, k_units, xm_units, wn_units, ym_units, sms, full_tiles,
+    UNIT: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
+):
+    """y = fp16(epilogue(x @ W.T + b)) for whole tiles; programs past full_tiles are pieces
+    of the tail tiles, SPLIT per tile, each over its share of the K steps, parking fp32 partials."""
+    N = n_units * UNIT
+    K = k_units * UNIT
+    pid = tl.program_id(0)
+    steps = tl.cdiv(K, BLOCK_K)
+    if SPLIT > 1:
+        in_tail = pid >= full_tiles
+        piece = tl.maximum(pid - full_tiles, 0)
+        tile = tl.where(in_tail, full_tiles + piece // SPLIT, pid)
+        k_lo = tl.where(in_tail, (piece % SPLIT) * steps // SPLIT, 0)
+        k_hi = tl.where(in_tail, (piece % SPLIT + 1) * steps // SPLIT, steps)
+    else:
+        tile = pid
+        k_lo = 0
+        k_hi = steps
+    pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    row0 = pid_m * BLOCK_M
+    col0 = pid_n * BLOCK_N
+
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            x = tl.load(x_ptrs)
-            w = tl.load(w_ptrs)
+    if TMA:
+        # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros.
+        for k in range(k_lo, k_hi):
+            a = x_desc.load([row0, k * BLOCK_K])
+            b = w_desc.load([col0, k * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+    else:
+        stride_xm = xm_units * UNIT
+        stride_wn = wn_units * UNIT
+        offs_k = tl.arange(0, BLOCK_K)
+        # edge rows and columns clamped onto the last valid one (their results are masked at the
+        # store); int64 tile bases, int32 offsets inside the tile
+        rows = tl.minimum(row0 + tl.arange(0, BLOCK_M), M - 1) - row0
+        cols = tl.minimum(col0 + tl.arange(0, BLOCK_N), n_out - 1) - col0
+        x_ptrs = (x_ptr + row0.to(tl.int64) * stride_xm + k_lo * BLOCK_K
+                  + (rows * stride_xm)[:, None] + offs_k[None, :])
+        w_ptrs = (w_ptr + col0.to(tl.int64) * stride_wn + k_lo * BLOCK_K
+                  + offs_k[:, None] + (cols * stride_wn)[None, :])
+        for k in range(k_lo, k_hi):
+            if EVEN_K:
+                a = tl.load(x_ptrs)
+                b = tl.load(w_ptrs)
+            else:
+                left = K - k * BLOCK_K
+                a = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+                b = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
+            acc = tl.dot(a, b, acc)
+            x_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
+
+    rows_out = tl.arange(0, BLOCK_M)
+    stride_y = ym_units * UNIT
+    if SPLIT > 1:
+        if pid >= full_tiles:
+            # a piece of a split tile: park its fp32 partial for split_tile_mish_kernel
+            local_m = tl.arange(0, BLOCK_M)
+            local_n = tl.arange(0, BLOCK_N)
+            tl.store(ws_ptr + (pid - full_tiles) * (BLOCK_M * BLOCK_N) + local_m[:, None] * BLOCK_N
+                     + local_n[None, :], acc)
         else:
-            left = K - k * BLOCK_K
-            x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
-            w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
-        acc = tl.dot(x, w, acc)
-        x_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
-
-    # the epilogue in two column halves: the whole tile's mish temporaries spill at 128x256
-    HALF: tl.constexpr = BLOCK_N // 2
-    acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, HALF)), (0, 2, 1)))
-    m_mask = offs_m[:, None] < M
-    y_rows = y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym
-    for h in tl.static_range(2):
-        part = acc0 if h == 0 else acc1
-        offs_h = pid_n * BLOCK_N + h * HALF + tl.arange(0, HALF)
-        h_mask = offs_h < N
-        bias = tl.load(b_ptr + offs_h, mask=h_mask, other=0.0).to(tl.float32)
-        y = mish(mish(part + bias[None, :]))
-        tl.store(y_rows + offs_h[None, :], y.to(y_ptr.dtype.element_ty), mask=m_mask & h_mask[None, :])
-
-
-def _unit(*tensors):
-    """Largest of 8, 4, 2, 1 elements that divides every row length, row stride and base offset (in
-    elements), so that the kernel can see the alignment of its rows."""
-    for unit in (8, 4, 2, 1):
-        if all(t.stride(1) == 1 and t.shape[1] % unit == 0 and t.stride(0) % unit == 0
-               and t.data_ptr() % (unit * t.element_size()) == 0 for t in tensors):
-            return unit
-    return 1
+            _epilogue_store_halves(acc, row0, rows_out, col0, b_ptr, y_ptr, M, N, n_out, stride_y, BLOCK_N)
+    else:
+        _epilogue_store_halves(acc, row0, rows_out, col0, b_ptr, y_ptr, M, N, n_out, stride_y, BLOCK_N)
 
 
 @triton.jit
-def pad_k_kernel(src_ptr, dst_ptr, K, stride_src, K_PADDED: tl.constexpr, BLOCK: tl.constexpr):
-    """One row of the padded copy: the source row, then zeros up to K_PADDED."""
-    row = tl.program_id(0).to(tl.int64)
-    cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
-    value = tl.load(src_ptr + row * stride_src + cols, mask=cols < K, other=0.0)
-    tl.store(dst_ptr + row * K_PADDED + cols, value, mask=cols < K_PADDED)
+def split_tile_mish_kernel(
+    ws_ptr, b_ptr, y_ptr, M, n_out, n_units, ym_units, full_tiles,
+    UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT: tl.constexpr, CHUNK: tl.constexpr,
+):
+    """The epilogue of the split tiles, CHUNK x CHUNK at a time: the tile's SPLIT fp32 pieces added
+    in a fixed order (deterministic), then bias, both Mish and the fp16 store."""
+    N = n_units * UNIT
+    tail = tl.program_id(0)
+    ROW_PARTS: tl.constexpr = BLOCK_M // CHUNK
+    r = tl.program_id(1) % ROW_PARTS * CHUNK
+    c = tl.program_id(1) // ROW_PARTS * CHUNK
+    pid_m, pid_n = _tile_coords(full_tiles + tail, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    TILE: tl.constexpr = BLOCK_M * BLOCK_N
+    local_m = r + tl.arange(0, CHUNK)
+    local_n = c + tl.arange(0, CHUNK)
+    at = ws_ptr + tail * SPLIT * TILE + local_m[:, None] * BLOCK_N + local_n[None, :]
+    total = tl.load(at)
+    for s in tl.static_range(1, SPLIT):
+        total += tl.load(at + s * TILE)
+    _epilogue_store(total, pid_m * BLOCK_M + r, tl.arange(0, CHUNK), pid_n * BLOCK_N + local_n, b_ptr, y_ptr,
+                    M, N, n_out, ym_units * UNIT)
 
 
-def _padded_k(t, k_padded):
-    """`t` (rows x K, unit column stride) copied into rows of `k_padded` elements, zeros past K."""
-    out = torch.empty((t.shape[0], k_padded), device=t.device, dtype=t.dtype)
-    block = 1024
-    pad_k_kernel[(t.shape[0], triton.cdiv(k_padded, block))](t, out, t.shape[1], t.stride(0), K_PADDED=k_padded,
-                                                             BLOCK=block)
+@triton.jit
+def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_r, stride_k, padded_units,
+                    BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, UNIT: tl.constexpr):
+    padded = padded_units * UNIT
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    row_mask = rows[:, None] < R
+    value = tl.load(src_ptr + rows.to(tl.int64)[:, None] * stride_r + cols[None, :] * stride_k,
+                    mask=row_mask & (cols[None, :] < K), other=0.0)
+    tl.store(dst_ptr + rows.to(tl.int64)[:, None] * padded + cols[None, :], value,
+             mask=row_mask & (cols[None, :] < padded))
+
+
+def _aligned_rows(t):
+    """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units (what TMA
+    and 16-byte cp.async need), else a copy whose rows are zero-padded to a multiple of UNIT."""
+    rows, cols = t.shape
+    if cols % UNIT == 0 and t.stride(0) % UNIT == 0 and t.stride(1) == 1 and t.data_ptr() % 16 == 0:
+        return t
+    padded = triton.cdiv(cols, UNIT) * UNIT
+    out = torch.empty((rows, padded), device=t.device, dtype=t.dtype)
+    pad_rows_kernel[(triton.cdiv(rows, 16), triton.cdiv(padded, 256))](
+        t, out, rows, cols, t.stride(0), t.stride(1), padded // UNIT, BLOCK_R=16, BLOCK_K=256, UNIT=UNIT,
+        num_warps=4)
     return out
+
+
+def _sm_count(device):
+    """SMs of the device; with no device, 132 (H100/H200) when compiling ahead of time, so the
+    schedule is the one the GPU runs, and 4 under the interpreter, so small shapes reach the split
+    tiles."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).multi_processor_count
+    return 4 if os.environ.get("TRITON_INTERPRET") == "1" else 132
 
 
 class ModelNew(nn.Module):
@@ -139,19 +294,31 @@ class ModelNew(nn.Module):
         self.linear = nn.Linear(in_features, out_features, dtype=torch.float16)
 
     def forward(self, x):
-        M, K = x.shape
+        M = x.shape[0]
         w, b = self.linear.weight, self.linear.bias
         N = w.shape[0]
-        unit = _unit(x, w)
-        if unit < 8:  # rows not 16-byte aligned: copy them into rows of a whole number of K steps
-            k_padded = triton.cdiv(K, 64) * 64
-            x, w, K, unit = _padded_k(x, k_padded), _padded_k(w, k_padded), k_padded, 8
-        y = torch.empty((M, N), device=x.device, dtype=x.dtype)
-
-        def grid(meta):
-            return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-
-        linear_mish_mish_kernel[grid](
-            x, w, b, y, M, N, K // unit, x.stride(0) // unit, w.stride(0) // unit, y.stride(0), UNIT=unit,
-        )
-        return y
+        x, w = _aligned_rows(x), _aligned_rows(w)
+        K = x.shape[1]  # padded with zeros where needed, which add nothing to the product
+        dev = x.device
+        sms = _sm_count(dev)
+        # rows as wide as the next multiple of 8 (16-byte stores); the view returned leaves the
+        # extra columns out
+        n_padded = triton.cdiv(N, UNIT) * UNIT
+        y = torch.empty((M, n_padded), device=dev, dtype=x.dtype)
+        ws = torch.empty((_workspace_elements(M, n_padded, K, sms),), device=dev, dtype=torch.float32)
+        # block shapes are set per config by _set_blocks
+        x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
+        w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
+        linear_mish_mish_kernel[_grid(M, n_padded, K, sms)](
+            x_desc, w_desc, x, w, b, y, ws, M, N, n_padded // UNIT, K // UNIT, x.stride(0) // UNIT,
+            w.stride(0) // UNIT, y.stride(0) // UNIT, sms, UNIT=UNIT)
+        # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
+        config = getattr(linear_mish_mish_kernel, "best_config", None) or linear_mish_mish_kernel.configs[0]
+        bm, bn = config.kwargs["BLOCK_M"], config.kwargs["BLOCK_N"]
+        tiles, full, split = _schedule(M, n_padded, K, bm, bn, config.kwargs["BLOCK_K"],
+                                       _slots(sms, config.kwargs["PER_SM"]))
+        if split > 1:
+            split_tile_mish_kernel[(tiles - full, (bm // CHUNK) * (bn // CHUNK))](
+                ws, b, y, M, N, n_padded // UNIT, y.stride(0) // UNIT, full, UNIT=UNIT,
+                BLOCK_M=bm, BLOCK_N=bn, GROUP_M=config.kwargs["GROUP_M"], SPLIT=split, CHUNK=CHUNK, num_warps=4)
+        return y if n_padded == N else y[:, :N]

@@ -1,40 +1,55 @@
-"""Linear + Swish + bias + GroupNorm in one kernel whose operand rows the compiler can see are aligned.
+"""Linear + Swish + bias + GroupNorm in one kernel, its operands now through TMA descriptors.
 
-Round 1 fused the GroupNorm into the GEMM epilogue (tiles span whole groups, y the only write) and
-was 1.75x faster over the cases, but lost on the 4000 x 3000 -> 3000 case (0.82 vs 0.71 ms). The
-brief's split puts 89% of that case's initial forward in its GEMM at 15% of the GEMM's own floor,
-and its IR facts show why for both versions: K = 3000 and the row strides of x and W are not
-multiples of 16, so Triton proves no alignment and every operand load is a lone 2-byte access
-(nv.scalar-access, nv.unpipelined-loop). Here:
-- K and the operand row strides reach the kernel in units of UNIT elements (the largest of 8, 4, 2,
-  1 dividing them, multiplied back inside), so 3000-element rows get 16-byte cp.async copies the
-  pipeliner stages, and K steps are unmasked where BLOCK_K divides K;
-- N and the output row stride likewise in units of Y_UNIT, so the stores of the 3000-wide rows
-  (tiles of 100 columns) are 8-byte wide instead of 2;
-- rows and columns past the edge are clamped onto valid ones in the loop (the store masks them);
-- where the group size is a power of two (four of the five cases) the epilogue reshapes the tile to
-  [BLOCK_M, groups, channels] and reduces each group at once, instead of a masked full-tile pass per
-  group, which kept four fp32 tiles live and made the widest tiles spill;
-- groups of other sizes (100 channels) keep the masked pass, over the one or two groups a tile holds.
+The best (the agent's round 2) runs four cases at 49-69% of the roofline and 4000 x 3000 -> 3000
+with 30 groups of 100 channels at 28%, where eager (cuBLAS, then GroupNorm) is ahead (0.294 vs
+0.333 ms) and torch.compile reaches 57% of the floor. Its findings name nv.int64-index; its loop
+still carries the masked, clamped per-thread operand copies of every edge tile, and a tile of 100-
+or 200-channel groups is an edge in N on every program (its W rows past the tile's whole groups
+are clamped reads). What changed:
+- x and W come through TMA descriptors in [BLOCK, BLOCK_K] boxes as they lie (W's box transposed
+  in shared memory for the dot), from the tile's first row and first channel: rows past M and N
+  and K steps past K arrive as zeros from the hardware, so the loop has no masks, no clamps and
+  no per-thread pointers (the channels of the next group that a 256-wide box also reads are
+  computed and left out by the epilogue's mask, as before); the cp.async configs stay beside the
+  TMA ones so the autotuner keeps whichever is faster per size;
+- x and W are copied into rows zero-padded to a multiple of 8 elements only where their rows are
+  not 16-byte aligned (none of these cases), as TMA requires, so UNIT is always 8.
+Kept: tiles that span whole groups, Swish and the extra bias on the fp32 accumulator, power-of-two
+groups reduced at once and other groups in masked passes, the output rows' Y_UNIT, grouped order.
+
 """
 import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
+
+UNIT = 8  # fp16 elements per 16 bytes: x's and W's rows always hold whole units (padded where not)
+
+
+def _set_blocks(nargs):
+    """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K of x and
+    BLOCK_N x BLOCK_K of W)."""
+    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
 
 
 def _configs():
-    shapes = [(128, 256, 64, 3, 8), (128, 128, 64, 4, 8), (64, 256, 64, 4, 8), (128, 128, 64, 4, 4),
-              (64, 128, 64, 4, 4)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8}, num_stages=s, num_warps=w)
-            for m, n, k, s, w in shapes]
+    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, TMA)
+    shapes = [(128, 256, 64, 3, 8, True), (128, 128, 64, 4, 8, True), (64, 256, 64, 4, 8, True),
+              (128, 128, 64, 4, 4, True), (64, 128, 64, 4, 4, True),
+              (128, 256, 64, 3, 8, False), (128, 128, 64, 4, 8, False), (64, 256, 64, 4, 8, False)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "TMA": tma}, num_stages=s,
+                          num_warps=w, pre_hook=_set_blocks)
+            for m, n, k, s, w, tma in shapes]
 
 
 def _fits(configs, named_args, **kwargs):
     """Configs whose tile holds at least one whole group; for groups of other than a power-of-two size
     not the 128x256 tile on 8 warps, whose masked per-group pass spills there (856 B on sm_90)."""
+    power_of_two = kwargs["CPG"] == kwargs["CPG_P"]
     fitting = [c for c in configs if c.kwargs["BLOCK_N"] >= kwargs["CPG_P"]
-               and (kwargs["CPG"] == kwargs["CPG_P"] or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps)]
+               and (power_of_two or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps)]
     if not fitting:
         raise ValueError(f"groups of {kwargs['CPG']} channels exceed every tile")
     return fitting
@@ -45,11 +60,11 @@ def _fits(configs, named_args, **kwargs):
 @triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
 @triton.jit
 def linear_swish_group_norm_kernel(
-    x_ptr, w_ptr, b_ptr, extra_bias_ptr, gamma_ptr, beta_ptr, y_ptr,
+    x_desc, w_desc, x_ptr, w_ptr, b_ptr, extra_bias_ptr, gamma_ptr, beta_ptr, y_ptr,
     M, n_units, k_units, xm_units, wn_units, ym_units, eps,
     CPG: tl.constexpr, CPG_P: tl.constexpr, UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    EVEN_K: tl.constexpr,
+    TMA: tl.constexpr, EVEN_K: tl.constexpr,
 ):
     N = n_units * Y_UNIT
     K = k_units * UNIT
@@ -70,23 +85,30 @@ def linear_swish_group_norm_kernel(
     local = tl.arange(0, BLOCK_N)
     offs_n = pid_n * (G * CPG) + local
     n_mask = (local < G * CPG) & (offs_n < N)
-    offs_k = tl.arange(0, BLOCK_K)
-    rows = tl.minimum(offs_m, M - 1)
-    cols = tl.minimum(offs_n, N - 1)
-    x_ptrs = x_ptr + rows.to(tl.int64)[:, None] * stride_xm + offs_k[None, :]
-    w_ptrs = w_ptr + offs_k[:, None] + cols.to(tl.int64)[None, :] * stride_wn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(tl.cdiv(K, BLOCK_K)):
-        if EVEN_K:
-            x = tl.load(x_ptrs)
-            w = tl.load(w_ptrs)
-        else:
-            left = K - k * BLOCK_K
-            x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
-            w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
-        acc = tl.dot(x, w, acc)
-        x_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
+    if TMA:
+        # TMA boxes: rows of x past M, rows of W past N and K steps past K arrive as zeros
+        for k in range(tl.cdiv(K, BLOCK_K)):
+            x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            w = w_desc.load([pid_n * (G * CPG), k * BLOCK_K])
+            acc = tl.dot(x, w.T, acc)
+    else:
+        offs_k = tl.arange(0, BLOCK_K)
+        rows = tl.minimum(offs_m, M - 1)
+        cols = tl.minimum(offs_n, N - 1)
+        x_ptrs = x_ptr + rows.to(tl.int64)[:, None] * stride_xm + offs_k[None, :]
+        w_ptrs = w_ptr + offs_k[:, None] + cols.to(tl.int64)[None, :] * stride_wn
+        for k in range(tl.cdiv(K, BLOCK_K)):
+            if EVEN_K:
+                x = tl.load(x_ptrs)
+                w = tl.load(w_ptrs)
+            else:
+                left = K - k * BLOCK_K
+                x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+                w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
+            acc = tl.dot(x, w, acc)
+            x_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
 
     lin = acc + tl.load(b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
     h = lin * tl.sigmoid(lin) + tl.load(extra_bias_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
@@ -111,9 +133,37 @@ def linear_swish_group_norm_kernel(
              mask=(offs_m[:, None] < M) & n_mask[None, :])
 
 
+@triton.jit
+def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_r, stride_k, padded_units,
+                    BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr, UNIT: tl.constexpr):
+    padded = padded_units * UNIT
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    cols = tl.program_id(1) * BLOCK_K + tl.arange(0, BLOCK_K)
+    row_mask = rows[:, None] < R
+    value = tl.load(src_ptr + rows.to(tl.int64)[:, None] * stride_r + cols[None, :] * stride_k,
+                    mask=row_mask & (cols[None, :] < K), other=0.0)
+    tl.store(dst_ptr + rows.to(tl.int64)[:, None] * padded + cols[None, :], value,
+             mask=row_mask & (cols[None, :] < padded))
+
+
+def _aligned_rows(t):
+    """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units (what TMA
+    and 16-byte cp.async need), else a copy whose rows are zero-padded to a multiple of UNIT (the
+    zeros add nothing to the product)."""
+    rows, cols = t.shape
+    if cols % UNIT == 0 and t.stride(0) % UNIT == 0 and t.stride(1) == 1 and t.data_ptr() % 16 == 0:
+        return t
+    padded = triton.cdiv(cols, UNIT) * UNIT
+    out = torch.empty((rows, padded), device=t.device, dtype=t.dtype)
+    pad_rows_kernel[(triton.cdiv(rows, 16), triton.cdiv(padded, 256))](
+        t, out, rows, cols, t.stride(0), t.stride(1), padded // UNIT, BLOCK_R=16, BLOCK_K=256, UNIT=UNIT,
+        num_warps=4)
+    return out
+
+
 def _unit(*tensors):
     """Largest of 8, 4, 2, 1 elements that divides every row length, row stride and base offset (in
-    elements), so that the kernel can see the alignment of its rows."""
+    elements), so that the kernel can see the alignment of the output's rows."""
     for unit in (8, 4, 2, 1):
         if all(t.shape[1] % unit == 0 and t.stride(0) % unit == 0
                and t.data_ptr() % (unit * t.element_size()) == 0 for t in tensors):
@@ -133,24 +183,24 @@ class ModelNew(nn.Module):
 
     def forward(self, x):
         w = self.matmul.weight
-        if x.stride(1) != 1:
-            x = x.contiguous()
-        if w.stride(1) != 1:
-            w = w.contiguous()
-        M, K = x.shape
-        N = w.shape[0]
+        M, N = x.shape[0], w.shape[0]
+        x, w = _aligned_rows(x), _aligned_rows(w)
+        K = x.shape[1]
         cpg = N // self.group_norm.num_groups
         cpg_p = triton.next_power_of_2(cpg)
         y = torch.empty((M, N), device=x.device, dtype=x.dtype)
-        unit, y_unit = _unit(x, w), _unit(y)
+        y_unit = _unit(y)
+        # block shapes are set per config by _set_blocks
+        x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
+        w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
 
         def grid(meta):
             per_tile = (meta["BLOCK_N"] // cpg_p) * cpg
             return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, per_tile),)
 
         linear_swish_group_norm_kernel[grid](
-            x, w, self.matmul.bias, self.bias, self.group_norm.weight, self.group_norm.bias, y,
-            M, N // y_unit, K // unit, x.stride(0) // unit, w.stride(0) // unit, y.stride(0) // y_unit,
-            self.group_norm.eps, CPG=cpg, CPG_P=cpg_p, UNIT=unit, Y_UNIT=y_unit,
+            x_desc, w_desc, x, w, self.matmul.bias, self.bias, self.group_norm.weight, self.group_norm.bias, y,
+            M, N // y_unit, K // UNIT, x.stride(0) // UNIT, w.stride(0) // UNIT, y.stride(0) // y_unit,
+            self.group_norm.eps, CPG=cpg, CPG_P=cpg_p, UNIT=UNIT, Y_UNIT=y_unit,
         )
         return y
