@@ -12,15 +12,16 @@ that accepted the best: a ratio of two timings is a property of the card (an H10
 memory bandwidth, so a GEMM's epilogue weighs differently), and a re-check elsewhere says only whether
 the best is still correct and still faster. The record per operator is written to ``--out`` as soon as it is
 known, so a call cut short is continued by the next (operators already there are skipped); the
-table goes to stdout. The operators whose best was accepted on the card model this file's records
-were timed on (or ``--card``) go first: only they get a verdict on their speedup here, and a call's
-device time is the scarce thing.
+table goes to stdout. The operators whose best was accepted on the card model this call runs on go
+first (``--card``, else the one this file's records were timed on, else the one ``nvidia-smi``
+names): only they get a verdict on their speedup here, and a call's device time is the scarce thing.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import shutil
 import subprocess
 import sys
 import time
@@ -53,6 +54,22 @@ def same_card_first(folders: list[Path], card: str | None) -> list[Path]:
     if card is None:
         return folders
     return sorted(folders, key=lambda folder: _accepting_card(folder) != card)
+
+
+def card_here() -> str | None:
+    """The model of this machine's first GPU as the driver names it (the name torch reports, so the
+    name the journals record), or None where there is no driver to ask. Asked of ``nvidia-smi``, not
+    of torch, so this process opens no CUDA context beside the ``ladder bench`` it starts."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        done = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    names = done.stdout.strip().splitlines()
+    return names[0].strip() if done.returncode == 0 and names else None
 
 
 def _accepting_card(folder: Path) -> str | None:
@@ -148,13 +165,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--backend", default=None, help="cuda on the GPU machine (the default there)")
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--card", help="the card model this call runs on (default: the one --out's records name)")
+    parser.add_argument("--card", help="the card model this call runs on (default: the one --out's records name, "
+                        "else nvidia-smi's)")
     parser.add_argument("--deadline", type=float, default=math.inf, help="seconds: no operator is started after")
     args = parser.parse_args(argv)
     started = time.monotonic()
     rows = [rejudged(row) for row in json.loads(args.out.read_text())["operators"]] if args.out.is_file() else []
     done = {row["run"] for row in rows}
-    card = args.card or next((row["device"] for row in rows if row.get("device")), None)
+    card = args.card or next((row["device"] for row in rows if row.get("device")), None) or card_here()
     for folder in same_card_first(accepted_runs(args.runs), card):
         if str(folder) in done:
             continue

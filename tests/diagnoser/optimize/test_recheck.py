@@ -89,3 +89,17 @@ def test_the_bests_accepted_on_this_calls_card_are_rechecked_first(tmp_path):
     assert found == [first, second, third]
     assert recheck.same_card_first(found, "NVIDIA H100 80GB HBM3") == [second, third, first]
     assert recheck.same_card_first(found, None) == found
+
+
+def test_with_no_records_yet_the_card_is_the_one_the_driver_names_or_none(tmp_path, monkeypatch):
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    smi = tools / "nvidia-smi"
+    smi.write_text('#!/bin/sh\n[ "$1" = "--query-gpu=name" ] && printf "NVIDIA H200\\nNVIDIA H200\\n"\n')
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    assert recheck.card_here() == "NVIDIA H200"
+    smi.write_text("#!/bin/sh\nexit 9\n")
+    assert recheck.card_here() is None
+    smi.unlink()
+    assert recheck.card_here() is None
