@@ -1,6 +1,7 @@
 """Re-check every accepted best of a suite run with a separate `ladder bench`, on fresh seeds.
 
-    PYTHONPATH=. python3 bench/optimize/recheck.py --runs .runs/suite-rules-2 --out bench/results/suite-rules-recheck.json [--deadline 540]
+    PYTHONPATH=. python3 bench/optimize/recheck.py --runs bench/results/suite-rules \
+        --out bench/results/suite-rules-recheck/h200.json [--deadline 470] [--card NAME] [--backend interpret]
 
 For each operator run under ``--runs`` whose journal holds an accepted best (a round > 0), this
 runs ``ladder bench RUN/best.py --problem P --baseline RUN/initial.py --json`` in a process of its
@@ -10,11 +11,13 @@ within the journal's spread (``CASE_SPREAD_FLOOR`` at least: two separate runs d
 one run's best-against-itself). The speedups are compared only when the re-check ran on the card model
 that accepted the best: a ratio of two timings is a property of the card (an H100 and an H200 differ in
 memory bandwidth, so a GEMM's epilogue weighs differently), and a re-check elsewhere says only whether
-the best is still correct and still faster. The record per operator is written to ``--out`` as soon as it is
-known, so a call cut short is continued by the next (operators already there are skipped); the
-table goes to stdout. The operators whose best was accepted on the card model this call runs on go
-first (``--card``, else the one this file's records were timed on, else the one ``nvidia-smi``
-names): only they get a verdict on their speedup here, and a call's device time is the scarce thing.
+the best is still correct and still faster. The GPU's SM clock and power while each re-check ran
+are recorded beside it (``gpu_clocks.py``), so a ratio that moved can be set against a clock that
+did. The record per operator is written to ``--out`` as soon as it is known, so a call cut short is
+continued by the next (operators already there are skipped); the table goes to stdout. The
+operators whose best was accepted on the card model this call runs on go first (``--card``, else the
+one this file's records were timed on, else the one ``nvidia-smi`` names): only they get a verdict
+on their speedup here, and a call's device time is the scarce thing.
 """
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from gpu_clocks import ClockSampler  # noqa: E402
 
 from ladder.diagnoser.optimize.gate import CASE_SPREAD_FLOOR, geomean  # noqa: E402
 from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
@@ -88,23 +94,25 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
     if backend:
         command += ["--backend", backend]
     began = time.monotonic()
-    try:
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PER_OPERATOR_S)
-    except subprocess.TimeoutExpired:
-        done = subprocess.CompletedProcess(command, None, "", f"no answer within {PER_OPERATOR_S:g} s")
+    with ClockSampler() as clocks:
+        try:
+            done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PER_OPERATOR_S)
+        except subprocess.TimeoutExpired:
+            done = subprocess.CompletedProcess(command, None, "", f"no answer within {PER_OPERATOR_S:g} s")
     accepting = _accepting_round(journal, best)
     row = {"run": str(folder), "problem": str(problem), "journal_speedup": best.get("geomean_vs_initial"),
            "journal_spread": accepting.get("spread"), "journal_device": accepting.get("device"),
-           "seconds": round(time.monotonic() - began, 1)}
+           "seconds": round(time.monotonic() - began, 1), "clocks": clocks.summary()}
     try:
         record = json.loads(done.stdout)
     except json.JSONDecodeError:
         return {**row, "correct": False, "why": (done.stderr.strip().splitlines() or ["no output"])[-1]}
     wrong = [c for c in record["cases"] if not c.get("correct")]
     speedups = [c.get("speedup_vs_baseline") for c in record["cases"]]
+    cases = [{"label": c.get("label"), "correct": c.get("correct"), "speedup_vs_initial": s}
+             for c, s in zip(record["cases"], speedups)]
     row.update(correct=record["ok"] and not wrong, base_seed=record.get("base_seed"), device=record.get("device"),
-               timed=record.get("timed", False), cases=[{"label": c.get("label"), "correct": c.get("correct"),
-                                                          "speedup_vs_initial": s} for c, s in zip(record["cases"], speedups)])
+               timed=record.get("timed", False), cases=cases)
     if wrong or not record["ok"]:
         reason = (record.get("rejected") or {}).get("reason") or (wrong[0].get("reason") if wrong else None)
         row["why"] = reason or "not correct"
@@ -140,15 +148,27 @@ def _accepting_round(journal: Journal, best: dict) -> dict:
 
 
 def table(rows: list[dict]) -> str:
-    lines = ["| operator | correct | journal | re-check | ratio | within spread |", "|---|---|---|---|---|---|"]
+    lines = ["| operator | correct | journal | re-check | ratio | within spread | SM clock, power |",
+             "|---|---|---|---|---|---|---|"]
     for row in rows:
         name = "/".join(Path(row["run"]).parts[-2:])
         speed = f"{row['speedup']:.3f}x" if row.get("speedup") else "not timed"
         ratio = f"{row['ratio']:.3f} (tolerance {row['tolerance']:.1%})" if row.get("ratio") else "-"
         lines.append(f"| {name} | {'yes' if row['correct'] else 'NO: ' + str(row.get('why'))} | "
                      f"{row['journal_speedup']:.3f}x | {speed} | {ratio} | "
-                     f"{_verdict(row)} |")
+                     f"{_verdict(row)} | {_clocks(row.get('clocks'))} |")
     return "\n".join(lines)
+
+
+def _clocks(clocks: dict | None) -> str:
+    """The SM clock's median against its maximum and the highest power against the limit: a clock held
+    under its maximum at the power limit is the card throttling."""
+    if not clocks or "sm_clock_mhz" not in clocks:
+        return "-"
+    text = f"{clocks['sm_clock_mhz']['median']:.0f}/{clocks.get('max_sm_clock_mhz', 0):.0f} MHz"
+    if "power_w" in clocks:
+        text += f", {clocks['power_w']['max']:.0f}/{clocks.get('power_limit_w', 0):.0f} W"
+    return text
 
 
 def _verdict(row: dict) -> str:

@@ -103,3 +103,40 @@ def test_with_no_records_yet_the_card_is_the_one_the_driver_names_or_none(tmp_pa
     assert recheck.card_here() is None
     smi.unlink()
     assert recheck.card_here() is None
+
+
+gpu_clocks = load_bench_script("optimize/gpu_clocks.py")
+
+
+def test_the_clocks_and_power_during_a_recheck_are_sampled_from_the_driver(tmp_path, monkeypatch):
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    smi = tools / "nvidia-smi"
+    smi.write_text(f'#!/bin/sh\necho "$@" >> {tools / "asked"}\nprintf "1755, 1980, 699.1, 700.00, [N/A]\\n"\n')
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    with gpu_clocks.ClockSampler(period=0.05) as clocks:
+        __import__("time").sleep(0.5)
+    summary = clocks.summary()
+    assert summary["samples"] >= 2
+    assert summary["sm_clock_mhz"] == {"median": 1755.0, "min": 1755.0} and summary["max_sm_clock_mhz"] == 1980.0
+    assert summary["power_w"]["max"] == 699.1 and summary["power_limit_w"] == 700.0
+    assert "temperature_c_max" not in summary  # the driver's [N/A] is no reading
+    assert "-i 3" in (tools / "asked").read_text()
+    smi.unlink()
+    with gpu_clocks.ClockSampler(period=0.05) as clocks:
+        pass
+    assert clocks.summary() is None
+
+
+def test_clock_samples_summarize_to_median_and_extremes():
+    samples = [gpu_clocks.parse(line) for line in ("1980, 1980, 400, 700, 50", "1500, 1980, 700, 700, 71",
+                                                   "1755, 1980, 650, 700, 66")]
+    summary = gpu_clocks.summarize(samples)
+    assert summary["sm_clock_mhz"] == {"median": 1755.0, "min": 1500.0}
+    assert summary["power_w"] == {"median": 650.0, "max": 700.0} and summary["temperature_c_max"] == 71.0
+    assert gpu_clocks.summarize([]) is None
+    row = {"run": "r/level1/a", "correct": True, "journal_speedup": 1.2, "clocks": summary}
+    assert recheck.table([row]).splitlines()[-1].endswith("| 1755/1980 MHz, 700/700 W |")
+    assert recheck.table([{**row, "clocks": None}]).splitlines()[-1].endswith("| - | - |")
