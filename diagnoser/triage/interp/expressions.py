@@ -24,7 +24,7 @@ from .operators import arith, binop, cast, compare, logical
 from .reductions import REDUCTIONS, SCANS, reduce
 from .statements import Return, exec_body
 from .syntax import call_arg, literal
-from .values import DTYPE_BITS, UNKNOWN, V, dtype_name, dtype_of, join_values, python_value, unknown_from
+from .values import DTYPE_BITS, UNKNOWN, V, dtype_name, dtype_of, join_values, python_value, split_halves, unknown_from
 
 if TYPE_CHECKING:
     from .walker import KernelWalker
@@ -237,6 +237,8 @@ def _call_method(walker: KernelWalker, attr: str, receiver: V, node: ast.Call, e
         if len(args) == 1 and args[0].kind == "tuple" and args[0].py is not None:
             shape = tuple(args[0].py)
         return layout_op(walker, "reshape", receiver, node, shape)
+    if attr == "split":
+        return split_halves(receiver)
     if attr in ("item",):
         return receiver
     if receiver.kind == "blockptr" and attr in ("load", "store"):  # a tensor descriptor's box

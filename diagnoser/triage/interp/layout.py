@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 def layout_op(walker: KernelWalker, op: str, value: V, node: ast.AST, shape: tuple[int, ...]) -> V:
     key = walker.record_key("layout", node)
     if key not in walker.records:
-        record = LayoutOp(id(node), getattr(node, "lineno", 0), op, tuple(walker.loop_stack), value.origins)
+        record = LayoutOp(id(node), getattr(node, "lineno", 0), op, tuple(walker.loop_stack), value.origins,
+                          of_dot="dot" in value.deps)
         walker.records[key] = record
         walker.report.layout_ops.append(record)
     return V(value.kind, shape, AxisInfo.pessimistic(max(len(shape), 1)) if value.info else None, value.bits,

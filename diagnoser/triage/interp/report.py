@@ -131,6 +131,7 @@ class LayoutOp:
     feeds_other: bool = False
     vector: Optional["Access"] = None  # broadcast: the load of the vector
     axis: Optional[int] = None         # broadcast: the tile dimension the vector runs along
+    of_dot: bool = False               # its input is a dot's result (an accumulator on its way to the epilogue)
 
 
 @dataclass

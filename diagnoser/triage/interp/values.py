@@ -155,6 +155,22 @@ def join_values(a: V, b: V) -> V:
              a.deps | b.deps, a.base or b.base, a.origins | b.origins, b.items)
 
 
+def split_halves(value: V) -> V:
+    """`tl.split`: the two halves of a tensor along its last dimension (of 2), each depending on all
+    the whole did, so a dot's tile split for a two-part epilogue is still the dot's when stored."""
+    shape = value.shape[:-1]
+    half = V(value.kind, shape, AxisInfo.pessimistic(max(len(shape), 1)) if value.info is not None else None,
+             value.bits, deps=value.deps, base=value.base, origins=value.origins, dims=value.dims[:-1])
+    return V("tuple", items=(half, half))
+
+
+def joined(a: V, b: V) -> V:
+    """`tl.join`: two tensors stacked along a new last dimension of 2."""
+    whole = unknown_from([a, b])
+    return replace(whole, shape=whole.shape + (2,), info=AxisInfo.pessimistic(len(whole.shape) + 1),
+                   bits=max(a.bits, b.bits), dims=whole.dims + (frozenset(),))
+
+
 def unknown_from(args: list[V]) -> V:
     """The result of an op the walk does not model: broadcast shape and everything it depends on."""
     shape: tuple[int, ...] = ()

@@ -220,6 +220,15 @@ def test_a_transposed_dot_operand_does_not_make_the_product_a_transposed_store(t
     assert "nv.hot-layout-conversion" not in patterns
 
 
+def test_a_permuted_accumulator_on_its_way_to_the_store_adds_no_conversion_of_its_own(tmp_path):
+    stored = "    tl.store(c_ptr + rm[:, None] * stride_cm + rn[None, :] * stride_cn, acc,"
+    permuted = stored.replace(", acc,", ", tl.permute(tl.permute(acc, (1, 0)), (1, 0)),")
+    assert "nv.hot-layout-conversion" not in found(tmp_path, "gemm_rowmajor", (stored, permuted))
+    transposed_c = "tl.load(c_ptr + rn[:, None] * stride_cm + rm[None, :] * stride_cn)"
+    reloaded = stored.replace(", acc,", f", tl.permute({transposed_c}, (1, 0)),")
+    assert "nv.hot-layout-conversion" in found(tmp_path / "loaded", "gemm_rowmajor", (stored, reloaded))
+
+
 # ---------------------------------------------------------------------- nv.strided-inner-axis
 
 def test_a_transposed_load_whose_contiguous_axis_the_compiler_sees_is_coalesced(tmp_path):

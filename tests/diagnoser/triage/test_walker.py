@@ -92,6 +92,20 @@ def test_dot_records_shapes_roles_and_loop():
     assert loop.has_dot and loop.loads == 2 and loop.trip_count == 128
 
 
+def test_an_accumulator_stored_in_two_halves_is_still_the_dots_store():
+    store = "    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))\n"
+    halves = ("    acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1)))\n"
+              "    half = (pid % npn) * BN + tl.arange(0, BN // 2)\n"
+              "    tl.store(c_ptr + rm[:, None] * N + half[None, :], acc0)\n"
+              "    tl.store(c_ptr + rm[:, None] * N + (half + BN // 2)[None, :], acc1.to(tl.float16))\n")
+    method = halves.replace("tl.split(tl.permute(tl.reshape(acc, (BM, 2, BN // 2)), (0, 2, 1)))",
+                            "acc.reshape(BM, 2, BN // 2).permute(0, 2, 1).split()")
+    for epilogue in (halves, method):
+        report = walk(GEMM.replace(store, epilogue), gemm_bindings())
+        stores = [a for a in report.accesses if a.op == "store"]
+        assert len(stores) == 2 and all(a.from_dot and a.shape == (128, 64) for a in stores)
+
+
 def test_dot_operands_are_marked_and_masks_give_bounds():
     report = walk(GEMM, gemm_bindings())
     assert sum(a.dot_operand for a in report.accesses) == 2

@@ -20,7 +20,10 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
     """nv.hot-layout-conversion: transposes/permutes feeding a store, or inside a loop for
     anything but a dot operand; and a vector loaded every iteration (as many elements as threads
     or more) broadcast against a tile loaded in the same loop, which is converted to a slice of
-    the tile's layout through shared memory every iteration."""
+    the tile's layout through shared memory every iteration. A permute of a dot's result on its
+    way to the store is not one: the accumulator's MMA layout goes through shared memory to the
+    store's layout in any GEMM epilogue, permuted or not (the compiled IR of plain GEMMs shows the
+    same mma -> blocked conversion), so the permute adds no conversion of its own."""
     found = Findings()
     for name, report, analysis in reports(ctx):
         case = analysis.case if analysis else None
@@ -39,7 +42,7 @@ def detect_layout_conversions(ctx: TriageContext) -> list[Finding]:
                 continue
             if op.op != "trans":
                 continue
-            if op.feeds_store:
+            if op.feeds_store and not op.of_dot:
                 detail = f"tl.{op.op} result is stored: a layout conversion through shared memory before every store"
                 found.add(ctx, "nv.hot-layout-conversion", name, op.line, "layout conversion on a hot path", 0.75,
                           [source_evidence(ctx, op.line, detail)], case, analysis=analysis)
