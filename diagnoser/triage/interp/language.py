@@ -26,8 +26,8 @@ from .params import constexpr_deps, descriptor, note_tile_params
 from .reductions import REDUCTIONS, SCANS, reduce
 from .report import Special, Tile, Where
 from .syntax import call_arg
-from .values import (DTYPE_BITS, FLOAT_DTYPES, V, broadcast_shape, dtype_name, info_for, joined, merge_dims,
-                     python_value, split_halves, unknown_from)
+from .values import (DTYPE_BITS, FLOAT_DTYPES, V, broadcast_shape, dtype_name, info_for, merge_dims, python_value,
+                     split_halves, unknown_from)
 
 if TYPE_CHECKING:
     from .walker import KernelWalker
@@ -176,10 +176,6 @@ def _split(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     return split_halves(walker.eval(node.args[0], env))
 
 
-def _join(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
-    return joined(walker.eval(node.args[0], env), walker.eval(node.args[1], env))
-
-
 def _broadcast_to(walker: KernelWalker, node: ast.Call, env: dict[str, V]) -> V:
     value = walker.eval(node.args[0], env)
     shape_v = walker.eval(node.args[1], env) if len(node.args) > 1 else V("none")
@@ -288,7 +284,6 @@ BUILTINS: dict[str, Handler] = {
     "tl.view": _reshape,
     "tl.broadcast_to": _broadcast_to,
     "tl.split": _split,
-    "tl.join": _join,
     "tl.cdiv": _cdiv,
     "triton.cdiv": _cdiv,
     "triton.next_power_of_2": _next_power_of_2,

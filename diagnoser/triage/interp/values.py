@@ -164,13 +164,6 @@ def split_halves(value: V) -> V:
     return V("tuple", items=(half, half))
 
 
-def joined(a: V, b: V) -> V:
-    """`tl.join`: two tensors stacked along a new last dimension of 2."""
-    whole = unknown_from([a, b])
-    return replace(whole, shape=whole.shape + (2,), info=AxisInfo.pessimistic(len(whole.shape) + 1),
-                   bits=max(a.bits, b.bits), dims=whole.dims + (frozenset(),))
-
-
 def unknown_from(args: list[V]) -> V:
     """The result of an op the walk does not model: broadcast shape and everything it depends on."""
     shape: tuple[int, ...] = ()

@@ -104,6 +104,10 @@ def test_an_accumulator_stored_in_two_halves_is_still_the_dots_store():
         report = walk(GEMM.replace(store, epilogue), gemm_bindings())
         stores = [a for a in report.accesses if a.op == "store"]
         assert len(stores) == 2 and all(a.from_dot and a.shape == (128, 64) for a in stores)
+    rejoined = ("    acc0, acc1 = tl.split(tl.reshape(acc, (BM, BN // 2, 2)))\n"
+                "    tl.store(c_ptr + rm[:, None] * N + rn[None, :], tl.reshape(tl.join(acc0, acc1), (BM, BN)))\n")
+    store_of = next(a for a in walk(GEMM.replace(store, rejoined), gemm_bindings()).accesses if a.op == "store")
+    assert store_of.from_dot and store_of.shape == (128, 128)
 
 
 def test_dot_operands_are_marked_and_masks_give_bounds():
