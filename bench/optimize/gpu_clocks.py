@@ -7,7 +7,8 @@ drops under it, and the slower kernel timed beside it is not held back as much. 
 pinned by the harness, so this records what they were: the SM clock against its maximum, the power
 against its limit, the temperature, sampled every ``period`` seconds while the measurement runs.
 Asked of ``nvidia-smi`` in a thread of this process, one query at a time (a query is one process of
-its own, tens of milliseconds), so the measurement's process is not touched.
+its own, tens of milliseconds), so the measurement's process is not touched. The same query names the
+card model (``card_model``), for a re-check to know which bests it can judge on their speed.
 """
 from __future__ import annotations
 
@@ -27,6 +28,28 @@ def visible_gpu() -> str:
     return first if first.isdigit() else "0"
 
 
+def ask_driver(fields: tuple[str, ...], gpu: str | None = None) -> str | None:
+    """``nvidia-smi``'s answer for ``fields`` of one GPU (csv, no header, no units), or None where there
+    is no driver to ask or it does not answer."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    command = [smi, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits", "-i", gpu or visible_gpu()]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def card_model() -> str | None:
+    """The model of the GPU the measured process runs on as the driver names it (the name torch
+    reports, so the name the journals record), or None where there is no driver to ask. Asked of
+    ``nvidia-smi``, not of torch, so the asking process opens no CUDA context of its own."""
+    names = (ask_driver(("name",)) or "").strip().splitlines()
+    return names[0].strip() if names else None
+
+
 class ClockSampler:
     """``with ClockSampler() as clocks: ...`` then ``clocks.summary()``: None where there is no driver to ask."""
 
@@ -36,10 +59,9 @@ class ClockSampler:
         self.samples: list[dict] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._smi = shutil.which("nvidia-smi")
 
     def __enter__(self) -> ClockSampler:
-        if self._smi is not None:
+        if shutil.which("nvidia-smi") is not None:
             self._thread = threading.Thread(target=self._sample, daemon=True)
             self._thread.start()
         return self
@@ -50,15 +72,11 @@ class ClockSampler:
             self._thread.join(timeout=30)
 
     def _sample(self) -> None:
-        command = [self._smi, f"--query-gpu={','.join(FIELDS)}", "--format=csv,noheader,nounits", "-i", self.gpu]
         while not self._stop.is_set():
-            try:
-                done = subprocess.run(command, capture_output=True, text=True, timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
+            answer = ask_driver(FIELDS, self.gpu)
+            if answer is None:
                 return
-            if done.returncode != 0:
-                return
-            sample = parse(done.stdout)
+            sample = parse(answer)
             if sample:
                 self.samples.append(sample)
             self._stop.wait(self.period)

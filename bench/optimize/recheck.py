@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import shutil
 import subprocess
 import sys
 import time
@@ -34,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gpu_clocks import ClockSampler  # noqa: E402
+from gpu_clocks import ClockSampler, card_model  # noqa: E402
 
 from ladder.diagnoser.optimize.gate import CASE_SPREAD_FLOOR, geomean  # noqa: E402
 from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
@@ -60,22 +59,6 @@ def same_card_first(folders: list[Path], card: str | None) -> list[Path]:
     if card is None:
         return folders
     return sorted(folders, key=lambda folder: _accepting_card(folder) != card)
-
-
-def card_here() -> str | None:
-    """The model of this machine's first GPU as the driver names it (the name torch reports, so the
-    name the journals record), or None where there is no driver to ask. Asked of ``nvidia-smi``, not
-    of torch, so this process opens no CUDA context beside the ``ladder bench`` it starts."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    try:
-        done = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader"], capture_output=True, text=True,
-                              timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    names = done.stdout.strip().splitlines()
-    return names[0].strip() if done.returncode == 0 and names else None
 
 
 def _accepting_card(folder: Path) -> str | None:
@@ -192,7 +175,7 @@ def main(argv: list[str]) -> int:
     started = time.monotonic()
     rows = [rejudged(row) for row in json.loads(args.out.read_text())["operators"]] if args.out.is_file() else []
     done = {row["run"] for row in rows}
-    card = args.card or next((row["device"] for row in rows if row.get("device")), None) or card_here()
+    card = args.card or next((row["device"] for row in rows if row.get("device")), None) or card_model()
     for folder in same_card_first(accepted_runs(args.runs), card):
         if str(folder) in done:
             continue

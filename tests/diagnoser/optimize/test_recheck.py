@@ -14,6 +14,7 @@ from ...bench_scripts import load_bench_script
 ROOT = Path(__file__).resolve().parents[3]
 ADD = ROOT / "tests" / "runner" / "fixtures" / "add"
 recheck = load_bench_script("optimize/recheck.py")
+gpu_clocks = load_bench_script("optimize/gpu_clocks.py")
 
 
 def run_folder(runs: Path, key: str, best_file: str, best_round: int = 1, device: str | None = None) -> Path:
@@ -98,14 +99,12 @@ def test_with_no_records_yet_the_card_is_the_one_the_driver_names_or_none(tmp_pa
     smi.write_text('#!/bin/sh\n[ "$1" = "--query-gpu=name" ] && printf "NVIDIA H200\\nNVIDIA H200\\n"\n')
     smi.chmod(0o755)
     monkeypatch.setenv("PATH", str(tools))
-    assert recheck.card_here() == "NVIDIA H200"
+    assert gpu_clocks.card_model() == "NVIDIA H200"
     smi.write_text("#!/bin/sh\nexit 9\n")
-    assert recheck.card_here() is None
+    assert gpu_clocks.card_model() is None
     smi.unlink()
-    assert recheck.card_here() is None
+    assert gpu_clocks.card_model() is None
 
-
-gpu_clocks = load_bench_script("optimize/gpu_clocks.py")
 
 
 def test_the_clocks_and_power_during_a_recheck_are_sampled_from_the_driver(tmp_path, monkeypatch):
