@@ -1,7 +1,8 @@
 """Re-check every accepted best of a suite run with a separate `ladder bench`, on fresh seeds.
 
     PYTHONPATH=. python3 bench/optimize/recheck.py --runs bench/results/suite-rules \
-        --out bench/results/suite-rules-recheck/h200.json [--deadline 470] [--card NAME] [--backend interpret]
+        --out bench/results/suite-rules-recheck/h200.json [--deadline 470] [--card NAME] [--backend interpret] \
+        [--only level2/99_matmul_gelu_softmax ...]
 
 For each operator run under ``--runs`` whose journal holds an accepted best (a round > 0), this
 runs ``ladder bench RUN/best.py --problem P --baseline RUN/initial.py --json`` in a process of its
@@ -17,7 +18,8 @@ did. The record per operator is written to ``--out`` as soon as it is known, so 
 continued by the next (operators already there are skipped); the table goes to stdout. The
 operators whose best was accepted on the card model this call runs on go first (``--card``, else the
 one this file's records were timed on, else the one ``nvidia-smi`` names): only they get a verdict
-on their speedup here, and a call's device time is the scarce thing.
+on their speedup here, and a call's device time is the scarce thing. ``--only`` names the operators
+to re-check (a second sample of a ratio in question, into a file of its own).
 """
 from __future__ import annotations
 
@@ -41,13 +43,19 @@ from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
 PER_OPERATOR_S = 600.0
 
 
-def accepted_runs(runs: Path) -> list[Path]:
+def accepted_runs(runs: Path, only: tuple[str, ...] = ()) -> list[Path]:
     """Run folders whose journal's best came from a round (the initial version needs no re-check);
-    runs set aside under ``superseded/`` were run again and are not the suite's result."""
+    runs set aside under ``superseded/`` were run again and are not the suite's result. ``only``
+    (``LEVEL/NAME`` keys) narrows them to those operators; a key that names no run is an error, not a
+    call that quietly re-checks nothing."""
+    unknown = [key for key in only if not (runs / key / "journal.jsonl").is_file()]
+    if unknown:
+        raise SystemExit(f"recheck: no run under {runs} for {', '.join(unknown)}")
     found = []
     for journal in sorted(runs.rglob("journal.jsonl")):
         folder = journal.parent
-        if "superseded" in folder.relative_to(runs).parts:
+        key = folder.relative_to(runs)
+        if "superseded" in key.parts or (only and key.as_posix() not in only):
             continue
         if (Journal(folder).best() or {}).get("round", 0) > 0:
             found.append(folder)
@@ -171,12 +179,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--card", help="the card model this call runs on (default: the one --out's records name, "
                         "else nvidia-smi's)")
     parser.add_argument("--deadline", type=float, default=math.inf, help="seconds: no operator is started after")
+    parser.add_argument("--only", nargs="*", default=(), help="operators as LEVEL/NAME (default: every accepted best)")
     args = parser.parse_args(argv)
     started = time.monotonic()
     rows = [rejudged(row) for row in json.loads(args.out.read_text())["operators"]] if args.out.is_file() else []
     done = {row["run"] for row in rows}
     card = args.card or next((row["device"] for row in rows if row.get("device")), None) or card_model()
-    for folder in same_card_first(accepted_runs(args.runs), card):
+    for folder in same_card_first(accepted_runs(args.runs, args.only), card):
         if str(folder) in done:
             continue
         if time.monotonic() - started > args.deadline:

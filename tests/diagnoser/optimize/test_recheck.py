@@ -61,6 +61,15 @@ def test_runs_set_aside_as_superseded_are_not_the_suites_result(tmp_path):
     assert recheck.accepted_runs(runs) == [kept]
 
 
+def test_only_narrows_the_recheck_to_the_named_operators_and_a_misspelt_one_is_an_error(tmp_path):
+    runs = tmp_path / "runs"
+    run_folder(runs, "level1/a", "solution.py")
+    named = run_folder(runs, "level2/b", "solution.py")
+    assert recheck.accepted_runs(runs, ("level2/b",)) == [named]
+    with pytest.raises(SystemExit, match="no run under .* for level2/bb"):
+        recheck.accepted_runs(runs, ("level2/bb",))
+
+
 def test_a_speedup_timed_on_another_card_gets_its_ratio_but_no_verdict():
     row = {"journal_speedup": 1.8, "journal_spread": 0.01, "journal_device": "NVIDIA H200",
            "device": "NVIDIA H100 80GB HBM3"}
