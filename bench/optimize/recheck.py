@@ -14,20 +14,26 @@ that accepted the best: a ratio of two timings is a property of the card (an H10
 memory bandwidth, so a GEMM's epilogue weighs differently), and a re-check elsewhere says only whether
 the best is still correct and still faster. The GPU's SM clock and power while each re-check ran
 are recorded beside it (``gpu_clocks.py``), so a ratio that moved can be set against a clock that
-did. The record per operator is written to ``--out`` as soon as it is known, so a call cut short is
-continued by the next (operators already there are skipped); the table goes to stdout. The
-operators whose best was accepted on the card model this call runs on go first (``--card``, else the
-one this file's records were timed on, else the one ``nvidia-smi`` names): only they get a verdict
-on their speedup here, and a call's device time is the scarce thing. ``--only`` names the operators
-to re-check (a second sample of a ratio in question, into a file of its own).
+did; and what each contestant's autotuners chose, with the time of the runner-up config beside the
+kept one (each re-check compiles and tunes in a fresh kernel cache of its own, so it neither reads
+an earlier run's choices nor leaves its own for the next): a ratio that moved with a different
+choice, or with two configs a per cent apart, is the tuner's pick and not the kernel. The record
+per operator is written to ``--out`` as soon as it is known, so a call cut short is continued by the
+next (operators already there are skipped); the table goes to stdout. The operators whose best was
+accepted on the card model this call runs on go first (``--card``, else the one this file's records
+were timed on, else the one ``nvidia-smi`` names): only they get a verdict on their speedup here,
+and a call's device time is the scarce thing. ``--only`` names the operators to re-check (a second
+sample of a ratio in question, into a file of its own).
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,6 +45,8 @@ from gpu_clocks import ClockSampler, card_model  # noqa: E402
 
 from ladder.diagnoser.optimize.gate import CASE_SPREAD_FLOOR, geomean  # noqa: E402
 from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
+from ladder.runner.capture.picks import AUTOTUNE_CACHE_ENV  # noqa: E402
+from ladder.runner.paths import kernel_cache  # noqa: E402
 
 PER_OPERATOR_S = 600.0
 
@@ -85,15 +93,18 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
     if backend:
         command += ["--backend", backend]
     began = time.monotonic()
-    with ClockSampler() as clocks:
+    with tempfile.TemporaryDirectory(prefix="ladder-recheck-") as scratch, ClockSampler() as clocks:
+        cache = Path(scratch) / "triton"
+        env = {**os.environ, "TRITON_CACHE_DIR": str(cache), AUTOTUNE_CACHE_ENV: "1"}
         try:
-            done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=PER_OPERATOR_S)
+            done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=PER_OPERATOR_S)
         except subprocess.TimeoutExpired:
             done = subprocess.CompletedProcess(command, None, "", f"no answer within {PER_OPERATOR_S:g} s")
+        picks = {name: autotuner_picks(cache, folder / f"{name}.py") for name in ("best", "initial")}
     accepting = _accepting_round(journal, best)
     row = {"run": str(folder), "problem": str(problem), "journal_speedup": best.get("geomean_vs_initial"),
            "journal_spread": accepting.get("spread"), "journal_device": accepting.get("device"),
-           "seconds": round(time.monotonic() - began, 1), "clocks": clocks.summary()}
+           "seconds": round(time.monotonic() - began, 1), "clocks": clocks.summary(), "autotune": picks}
     try:
         record = json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -110,6 +121,35 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
     if row["timed"] and all(speedups):
         row.update(compare_speed(geomean(speedups), row))
     return row
+
+
+def autotuner_picks(cache: Path, solution: Path) -> list[dict]:
+    """Each autotuner's choice in ``solution``'s contestants' kernel cache under ``cache`` (Triton's
+    ``*.autotune.json``: every config's timing for one tuning key): the kept config, its time and the
+    runner-up's. Autotuners whose configs carry a pre-hook record nothing (Triton does not write them)."""
+    from triton import knobs
+
+    with knobs.cache.scope():
+        knobs.cache.dir = str(cache)
+        folder = kernel_cache(solution)
+    picks = []
+    for path in sorted(folder.glob("*/*.autotune.json")):
+        record = json.loads(path.read_text())
+        timed = sorted((_first(timing), _config_text(config)) for config, timing in record["configs_timings"])
+        picks.append({"kernel": path.name.removesuffix(".autotune.json"), "key": record.get("key"),
+                      "config": timed[0][1], "ms": timed[0][0],
+                      "runner_up_ms": timed[1][0] if len(timed) > 1 else None})
+    return picks
+
+
+def _first(timing: float | list[float]) -> float:
+    """A config's time as the autotuner recorded it (a median, or the first of its quantiles)."""
+    return timing[0] if isinstance(timing, list) else timing
+
+
+def _config_text(config: dict) -> str:
+    meta = " ".join(f"{name}={value}" for name, value in sorted(config.get("kwargs", {}).items()))
+    return f"{meta} warps={config.get('num_warps')} stages={config.get('num_stages')}"
 
 
 def compare_speed(speedup: float, row: dict) -> dict:

@@ -1,6 +1,7 @@
 """bench/optimize/recheck.py: every accepted best is judged again in a `ladder bench` of its own."""
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from pathlib import Path
@@ -59,6 +60,30 @@ def test_runs_set_aside_as_superseded_are_not_the_suites_result(tmp_path):
     kept = run_folder(runs, "level1/good", "solution.py")
     run_folder(runs, "superseded/good-call-7", "solution.py")
     assert recheck.accepted_runs(runs) == [kept]
+
+
+def test_the_autotuners_choice_is_read_with_the_runner_up_beside_it(tmp_path):
+    solution = ADD / "solution.py"
+    with recheck_knobs_cache(tmp_path / "triton"):
+        folder = recheck.kernel_cache(solution) / "KEYHASH"
+    folder.mkdir(parents=True)
+    timings = [[{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 256}, "num_warps": 8, "num_stages": 3}, [0.205, 0.2, 0.21]],
+               [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 4, "num_stages": 4}, [0.198, 0.19, 0.2]]]
+    (folder / "matmul_kernel.autotune.json").write_text(json.dumps({"key": [1024, 8192], "configs_timings": timings}))
+    assert recheck.autotuner_picks(tmp_path / "triton", solution) == [
+        {"kernel": "matmul_kernel", "key": [1024, 8192], "config": "BLOCK_M=128 BLOCK_N=128 warps=4 stages=4",
+         "ms": 0.198, "runner_up_ms": 0.205}]
+    assert recheck.autotuner_picks(tmp_path / "elsewhere", solution) == []
+
+
+@contextlib.contextmanager
+def recheck_knobs_cache(folder: Path):
+    """Triton's cache folder set to ``folder`` for the block, as the re-check's child sees it."""
+    from triton import knobs
+
+    with knobs.cache.scope():
+        knobs.cache.dir = str(folder)
+        yield
 
 
 def test_only_narrows_the_recheck_to_the_named_operators_and_a_misspelt_one_is_an_error(tmp_path):
