@@ -111,7 +111,9 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
         return {**row, "correct": False, "why": (done.stderr.strip().splitlines() or ["no output"])[-1]}
     wrong = [c for c in record["cases"] if not c.get("correct")]
     speedups = [c.get("speedup_vs_baseline") for c in record["cases"]]
-    cases = [{"label": c.get("label"), "correct": c.get("correct"), "speedup_vs_initial": s}
+    baseline = {c["case"]: _median(c) for c in (record.get("baseline") or {}).get("cases", [])}
+    cases = [{"label": c.get("label"), "correct": c.get("correct"), "speedup_vs_initial": s,
+              "best_ms": _median(c), "initial_ms": baseline.get(c["case"])}
              for c, s in zip(record["cases"], speedups)]
     row.update(correct=record["ok"] and not wrong, base_seed=record.get("base_seed"), device=record.get("device"),
                timed=record.get("timed", False), cases=cases)
@@ -150,6 +152,10 @@ def _first(timing: float | list[float]) -> float:
 def _config_text(config: dict) -> str:
     meta = " ".join(f"{name}={value}" for name, value in sorted(config.get("kwargs", {}).items()))
     return f"{meta} warps={config.get('num_warps')} stages={config.get('num_stages')}"
+
+
+def _median(case: dict) -> float | None:
+    return (case.get("time_ms") or {}).get("median")
 
 
 def compare_speed(speedup: float, row: dict) -> dict:
