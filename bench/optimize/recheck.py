@@ -150,8 +150,8 @@ def _first(timing: float | list[float]) -> float:
 
 
 def _config_text(config: dict) -> str:
-    meta = " ".join(f"{name}={value}" for name, value in sorted(config.get("kwargs", {}).items()))
-    return f"{meta} warps={config.get('num_warps')} stages={config.get('num_stages')}"
+    meta = [f"{name}={value}" for name, value in sorted(config.get("kwargs", {}).items())]
+    return " ".join(meta + [f"warps={config.get('num_warps')}", f"stages={config.get('num_stages')}"])
 
 
 def _median(case: dict) -> float | None:
