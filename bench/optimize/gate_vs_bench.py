@@ -9,7 +9,8 @@ The gate shape is the run's last timed round played again (``run_gate``: the bes
 the initial version, and that round's candidates from ``RUN/candidates/``, one judge run, the gate's
 settings); the journal's figure for the best came from that round, as the accepted candidate's verdict
 or as the best's own refreshed figures. The re-check shape is ``recheck.py``'s (``ladder bench
-best.py --baseline initial.py``, two contestants, the bench's settings). Both are timed ``--repeat``
+best.py --baseline initial.py``, two contestants, the bench's settings: a timing budget of 1.0 s per
+contestant and case and 30-300 repetitions, against the gate's 0.4 s and 20-200). Both are timed ``--repeat``
 times in turn (gate, re-check, gate, ...), so a drift of the card over the minutes reads as a drift in
 both. Each run's per-case times of the best and the initial version are kept beside the speedup: the
 re-checks so far found the initial version, not the best, timed differently. The record is written
