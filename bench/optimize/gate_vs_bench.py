@@ -5,16 +5,17 @@ be put down either to the unit or to the shape of the run.
     PYTHONPATH=. python3 bench/optimize/gate_vs_bench.py bench/results/suite-rules/level2/63_gemm_relu_divide \
         --out bench/results/suite-rules-recheck/gate-vs-bench.json [--repeat 2] [--deadline 400]
 
-The gate shape is the run's last timed round played again (``run_gate``: the best of that time twice,
-the initial version, and that round's candidates from ``RUN/candidates/``, one judge run, the gate's
-settings); the journal's figure for the best came from that round, as the accepted candidate's verdict
-or as the best's own refreshed figures. The re-check shape is ``recheck.py``'s (``ladder bench
-best.py --baseline initial.py``, two contestants, the bench's settings: a timing budget of 1.0 s per
-contestant and case and 30-300 repetitions, against the gate's 0.4 s and 20-200). Both are timed ``--repeat``
-times in turn (gate, re-check, gate, ...), so a drift of the card over the minutes reads as a drift in
-both. Each run's per-case times of the best and the initial version are kept beside the speedup: the
-re-checks so far found the initial version, not the best, timed differently. The record is written
-after each run (a call cut short keeps what it measured; the next call adds to it).
+The gate shape is the run's last timed round played again (``run_gate``: the best of that time
+twice, the initial version, and that round's candidates from ``RUN/candidates/``, one judge run, the
+gate settings the journal recorded); the journal's figure for the best came from that round, as the
+accepted candidate's verdict or as the best's own refreshed figures. The re-check shape is
+``recheck.py``'s (``ladder bench best.py --baseline initial.py``, two contestants, the bench's
+settings: a timing budget of 1.0 s per contestant and case and 30-300 repetitions, against the
+gate's 0.4 s and 20-200). Both are timed ``--repeat`` times in turn (gate, re-check, gate, ...), so
+a drift of the card over the minutes reads as a drift in both. Each run's per-case times of the best
+and the initial version are kept beside the speedup: the re-checks so far found the initial version,
+not the best, timed differently. The record is written after each run (a call cut short keeps what
+it measured; the next call adds to it).
 """
 from __future__ import annotations
 
@@ -47,13 +48,14 @@ def last_gate_round(folder: Path) -> dict:
     accepted_before = [r for r in rounds if r["round"] < number and r.get("accepted")]
     best_then = (folder / "candidates" / f"{accepted_before[-1]['accepted']}.py" if accepted_before
                  else folder / "initial.py")
+    header = journal.header()
     return {"round": number, "accepted": last.get("accepted"), "candidates": files, "best_then": best_then,
-            "problem": Path(journal.header()["problem"])}
+            "problem": Path(header["problem"]), "gate": GateSettings(**header.get("settings", {}).get("gate", {}))}
 
 
 def gate_shaped(folder: Path, shape: dict, problem: Path) -> dict:
     """The last round's gate again; the figure the journal keeps for the best comes from it."""
-    result = run_gate(problem, shape["best_then"], folder / "initial.py", shape["candidates"], GateSettings())
+    result = run_gate(problem, shape["best_then"], folder / "initial.py", shape["candidates"], shape["gate"])
     accepted = shape["accepted"]
     rows = result.verdicts[accepted].cases if accepted else result.best_cases
     return {"shape": "gate", "round": shape["round"], "device": result.device, "device_uuid": result.device_uuid,

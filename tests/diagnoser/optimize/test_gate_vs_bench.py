@@ -19,7 +19,8 @@ def two_round_run(runs: Path) -> Path:
     """Round 1 accepted r1-c2 over the initial version; round 2 timed the best against r2-c1, refused."""
     folder = runs / "level1" / "op"
     journal = Journal(folder)
-    journal.start({"solution": str(ADD / "solution.py"), "problem": str(ADD / "problem.py"), "best": {"round": 0}})
+    journal.start({"solution": str(ADD / "solution.py"), "problem": str(ADD / "problem.py"), "best": {"round": 0},
+                   "settings": {"gate": {"backend": "cuda", "seeds": 2, "budget_s": 0.4, "min_reps": 20}}})
     for number, accepted in ((1, "r1-c2"), (2, None)):
         journal.append({"kind": "round", "round": number, "device": "NVIDIA H100 80GB HBM3", "accepted": accepted,
                         "spread": 0.01, "best": {"round": 1, "file": "best.py", "geomean_vs_initial": 2.0}})
@@ -37,6 +38,7 @@ def test_the_last_timed_round_is_played_again_against_the_best_of_its_time(tmp_p
     assert shape["round"] == 2 and shape["accepted"] is None
     assert shape["best_then"] == folder / "candidates" / "r1-c2.py"
     assert list(shape["candidates"]) == ["r2-c1"]
+    assert (shape["gate"].budget_s, shape["gate"].min_reps, shape["gate"].backend) == (0.4, 20, "cuda")
 
 
 def test_gate_and_recheck_alternate_and_each_run_is_kept_as_it_ends(tmp_path, monkeypatch, capsys):
@@ -44,7 +46,7 @@ def test_gate_and_recheck_alternate_and_each_run_is_kept_as_it_ends(tmp_path, mo
     gates, rechecks = [], []
 
     def fake_gate(problem, best, initial, candidates, settings):
-        gates.append((best.name, initial.name, sorted(candidates)))
+        gates.append((best.name, initial.name, sorted(candidates), settings.budget_s))
         rows = [{"case": 0, "label": "n=1", "time_ms": 0.5, "speedup_vs_initial": 2.2}]
         record = {"solutions": {"best": {"cases": []}, "initial": {"cases": [{"case": 0, "time_ms": {"median": 1.1}}]}}}
         return GateResult({"r2-c1": CandidateVerdict("r2-c1", False, "slower", True, True, True)}, 0.01, rows,
@@ -61,7 +63,7 @@ def test_gate_and_recheck_alternate_and_each_run_is_kept_as_it_ends(tmp_path, mo
     assert gate_vs_bench.main([str(folder), "--out", str(out), "--repeat", "2"]) == 0
     runs = json.loads(out.read_text())["runs"]
     assert [run["shape"] for run in runs] == ["gate", "re-check", "gate", "re-check"]
-    assert gates == [("r1-c2.py", "initial.py", ["r2-c1"])] * 2 and rechecks == [(folder, tmp_path / "runs")] * 2
+    assert gates == [("r1-c2.py", "initial.py", ["r2-c1"], 0.4)] * 2 and rechecks == [(folder, tmp_path / "runs")] * 2
     assert runs[0]["cases"] == [{"label": "n=1", "best_ms": 0.5, "initial_ms": 1.1, "speedup_vs_initial": 2.2}]
     assert "gate 1: 2.200x" in capsys.readouterr().out
     assert gate_vs_bench.main([str(folder), "--out", str(out), "--repeat", "1", "--deadline", "-1"]) == 0
