@@ -14,8 +14,8 @@ floor); its output is 24 MB (written and read back once more: 12 us at the HBM c
   tiles are the plain GEMM tiles (every config, 128x256 and 256x128 included, none computing a
   discarded channel), its epilogue Swish + bias on the fp32 accumulator rounded once to fp16 into
   y (the reference holds that value in fp16 too), and group_norm_rows_kernel then normalizes y
-  in place, one [32 rows, one group] block per program read once into registers (fp32 statistics,
-  centred variance), with the affine on the way out;
+  in place, one block of rows of one group per program (32 rows of 100 channels here, 4096 slots
+  in all) read once into registers (fp32 statistics, centred variance), with the affine on the way out;
 - the masked per-group passes are gone (no case takes them now), and a 256x128 tile joins the
   configs (fused groups of up to 128 channels fit it).
 Kept: power-of-two groups reduced at once through a [BLOCK_M, groups, channels] reshape in the
@@ -29,7 +29,7 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 UNIT = 8  # fp16 elements per 16 bytes: x's and W's rows always hold whole units (padded where not)
-NORM_ROWS = 32  # rows per program of group_norm_rows_kernel (32 x 128 channels: 32 fp32 values a thread)
+NORM_BLOCK = 4096  # elements per program of group_norm_rows_kernel (32 rows of a 128-channel slot: 32 a thread)
 
 
 def _set_blocks(nargs):
@@ -226,8 +226,9 @@ class ModelNew(nn.Module):
             self.group_norm.eps, CPG=cpg, CPG_P=cpg_p, FUSED=fused, UNIT=UNIT, Y_UNIT=y_unit,
         )
         if not fused:
-            group_norm_rows_kernel[(triton.cdiv(M, NORM_ROWS), self.group_norm.num_groups)](
+            rows = max(1, NORM_BLOCK // cpg_p)
+            group_norm_rows_kernel[(triton.cdiv(M, rows), self.group_norm.num_groups)](
                 y, self.group_norm.weight, self.group_norm.bias, M, y.stride(0) // y_unit, self.group_norm.eps,
-                CPG=cpg, CPG_P=cpg_p, Y_UNIT=y_unit, BLOCK_R=NORM_ROWS, num_warps=4,
+                CPG=cpg, CPG_P=cpg_p, Y_UNIT=y_unit, BLOCK_R=rows, num_warps=4,
             )
         return y
