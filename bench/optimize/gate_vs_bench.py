@@ -61,7 +61,7 @@ def gate_shaped(folder: Path, shape: dict, problem: Path) -> dict:
     return {"shape": "gate", "round": shape["round"], "device": result.device, "device_uuid": result.device_uuid,
             "contestants": sorted(result.record.get("solutions", {})),
             "accepted_again": result.verdicts[accepted].accepted if accepted else None,
-            **_figures(rows, _times(result.record, "initial" if "initial" in result.record["solutions"] else "best"))}
+            **_figures(rows)}
 
 
 def recheck_shaped(folder: Path, runs: Path) -> dict:
@@ -71,13 +71,11 @@ def recheck_shaped(folder: Path, runs: Path) -> dict:
             "autotune": row.get("autotune")}
 
 
-def _times(record: dict, name: str) -> dict:
-    return {case["case"]: (case.get("time_ms") or {}).get("median")
-            for case in record["solutions"][name].get("cases", [])}
-
-
-def _figures(rows: list[dict], initial_ms: dict) -> dict:
-    cases = [{"label": row.get("label"), "best_ms": row.get("time_ms"), "initial_ms": initial_ms.get(row["case"]),
+def _figures(rows: list[dict]) -> dict:
+    """The gate's case rows as best and initial times: a row's speedup over the initial version is the
+    initial version's time in that run over the row's, so the initial's time is their product."""
+    cases = [{"label": row.get("label"), "best_ms": row.get("time_ms"),
+              "initial_ms": row["time_ms"] * row["speedup_vs_initial"] if row.get("speedup_vs_initial") else None,
               "speedup_vs_initial": row.get("speedup_vs_initial")} for row in rows]
     return {"speedup": geomean([case["speedup_vs_initial"] for case in cases]), "cases": cases}
 

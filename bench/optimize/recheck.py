@@ -45,8 +45,7 @@ from gpu_clocks import ClockSampler, card_model  # noqa: E402
 
 from ladder.diagnoser.optimize.gate import CASE_SPREAD_FLOOR, geomean  # noqa: E402
 from ladder.diagnoser.optimize.journal import Journal  # noqa: E402
-from ladder.runner.capture.picks import AUTOTUNE_CACHE_ENV  # noqa: E402
-from ladder.runner.paths import kernel_cache  # noqa: E402
+from ladder.runner.capture.picks import AUTOTUNE_CACHE_ENV, recorded_choices  # noqa: E402
 
 PER_OPERATOR_S = 600.0
 
@@ -126,16 +125,17 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
 
 
 def autotuner_picks(cache: Path, solution: Path) -> list[dict]:
-    """Each autotuner's choice in ``solution``'s contestants' kernel cache under ``cache`` (Triton's
-    ``*.autotune.json``: every config's timing for one tuning key): the kept config, its time and the
-    runner-up's. Autotuners whose configs carry a pre-hook record nothing (Triton does not write them)."""
+    """Each autotuner's choice that runs of ``solution`` left under the Triton cache ``cache`` (Triton's
+    ``*.autotune.json``, where ``recorded_choices`` finds them: every config's timing for one tuning
+    key): the kept config, its time and the runner-up's. Autotuners whose configs carry a pre-hook
+    record nothing (Triton does not write them)."""
     from triton import knobs
 
     with knobs.cache.scope():
         knobs.cache.dir = str(cache)
-        folder = kernel_cache(solution)
+        choices = recorded_choices(solution)
     picks = []
-    for path in sorted(folder.glob("*/*.autotune.json")):
+    for path in choices:
         record = json.loads(path.read_text())
         timed = sorted((_first(timing), _config_text(config)) for config, timing in record["configs_timings"])
         picks.append({"kernel": path.name.removesuffix(".autotune.json"), "key": record.get("key"),

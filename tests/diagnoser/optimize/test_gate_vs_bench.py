@@ -47,8 +47,8 @@ def test_gate_and_recheck_alternate_and_each_run_is_kept_as_it_ends(tmp_path, mo
 
     def fake_gate(problem, best, initial, candidates, settings):
         gates.append((best.name, initial.name, sorted(candidates), settings.budget_s))
-        rows = [{"case": 0, "label": "n=1", "time_ms": 0.5, "speedup_vs_initial": 2.2}]
-        record = {"solutions": {"best": {"cases": []}, "initial": {"cases": [{"case": 0, "time_ms": {"median": 1.1}}]}}}
+        rows = [{"case": 0, "label": "n=1", "time_ms": 0.5, "speedup_vs_initial": 2.25}]
+        record = {"solutions": {"best": {}, "initial": {}, "r2-c1": {}}}
         return GateResult({"r2-c1": CandidateVerdict("r2-c1", False, "slower", True, True, True)}, 0.01, rows,
                           "NVIDIA H100 80GB HBM3", "GPU-1", True, record)
 
@@ -64,7 +64,7 @@ def test_gate_and_recheck_alternate_and_each_run_is_kept_as_it_ends(tmp_path, mo
     runs = json.loads(out.read_text())["runs"]
     assert [run["shape"] for run in runs] == ["gate", "re-check", "gate", "re-check"]
     assert gates == [("r1-c2.py", "initial.py", ["r2-c1"], 0.4)] * 2 and rechecks == [(folder, tmp_path / "runs")] * 2
-    assert runs[0]["cases"] == [{"label": "n=1", "best_ms": 0.5, "initial_ms": 1.1, "speedup_vs_initial": 2.2}]
-    assert "gate 1: 2.200x" in capsys.readouterr().out
+    assert runs[0]["cases"] == [{"label": "n=1", "best_ms": 0.5, "initial_ms": 1.125, "speedup_vs_initial": 2.25}]
+    assert "gate 1: 2.250x" in capsys.readouterr().out
     assert gate_vs_bench.main([str(folder), "--out", str(out), "--repeat", "1", "--deadline", "-1"]) == 0
     assert len(json.loads(out.read_text())["runs"]) == 4  # nothing started past the deadline, nothing lost

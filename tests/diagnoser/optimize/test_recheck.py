@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from ladder.diagnoser.optimize.journal import Journal
+from ladder.runner.paths import kernel_cache
 
 from ...bench_scripts import load_bench_script
 
@@ -65,7 +66,7 @@ def test_runs_set_aside_as_superseded_are_not_the_suites_result(tmp_path):
 def test_the_autotuners_choice_is_read_with_the_runner_up_beside_it(tmp_path):
     solution = ADD / "solution.py"
     with recheck_knobs_cache(tmp_path / "triton"):
-        folder = recheck.kernel_cache(solution) / "KEYHASH"
+        folder = kernel_cache(solution) / "KEYHASH"
     folder.mkdir(parents=True)
     timings = [[{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 256}, "num_warps": 8, "num_stages": 3}, [0.205, 0.2, 0.21]],
                [{"kwargs": {"BLOCK_M": 128, "BLOCK_N": 128}, "num_warps": 4, "num_stages": 4}, [0.198, 0.19, 0.2]]]
