@@ -101,7 +101,8 @@ def recheck(folder: Path, runs: Path, backend: str | None, seeds: int) -> dict:
             done = subprocess.CompletedProcess(command, None, "", f"no answer within {PER_OPERATOR_S:g} s")
         picks = {name: autotuner_picks(cache, folder / f"{name}.py") for name in ("best", "initial")}
     accepting = _accepting_round(journal, best)
-    row = {"run": str(folder), "problem": str(problem), "journal_speedup": best.get("geomean_vs_initial"),
+    row = {"run": str(folder), "problem": str(problem), "best_hash": best.get("source_hash"),
+           "journal_speedup": best.get("geomean_vs_initial"),
            "journal_spread": accepting.get("spread"), "journal_device": accepting.get("device"),
            "seconds": round(time.monotonic() - began, 1), "clocks": clocks.summary(), "autotune": picks}
     try:

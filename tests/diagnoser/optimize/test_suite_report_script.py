@@ -45,3 +45,38 @@ def test_the_agents_runs_over_the_rules_count_each_operator_once(script, pair, t
     page = (agents / "index.html").read_text()
     assert '<a href="../rules/level1/19_relu/report.html">level1/19_relu</a>' in page
     assert (rules / RELU / "report.html").is_file() and "level1/23_softmax +" in capsys.readouterr().out
+
+
+def test_rechecks_fold_every_sample_and_judge_only_those_on_the_accepting_card(script, pair, tmp_path, capsys):  # noqa: F811
+    solution, problem = pair
+    rules = tmp_path / "rules"
+    settings = Settings(rounds=15, evidence="timing", gate=GateSettings())
+    for key, speed in ((RELU, "1.2"), (SOFTMAX, "1.3")):
+        optimize(solution, problem, rules / key, Scripted([[f"# speed: {speed}"], []]), settings, gate=fake_gate)
+
+    def record(key, device, speedup, correct=True):
+        journal = {RELU: 1.2, SOFTMAX: 1.3}[key]
+        return {"run": str(rules / key), "journal_speedup": journal, "journal_spread": 0.01, "device": device,
+                "correct": correct, "speedup": speedup}
+
+    stale = {**record(RELU, "fake GPU", 2.0), "best_hash": "a best since replaced"}
+    first, second = tmp_path / "first.json", tmp_path / "second.json"
+    first.write_text(json.dumps({"operators": [record(RELU, "fake GPU", 1.2 * 0.95),
+                                               record(SOFTMAX, "another GPU", 1.3 * 0.90)]}))
+    second.write_text(json.dumps({"operators": [record(RELU, "fake GPU", 1.2 * 0.99),
+                                                record(SOFTMAX, "CPU (Triton interpreter)", None, correct=False),
+                                                stale]}))
+    out = tmp_path / "rules.json"
+    assert script.main(["--runs", str(rules), "--json", str(out), "--recheck", str(first), str(second)]) == 0
+    found = json.loads(out.read_text())
+    rows = {row["operator"]: row for row in found["operators"] if "error" not in row}
+    relu, softmax = rows[RELU]["recheck"], rows[SOFTMAX]["recheck"]
+    assert relu["samples"] == relu["timed_samples"] == 2 and relu["ratio"] == pytest.approx((0.95 * 0.99) ** 0.5)
+    assert relu["within_spread"] is False  # neither sample is preferred: the two together read 3% low
+    assert softmax["samples"] == 2 and not softmax["correct"] and "ratio" not in softmax  # no sample on its card
+    summary = found["summary"]["recheck"]
+    assert summary["operators"] == 2 and summary["incorrect"] == [SOFTMAX] and summary["judged"] == 1
+    assert summary["outside_spread"] == {RELU: pytest.approx((0.95 * 0.99) ** 0.5)}
+    assert summary["speedup_vs_initial_geomean"] == pytest.approx((1.2 * (0.95 * 0.99) ** 0.5 * 1.3) ** 0.5)
+    printed = capsys.readouterr().out
+    assert f"wrong: {SOFTMAX}" in printed and f"outside the spread: {RELU} 0.970" in printed
