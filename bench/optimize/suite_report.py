@@ -12,10 +12,11 @@ from there, so the figures are the two proposers' together, each operator counte
         --over bench/results/suite-rules --json bench/results/suite-agent.json \
         --html bench/results/suite-agent/index.html
 
-With ``--recheck FILE ...`` (``recheck.py``'s records, later files over earlier ones) each operator
-whose best was re-checked carries that re-check beside its journal's figure, and the summary says
-how many are correct, how many were judged on the card model that accepted them and agree within
-the spread, and the suite's geomean with those re-checked speedups in place of the journal's: a
+With ``--recheck FILE ...`` (``recheck.py``'s records) each operator whose best was re-checked
+carries its re-checks of that best (not of one a later round replaced), folded into one, beside its
+journal's figure, and the summary says how many are correct, how many were judged on the card model
+that accepted them and agree within the spread, and the suite's geomean with those re-checked
+speedups in place of the journal's: a
 journal's speedup over the initial version is one run on one unit, and the re-checks found it can
 stand a few per cent high on another (``bench/results/suite-rules/README.md``, "Re-check").
 """
