@@ -19,11 +19,12 @@ kept one (each re-check compiles and tunes in a fresh kernel cache of its own, s
 an earlier run's choices nor leaves its own for the next): a ratio that moved with a different
 choice, or with two configs a per cent apart, is the tuner's pick and not the kernel. The record
 per operator is written to ``--out`` as soon as it is known, so a call cut short is continued by the
-next (operators already there are skipped); the table goes to stdout. The operators whose best was
-accepted on the card model this call runs on go first (``--card``, else the one this file's records
-were timed on, else the one ``nvidia-smi`` names): only they get a verdict on their speedup here,
-and a call's device time is the scarce thing. ``--only`` names the operators to re-check (a second
-sample of a ratio in question, into a file of its own).
+next (operators already there are skipped, unless a later round replaced the best their record
+re-checked: that record is dropped and the new best re-checked); the table goes to stdout. The
+operators whose best was accepted on the card model this call runs on go first (``--card``, else
+the one this file's records were timed on, else the one ``nvidia-smi`` names): only they get a
+verdict on their speedup here, and a call's device time is the scarce thing. ``--only`` names the
+operators to re-check (a second sample of a ratio in question, into a file of its own).
 """
 from __future__ import annotations
 
@@ -172,11 +173,30 @@ def compare_speed(speedup: float, row: dict) -> dict:
 def rejudged(row: dict) -> dict:
     """A record of an earlier call with its comparison made again from its recorded speedup and the
     journal as it reads now, so every record in a file is judged by the same rule."""
-    folder = Path(row["run"]) if Path(row["run"]).is_absolute() else ROOT / row["run"]
+    folder = run_folder(row["run"])
     if not row.get("speedup") or not (folder / "journal.jsonl").is_file():
         return row
     row = {**row, "journal_device": _accepting_card(folder)}
     return {**row, **compare_speed(row["speedup"], row)}
+
+
+def of_the_present_best(row: dict) -> bool:
+    """Whether a record re-checked the best its run holds now (a run that went on since may have
+    replaced it): by the best's source hash, or, in a record older than that field, by the journal's
+    figure for the best, which a later gate re-timing the same best also moves (such a record is
+    dropped too, and the best re-checked again: a few minutes spent, nothing wrongly credited)."""
+    folder = run_folder(row["run"])
+    if not (folder / "journal.jsonl").is_file():
+        return False
+    best = Journal(folder).best()
+    if "best_hash" in row:
+        return row["best_hash"] == best.get("source_hash")
+    return row.get("journal_speedup") == best.get("geomean_vs_initial")
+
+
+def run_folder(run: str) -> Path:
+    """A record's run folder: as written, or under the repository where the record names it relatively."""
+    return Path(run) if Path(run).is_absolute() else ROOT / run
 
 
 def _accepting_round(journal: Journal, best: dict) -> dict:
@@ -229,7 +249,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*", default=(), help="operators as LEVEL/NAME (default: every accepted best)")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    rows = [rejudged(row) for row in json.loads(args.out.read_text())["operators"]] if args.out.is_file() else []
+    kept = json.loads(args.out.read_text())["operators"] if args.out.is_file() else []
+    for row in kept:
+        if not of_the_present_best(row):
+            print(f"{row['run']}: its record is not of the present best (replaced, or re-timed since); dropped",
+                  flush=True)
+    rows = [rejudged(row) for row in kept if of_the_present_best(row)]
     done = {row["run"] for row in rows}
     card = args.card or next((row["device"] for row in rows if row.get("device")), None) or card_model()
     for folder in same_card_first(accepted_runs(args.runs, args.only), card):

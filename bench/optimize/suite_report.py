@@ -55,24 +55,11 @@ def with_rechecks(found: dict, files: list[Path]) -> dict:
     samples: dict[Path, list[dict]] = {}
     for path in files:
         for row in json.loads(path.read_text())["operators"]:
-            if of_the_current_best(row):
+            if recheck.of_the_present_best(row):
                 samples.setdefault(_resolved(row["run"]), []).append({**recheck.rejudged(row), "file": str(path)})
     rows = [{**row, "recheck": folded(samples[_resolved(row["run"])])}
             if row.get("run") and _resolved(row["run"]) in samples else row for row in found["operators"]]
     return {**found, "operators": rows, "summary": {**found["summary"], "recheck": recheck_summary(rows)}}
-
-
-def of_the_current_best(record: dict) -> bool:
-    """Whether the record re-checked the best its run holds now (a run that went on since may have
-    replaced it): by the best's source hash, or, in a record older than that field, by the journal's
-    figure for it."""
-    folder = _resolved(record["run"])
-    if not (folder / "journal.jsonl").is_file():
-        return False
-    best = Journal(folder).best()
-    if "best_hash" in record:
-        return record["best_hash"] == best.get("source_hash")
-    return record.get("journal_speedup") == best.get("geomean_vs_initial")
 
 
 def folded(records: list[dict]) -> dict:
@@ -118,8 +105,7 @@ def recheck_lines(summary: dict) -> list[str]:
 
 
 def _resolved(run: str) -> Path:
-    path = Path(run)
-    return (path if path.is_absolute() else ROOT / path).resolve()
+    return recheck.run_folder(run).resolve()
 
 
 def main(argv: list[str]) -> int:

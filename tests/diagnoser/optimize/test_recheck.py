@@ -174,3 +174,20 @@ def test_clock_samples_summarize_to_median_and_extremes():
     row = {"run": "r/level1/a", "correct": True, "journal_speedup": 1.2, "clocks": summary}
     assert recheck.table([row]).splitlines()[-1].endswith("| 1755/1980 MHz, 700/700 W |")
     assert recheck.table([{**row, "clocks": None}]).splitlines()[-1].endswith("| - | - |")
+
+
+def test_a_record_of_a_best_a_later_round_replaced_is_dropped_and_the_new_best_rechecked(tmp_path, capsys):
+    runs = tmp_path / "runs"
+    replaced = run_folder(runs, "level1/replaced", "solution.py")
+    kept = run_folder(runs, "level1/kept", "solution.py")
+    out = tmp_path / "recheck.json"
+    out.write_text(json.dumps({"operators": [
+        {"run": str(replaced), "journal_speedup": 1.1, "correct": True},  # the figure of an earlier best
+        {"run": str(kept), "journal_speedup": 1.25, "correct": True},  # the journal's best's own figure
+    ]}))
+    assert recheck.main(["--runs", str(runs), "--out", str(out), "--backend", "interpret", "--deadline", "0"]) == 0
+    printed = capsys.readouterr().out
+    assert f"{replaced}: its record is not of the present best (replaced, or re-timed since); dropped" in printed
+    assert f"{replaced}: not started (deadline)" in printed and f"{kept}: not started" not in printed
+    assert not recheck.of_the_present_best({"run": str(kept), "best_hash": "another best's", "journal_speedup": 1.25})
+    assert not recheck.of_the_present_best({"run": str(tmp_path / "gone"), "journal_speedup": 1.25})
