@@ -3,11 +3,15 @@ product before anything is timed, so a difference in time is the layout's alone.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
-from ...bench_scripts import load_bench_script
+from ...bench_scripts import ROOT, load_bench_script
 
+SCRIPT = ROOT / "bench" / "triage" / "row_alignment.py"
 script = load_bench_script("triage/row_alignment.py")
 
 
@@ -19,11 +23,19 @@ def test_the_lined_layout_is_a_view_of_the_same_values_with_rows_on_whole_lines(
     assert script.laid(values[:, :128], lined=True).stride(0) == 192  # the control: one line more
 
 
-def test_quick_checks_every_contestant_on_both_layouts(tmp_path, monkeypatch):
-    monkeypatch.setattr(script, "OUT", tmp_path)
-    monkeypatch.setenv("TRITON_INTERPRET", "1")  # what --quick sets, undone after the test
-    assert script.main(["--quick"]) == 0
+def test_quick_checks_every_contestant_on_both_layouts(tmp_path):
+    # a process of its own: --quick sets the interpreter before Triton is first imported
+    done = subprocess.run([sys.executable, str(SCRIPT), "--quick"], cwd=ROOT, env={**os.environ, "OUT": str(tmp_path)},
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads((tmp_path / "row_alignment.json").read_text())
     assert {row["contestant"] for row in found["rows"]} == {"tma 32x32x32", "cublas (torch.matmul)"}
     assert all(row["correct"] and "dense_ms" not in row for row in found["rows"])  # the interpreter times nothing
     assert {row["lined_row_bytes"] for row in found["rows"]} == {512, 384}
+
+
+def test_quick_refuses_a_process_that_imported_triton_compiled(monkeypatch):
+    pytest.importorskip("triton")
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    with pytest.raises(SystemExit, match="has not imported Triton yet"):
+        script.main(["--quick"])
