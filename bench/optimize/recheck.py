@@ -180,6 +180,18 @@ def rejudged(row: dict) -> dict:
     return {**row, **compare_speed(row["speedup"], row)}
 
 
+def present_records(path: Path) -> tuple[list[dict], list[dict]]:
+    """A record file's records of the bests their runs hold now, each judged again (``rejudged``), and
+    those of bests replaced or re-timed since (``of_the_present_best``), which no longer count."""
+    present, stale = [], []
+    for row in json.loads(path.read_text())["operators"] if path.is_file() else []:
+        if of_the_present_best(row):
+            present.append(rejudged(row))
+        else:
+            stale.append(row)
+    return present, stale
+
+
 def of_the_present_best(row: dict) -> bool:
     """Whether a record re-checked the best its run holds now (a run that went on since may have
     replaced it): by the best's source hash, or, in a record older than that field, by the journal's
@@ -249,12 +261,10 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", nargs="*", default=(), help="operators as LEVEL/NAME (default: every accepted best)")
     args = parser.parse_args(argv)
     started = time.monotonic()
-    kept = json.loads(args.out.read_text())["operators"] if args.out.is_file() else []
-    for row in kept:
-        if not of_the_present_best(row):
-            print(f"{row['run']}: its record is not of the present best (replaced, or re-timed since); dropped",
-                  flush=True)
-    rows = [rejudged(row) for row in kept if of_the_present_best(row)]
+    rows, stale = present_records(args.out)
+    for row in stale:
+        print(f"{row['run']}: its record is not of the present best (replaced, or re-timed since); dropped",
+              flush=True)
     done = {row["run"] for row in rows}
     card = args.card or next((row["device"] for row in rows if row.get("device")), None) or card_model()
     for folder in same_card_first(accepted_runs(args.runs, args.only), card):

@@ -54,11 +54,12 @@ def with_rechecks(found: dict, files: list[Path]) -> dict:
     its files) folded into one entry, and the summary's ``recheck`` entry."""
     samples: dict[Path, list[dict]] = {}
     for path in files:
-        for row in json.loads(path.read_text())["operators"]:
-            if recheck.of_the_present_best(row):
-                samples.setdefault(_resolved(row["run"]), []).append({**recheck.rejudged(row), "file": str(path)})
-    rows = [{**row, "recheck": folded(samples[_resolved(row["run"])])}
-            if row.get("run") and _resolved(row["run"]) in samples else row for row in found["operators"]]
+        for row in recheck.present_records(path)[0]:
+            samples.setdefault(_resolved(row["run"]), []).append({**row, "file": str(path)})
+    rows = []
+    for row in found["operators"]:
+        run = _resolved(row["run"]) if row.get("run") else None
+        rows.append({**row, "recheck": folded(samples[run])} if run in samples else row)
     return {**found, "operators": rows, "summary": {**found["summary"], "recheck": recheck_summary(rows)}}
 
 
@@ -78,9 +79,9 @@ def folded(records: list[dict]) -> dict:
 
 def recheck_summary(rows: list[dict]) -> dict:
     checked = [row for row in rows if "recheck" in row]
-    judged = [row for row in checked if row["recheck"].get("within_spread") is not None]  # same card model
+    judged = [row for row in checked if _timed_on_its_card(row)]
     counted = [row for row in rows if optimized.counts(row)]
-    in_place = [row["recheck"]["speedup"] if row in judged else row["speedup_vs_initial"] for row in counted]
+    in_place = [row["recheck"]["speedup"] if _timed_on_its_card(row) else row["speedup_vs_initial"] for row in counted]
     return {"operators": len(checked),
             "incorrect": [row["operator"] for row in checked if not row["recheck"].get("correct")],
             "judged": len(judged),
@@ -88,6 +89,12 @@ def recheck_summary(rows: list[dict]) -> dict:
                                if not row["recheck"]["within_spread"]},
             "ratio_geomean": geomean([row["recheck"]["ratio"] for row in judged]) if judged else None,
             "speedup_vs_initial_geomean": geomean(in_place) if in_place else None}
+
+
+def _timed_on_its_card(row: dict) -> bool:
+    """Whether a row's re-checks include some timed on the card model that accepted its best (only
+    those carry a verdict on the speed)."""
+    return row.get("recheck", {}).get("within_spread") is not None
 
 
 def recheck_lines(summary: dict) -> list[str]:

@@ -122,6 +122,7 @@ def measure_shape(label: str, m: int, n: int, k: int, runs: dict, device: str, t
     a, b = (torch.randn((rows, k), generator=generator).to(device=device, dtype=torch.float16) for rows in (m, n))
     operands = {lined: (laid(a, lined), laid(b, lined)) for lined in (False, True)}
     reference = torch.matmul(operands[False][0].float(), operands[False][1].float().T)
+    tolerance = 1e-2 * max(1.0, reference.abs().max().item())
     rows = []
     for name, run in runs.items():
         row = {"shape": label, "M": m, "N": n, "K": k, "contestant": name, "row_bytes": 2 * k,
@@ -130,8 +131,7 @@ def measure_shape(label: str, m: int, n: int, k: int, runs: dict, device: str, t
             a, b = operands[lined]
             error = (run(a, b).float() - reference).abs().max().item()
             row[f"{_layout(lined)}_max_error"] = error
-        row["correct"] = all(row[f"{_layout(lined)}_max_error"] <= 1e-2 * max(1.0, reference.abs().max().item())
-                             for lined in (False, True))
+        row["correct"] = all(row[f"{_layout(lined)}_max_error"] <= tolerance for lined in (False, True))
         if timed and row["correct"]:
             row.update(timed_in_turn(run, operands, 2.0 * m * n * k))
         rows.append(row)
@@ -149,10 +149,8 @@ def timed_in_turn(run, operands: dict, flop: float) -> dict:
             times[lined].append(do_bench(lambda: run(a, b), warmup=25, rep=100, return_mode="median"))
     found = {}
     for lined, samples in times.items():
-        layout = _layout(lined)
-        found[f"{layout}_ms"] = samples
-        found[f"{layout}_median_ms"] = statistics.median(samples)
-        found[f"{layout}_tflops"] = flop / statistics.median(samples) / 1e9
+        layout, median = _layout(lined), statistics.median(samples)
+        found.update({f"{layout}_ms": samples, f"{layout}_median_ms": median, f"{layout}_tflops": flop / median / 1e9})
     found["dense_over_lined"] = found["dense_median_ms"] / found["lined_median_ms"]
     found["rounds_spread"] = max(max(s) / min(s) - 1.0 for s in times.values())
     return found
