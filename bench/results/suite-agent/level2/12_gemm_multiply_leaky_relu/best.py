@@ -1,30 +1,33 @@
-"""Linear + multiply + LeakyReLU: operands through TMA descriptors into 128x256 / 256x128 Hopper
-tiles, output rows padded to 16 bytes, and the tiles of a partial last wave split along K.
+"""Linear + multiply + LeakyReLU: round 4's TMA main loop, with four-stage versions of the 128x256
+and 256x128 tiles beside the three-stage ones, for the shape whose operand rows are not a multiple
+of 128 bytes.
 
-Round 3's best (the rules' configuration search, 2.110x, then the agent's fused epilogue) runs the
-five cases at 66-76% of the roofline; eager, a cuBLAS GEMM followed by two elementwise kernels,
-is faster on four of them (case 3, 8192 x 4096 -> 1024: 0.1117 against 0.1345 ms; torch.compile
-reaches 86% of the floor there). With the epilogue already fused, the difference is the GEMM's
-main loop: the brief's findings account for none of it (compute-bound, unexplained), and its IR
-(`ladder ir best.py --case 3`) shows both operand copies as masked cp.async with per-thread
-addresses inside the K loop (best.py:41, 43) at every config.
-The 2048 x 3072 -> 8191 case's output rows are only 2-byte aligned, so its stores are one element
-wide. What changed:
-- the output is allocated with rows padded to the next multiple of 8 elements and returned as a
-  view of its real columns: every store is 16 bytes and its mask constant over each 8 columns, on
-  every case;
-- the operands come through TMA descriptors (hardware zero fill past M, N and K): no masked or
-  clamped loads and no per-thread operand pointers, so the 128x256 and 256x128 tiles need no
-  pruning; the cp.async configs stay beside them so the autotuner keeps whichever is faster;
-- the tiles past the last whole wave are split along K (S = min(slots // tail, K steps // 4, 8)
-  pieces) where that fills the idle SMs; a piece parks its fp32 partial in a workspace
-  (L2-resident) and a second kernel adds each tile's pieces in a fixed order (deterministic, no
-  atomics) and runs the epilogue 64 x 64 at a time. SPLIT is a constexpr of the config and shape:
-  a shape that fills its waves has no split code and no second launch;
-- x and W are copied into rows zero-padded to a multiple of 8 only where their rows are not
-  16-byte aligned, as TMA requires.
-Kept from round 3: bias, multiplier and LeakyReLU on the fp32 accumulator with one fp16
-rounding, autotuned Hopper tiles in GROUP_M-grouped order.
+Round 4's best runs cases 0-3 at 83-91% of the roofline, level with eager's cuBLAS, and case 4,
+1537 x 6000 -> 5000, at 66% (0.1828 ms against eager's 0.1558), compute-bound, no finding. Its
+schedule explains little of that: M = 12 x 128 + 1, so a 13th row of 128x256 tiles holds a single
+row (260 tiles, 1.97 waves on 132 SMs), but the 240 tiles of whole rows already need 1.82 waves, so
+dropping or cheapening the one-row tiles leaves two waves of 94 K steps either way; only a balanced
+(stream-K) second wave could go below two, for at most 9% before its partial-tile traffic. Per K
+step case 4 is the slow one: fitting the brief's times as launch + waves x (steps x c + epilogue)
+gives c = 0.70 us per 128x256x64 step on cases 0, 2 and 3 (K = 8192, 3072, 4096; launch 12 us,
+epilogue 4 us), while case 4 needs c = 0.87 on 128x256's two waves of 94 steps (0.78 if it ran
+256x128 with its split tail), 11-24% slower; eager's 0.1558 ms would be the same two waves at c =
+0.72, so cuBLAS (deeper, warp-specialized pipelines) loses little of the step there. Case 4 is the
+only case whose rows are not a multiple of 128 bytes: K = 6000 puts x's and W's rows 12000 bytes
+apart, so three of every four 128-byte rows of a TMA box (128 x 64 or 256 x 64 fp16) start 32, 64
+or 96 bytes into an L2 line and span two lines: each box takes more L2 requests and longer to land,
+and three stages leave two boxes in flight to cover it (the IR: pipelined, buffers 3, 148.5 kB of
+shared memory, 1 program per SM). What changed:
+- the 128x256 and 256x128 TMA tiles come also with four stages (three boxes in flight while one is
+  computed; 197.7 kB of shared memory, under sm_90's 227 kB; 154 and 184 registers, no spills, one
+  program per SM as before), so the loads of the misaligned rows have a third more time to land;
+  padding the rows instead would copy W (60 MB) on every forward;
+- the autotuner (keyed on M, N, K and the SM count) times them beside round 4's six configs, which
+  stay unchanged, so a shape whose loads are already covered keeps its three-stage tile.
+Kept from round 4: operands through TMA descriptors (zero fill past M, N and K), output rows padded
+to a multiple of 8 (16-byte stores, a view returned), tiles past the last whole wave split along K
+where that fills the idle SMs (fp32 pieces added in a fixed order by a second kernel), bias,
+multiplier and LeakyReLU on the fp32 accumulator with one fp16 rounding, GROUP_M-grouped order.
 """
 import os
 
@@ -48,8 +51,10 @@ def _set_blocks(nargs):
 
 def _configs():
     # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA)
+    # round 4's six, then the two big TMA tiles with four stages (192 kB of operand buffers)
     shapes = [(128, 256, 64, 3, 8, 1, True), (256, 128, 64, 3, 8, 1, True), (128, 128, 64, 4, 8, 1, True),
-              (128, 128, 64, 3, 8, 2, True), (128, 256, 64, 3, 8, 1, False), (128, 128, 64, 4, 8, 1, False)]
+              (128, 128, 64, 3, 8, 2, True), (128, 256, 64, 3, 8, 1, False), (128, 128, 64, 4, 8, 1, False),
+              (128, 256, 64, 4, 8, 1, True), (256, 128, 64, 4, 8, 1, True)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma},
                           num_stages=s, num_warps=w, pre_hook=_set_blocks)
             for m, n, k, s, w, p, tma in shapes]

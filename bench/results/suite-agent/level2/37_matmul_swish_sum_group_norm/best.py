@@ -1,22 +1,26 @@
-"""Linear + Swish + bias + GroupNorm in one kernel, its operands now through TMA descriptors.
+"""Linear + Swish + bias + GroupNorm: groups of a power-of-two size stay fused into the GEMM's
+epilogue; other group sizes take a GEMM over ordinary tiles and a GroupNorm pass over its output.
 
-The best (the agent's round 2) runs four cases at 49-69% of the roofline and 4000 x 3000 -> 3000
-with 30 groups of 100 channels at 28%, where eager (cuBLAS, then GroupNorm) is ahead (0.294 vs
-0.333 ms) and torch.compile reaches 57% of the floor. Its findings name nv.int64-index; its loop
-still carries the masked, clamped per-thread operand copies of every edge tile, and a tile of 100-
-or 200-channel groups is an edge in N on every program (its W rows past the tile's whole groups
-are clamped reads). What changed:
-- x and W come through TMA descriptors in [BLOCK, BLOCK_K] boxes as they lie (W's box transposed
-  in shared memory for the dot), from the tile's first row and first channel: rows past M and N
-  and K steps past K arrive as zeros from the hardware, so the loop has no masks, no clamps and
-  no per-thread pointers (the channels of the next group that a 256-wide box also reads are
-  computed and left out by the epilogue's mask, as before); the cp.async configs stay beside the
-  TMA ones so the autotuner keeps whichever is faster per size;
-- x and W are copied into rows zero-padded to a multiple of 8 elements only where their rows are
-  not 16-byte aligned (none of these cases), as TMA requires, so UNIT is always 8.
-Kept: tiles that span whole groups, Swish and the extra bias on the fp32 accumulator, power-of-two
-groups reduced at once and other groups in masked passes, the output rows' Y_UNIT, grouped order.
-
+The best (the agent's round 3, TMA operands) runs the 4000 x 3000 -> 3000 case, 30 groups of 100
+channels, at 35% of the roofline (0.280 ms on the H100 gate's timing, eager's cuBLAS and GroupNorm
+0.311 ms, torch.compile 57% of the floor), against 55-78% on the four cases whose groups are 64 or
+128 channels. Its source says why (best.py:45-54, 86-93, 120-128): a tile must hold whole groups,
+so a 100-channel group takes a 128-wide slot, each tile computes 28 of every 128 channels only to
+throw them away (22% of its wgmma work) and runs one masked mean-and-variance pass over the whole
+tile per group, and tiles past 16K elements on 8 warps are pruned for such groups because those
+passes spill them: the case runs on 128x128 or 64x256 tiles. Its GEMM is 72 GFLOP (0.09 ms at the
+floor); its output is 24 MB (written and read back once more: 12 us at the HBM ceiling). What changed:
+- where the groups are not a power of two, linear_swish_group_norm_kernel runs with FUSED off: its
+  tiles are the plain GEMM tiles (every config, 128x256 and 256x128 included, none computing a
+  discarded channel), its epilogue Swish + bias on the fp32 accumulator rounded once to fp16 into
+  y (the reference holds that value in fp16 too), and group_norm_rows_kernel then normalizes y
+  in place, one block of rows of one group per program (32 rows of 100 channels here, 4096 slots
+  in all) read once into registers (fp32 statistics, centred variance), with the affine on the way out;
+- the masked per-group passes are gone (no case takes them now), and a 256x128 tile joins the
+  configs (fused groups of up to 128 channels fit it).
+Kept: power-of-two groups reduced at once through a [BLOCK_M, groups, channels] reshape in the
+epilogue of tiles spanning whole groups, TMA operand boxes with the cp.async configs beside them,
+padding of rows not 16-byte aligned, the output rows' Y_UNIT, grouped order.
 """
 import torch
 import torch.nn as nn
@@ -25,6 +29,7 @@ import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
 UNIT = 8  # fp16 elements per 16 bytes: x's and W's rows always hold whole units (padded where not)
+NORM_BLOCK = 4096  # elements per program of group_norm_rows_kernel (32 rows of a 128-channel slot: 32 a thread)
 
 
 def _set_blocks(nargs):
@@ -36,7 +41,8 @@ def _set_blocks(nargs):
 
 def _configs():
     # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, TMA)
-    shapes = [(128, 256, 64, 3, 8, True), (128, 128, 64, 4, 8, True), (64, 256, 64, 4, 8, True),
+    shapes = [(128, 256, 64, 3, 8, True), (256, 128, 64, 3, 8, True), (128, 128, 64, 4, 8, True),
+              (64, 256, 64, 4, 8, True),
               (128, 128, 64, 4, 4, True), (64, 128, 64, 4, 4, True),
               (128, 256, 64, 3, 8, False), (128, 128, 64, 4, 8, False), (64, 256, 64, 4, 8, False)]
     return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "TMA": tma}, num_stages=s,
@@ -45,24 +51,23 @@ def _configs():
 
 
 def _fits(configs, named_args, **kwargs):
-    """Configs whose tile holds at least one whole group; for groups of other than a power-of-two size
-    not the 128x256 tile on 8 warps, whose masked per-group pass spills there (856 B on sm_90)."""
-    power_of_two = kwargs["CPG"] == kwargs["CPG_P"]
-    fitting = [c for c in configs if c.kwargs["BLOCK_N"] >= kwargs["CPG_P"]
-               and (power_of_two or c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 2048 * c.num_warps)]
+    """Fused, a tile must hold at least one whole group; unfused, every tile does."""
+    if not kwargs["FUSED"]:
+        return configs
+    fitting = [c for c in configs if c.kwargs["BLOCK_N"] >= kwargs["CPG_P"]]
     if not fitting:
         raise ValueError(f"groups of {kwargs['CPG']} channels exceed every tile")
     return fitting
 
 
-@triton.autotune(configs=_configs(), key=["M", "n_units", "k_units", "CPG", "UNIT", "Y_UNIT"],
+@triton.autotune(configs=_configs(), key=["M", "n_units", "k_units", "CPG", "FUSED", "UNIT", "Y_UNIT"],
                  prune_configs_by={"early_config_prune": _fits})
 @triton.heuristics({"EVEN_K": lambda a: (a["k_units"] * a["UNIT"]) % a["BLOCK_K"] == 0})
 @triton.jit
 def linear_swish_group_norm_kernel(
     x_desc, w_desc, x_ptr, w_ptr, b_ptr, extra_bias_ptr, gamma_ptr, beta_ptr, y_ptr,
     M, n_units, k_units, xm_units, wn_units, ym_units, eps,
-    CPG: tl.constexpr, CPG_P: tl.constexpr, UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
+    CPG: tl.constexpr, CPG_P: tl.constexpr, FUSED: tl.constexpr, UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     TMA: tl.constexpr, EVEN_K: tl.constexpr,
 ):
@@ -74,7 +79,7 @@ def linear_swish_group_norm_kernel(
     G: tl.constexpr = BLOCK_N // CPG_P
     pid = tl.program_id(0)
     tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, G * CPG)
+    tiles_n = tl.cdiv(N, BLOCK_N)
     group = GROUP_M * tiles_n
     first_m = (pid // group) * GROUP_M
     rows_in_group = min(tiles_m - first_m, GROUP_M)
@@ -83,14 +88,14 @@ def linear_swish_group_norm_kernel(
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     local = tl.arange(0, BLOCK_N)
-    offs_n = pid_n * (G * CPG) + local
-    n_mask = (local < G * CPG) & (offs_n < N)
+    offs_n = pid_n * BLOCK_N + local
+    n_mask = offs_n < N
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if TMA:
         # TMA boxes: rows of x past M, rows of W past N and K steps past K arrive as zeros
         for k in range(tl.cdiv(K, BLOCK_K)):
             x = x_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
-            w = w_desc.load([pid_n * (G * CPG), k * BLOCK_K])
+            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
             acc = tl.dot(x, w.T, acc)
     else:
         offs_k = tl.arange(0, BLOCK_K)
@@ -112,25 +117,41 @@ def linear_swish_group_norm_kernel(
 
     lin = acc + tl.load(b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
     h = lin * tl.sigmoid(lin) + tl.load(extra_bias_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
-    if CPG == CPG_P:  # whole power-of-two groups fill the tile: reduce each at once
+    if FUSED:  # whole power-of-two groups fill the tile (BLOCK_N of them a multiple): reduce each at once
         h3 = tl.reshape(h, (BLOCK_M, G, CPG))
         centred = h3 - (tl.sum(h3, axis=2) / CPG)[:, :, None]
         rstd = 1.0 / tl.sqrt(tl.sum(centred * centred, axis=2) / CPG + eps)
         normed = tl.reshape(centred * rstd[:, :, None], (BLOCK_M, BLOCK_N))
-    else:  # groups of other sizes: G (one or two) masked passes
-        member = local // CPG
-        normed = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for g in tl.static_range(G):
-            inside = (member == g) & n_mask
-            group_mean = tl.sum(tl.where(inside[None, :], h, 0.0), axis=1) / CPG
-            centred = tl.where(inside[None, :], h - group_mean[:, None], 0.0)
-            group_rstd = 1.0 / tl.sqrt(tl.sum(centred * centred, axis=1) / CPG + eps)
-            normed = tl.where(inside[None, :], centred * group_rstd[:, None], normed)
-    gamma = tl.load(gamma_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
-    beta = tl.load(beta_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
-    y = normed * gamma[None, :] + beta[None, :]
+        gamma = tl.load(gamma_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
+        beta = tl.load(beta_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)
+        y = normed * gamma[None, :] + beta[None, :]
+    else:  # h itself, normalized afterwards by group_norm_rows_kernel
+        y = h
     tl.store(y_ptr + offs_m.to(tl.int64)[:, None] * stride_ym + offs_n[None, :], y.to(y_ptr.dtype.element_ty),
              mask=(offs_m[:, None] < M) & n_mask[None, :])
+
+
+@triton.jit
+def group_norm_rows_kernel(y_ptr, gamma_ptr, beta_ptr, M, ym_units, eps,
+                           CPG: tl.constexpr, CPG_P: tl.constexpr, Y_UNIT: tl.constexpr, BLOCK_R: tl.constexpr):
+    """GroupNorm of y in place, one [BLOCK_R rows, one group] block per program: the block is read
+    once into registers, its mean and centred variance taken there in fp32, and written back
+    normalized with the group's affine."""
+    stride_ym = ym_units * Y_UNIT
+    rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    local = tl.arange(0, CPG_P)
+    inside = local < CPG
+    cols = tl.program_id(1) * CPG + local
+    mask = (rows[:, None] < M) & inside[None, :]
+    ptrs = y_ptr + rows.to(tl.int64)[:, None] * stride_ym + cols[None, :]
+    h = tl.load(ptrs, mask=mask, other=0.0).to(tl.float32)
+    mean = tl.sum(h, axis=1) / CPG
+    centred = tl.where(inside[None, :], h - mean[:, None], 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(centred * centred, axis=1) / CPG + eps)
+    gamma = tl.load(gamma_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    beta = tl.load(beta_ptr + cols, mask=inside, other=0.0).to(tl.float32)
+    y = centred * rstd[:, None] * gamma[None, :] + beta[None, :]
+    tl.store(ptrs, y.to(y_ptr.dtype.element_ty), mask=mask)
 
 
 @triton.jit
@@ -194,13 +215,20 @@ class ModelNew(nn.Module):
         x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
         w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
 
+        fused = cpg == cpg_p
+
         def grid(meta):
-            per_tile = (meta["BLOCK_N"] // cpg_p) * cpg
-            return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, per_tile),)
+            return (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
 
         linear_swish_group_norm_kernel[grid](
             x_desc, w_desc, x, w, self.matmul.bias, self.bias, self.group_norm.weight, self.group_norm.bias, y,
             M, N // y_unit, K // UNIT, x.stride(0) // UNIT, w.stride(0) // UNIT, y.stride(0) // y_unit,
-            self.group_norm.eps, CPG=cpg, CPG_P=cpg_p, UNIT=UNIT, Y_UNIT=y_unit,
+            self.group_norm.eps, CPG=cpg, CPG_P=cpg_p, FUSED=fused, UNIT=UNIT, Y_UNIT=y_unit,
         )
+        if not fused:
+            rows = max(1, NORM_BLOCK // cpg_p)
+            group_norm_rows_kernel[(triton.cdiv(M, rows), self.group_norm.num_groups)](
+                y, self.group_norm.weight, self.group_norm.bias, M, y.stride(0) // y_unit, self.group_norm.eps,
+                CPG=cpg, CPG_P=cpg_p, Y_UNIT=y_unit, BLOCK_R=rows, num_warps=4,
+            )
         return y

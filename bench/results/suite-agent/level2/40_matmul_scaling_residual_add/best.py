@@ -1,24 +1,33 @@
-"""Linear + scale + residual: operands through TMA descriptors into 128x256 / 256x128 Hopper tiles
-on every case, output rows padded to 16 bytes, and the tiles of a partial last wave split along K.
+"""Linear + scale + residual: round 2's TMA tiles and tail split, plus configs that first copy x and W
+into rows padded to whole K steps, so that every TMA box row starts on a 128-byte line.
 
-Round 2's best runs four cases at 69-79% of the roofline and 5000 x 3000 -> 7001 at 42%, where
-torch.compile reaches 75%. Its source says why (best.py:8-17, 37-46): the 7001-wide output rows
-are only 2-byte aligned, so that case's stores and their masks are one element wide and the three
-largest-per-warp tiles, which spill there, are pruned from its autotuning space; and K = 3000 is
-not a multiple of BLOCK_K, so its last K step is masked. What changed:
-- the output is allocated 7008 wide (the next multiple of 8) and returned as a view of its first
-  7001 columns: every store is 16 bytes and its mask constant over each 8 columns, on every case;
-- the operands come through TMA descriptors (hardware zero fill past M, N and K): no masked or
-  clamped loads and no per-thread operand pointers, so 128x256 and 256x128 need no pruning; the
-  round-2 cp.async configs stay beside them so the autotuner keeps whichever is faster per case;
-- the tiles past the last whole wave are split along K (S = min(slots // tail, K steps // 4, 8)
-  pieces) where that fills the idle SMs; a piece parks its fp32 partial in a workspace
-  (L2-resident) and split_tile_scale_kernel adds each tile's pieces in a fixed order
-  (deterministic, no atomics) and runs the epilogue 64 x 64 at a time. SPLIT is a constexpr of
-  the config and shape: a shape that fills its waves has no split code and no second launch.
-Kept from round 2: y * s + y as one multiply by s + 1 with the bias on the fp32 accumulator (the
-clone is a detached copy of y), one bf16 rounding, autotuned Hopper tiles in GROUP_M-grouped
-order, 16-byte cp.async operand copies on the pointer path.
+Round 2's best runs cases 0-2 at 88-89% of the roofline and 2048 x 2048 -> 8192 at 79%, but
+5000 x 3000 -> 7001 at 63% (0.421 ms; torch.compile 75%). Tile counts do not explain that case:
+128x256 gives 40 x 28 = 1120 tiles, 8 whole waves on 132 SMs and 64 tail tiles split in two (1184
+programs, 8.5 waves of time for 8.48 of work); padding costs 4.6% (5000 of 5120 rows, 7001 of 7168
+columns); the epilogue is the one cases 0-2 pay, and the IR of its loop is theirs (TMA boxes, 3
+buffers, wgmma 64x256x16, no spills). Its K steps are what is slow: 0.421 ms for 8 x 47 + 24 steps
+per SM is about 1.05 us a step, where case 0's 16 waves of 64 steps of the same 32768 x 64 tile
+area take 0.76 us each. What sets it apart is its rows: K = 3000 puts the rows of x and W 6000
+bytes apart, 16 bytes off a 32-byte sector on every other row and off a 128-byte line on 7 rows
+of 8, so the 128-byte rows of the x_desc / w_desc boxes (lines 209-210) read 5 sectors instead of
+4 on half the rows, across two lines. The suite's other TMA GEMMs agree: the cases whose K rows are
+16 bytes off a sector (K = 3000, 5000, 7000: level-1 01, level-2 09, 22, 33, 37, 76, 99) run at
+35-63% of the roofline, while level-2 86's 1500 x 6000 -> 6000, the same split-tail TMA kernel on
+12000-byte rows (32-byte aligned), runs at 81%. What changed:
+- where K is not a whole number of K steps (BLOCK_K = 64, 128-byte rows), each TMA config also
+  comes as a PAD variant that reads x and W from copies whose rows are zero-padded to the next
+  multiple of 64 (3000 -> 3008: every box row on a 128-byte line, the last K step whole). One
+  launch of pad_k_kernel makes both copies (16-byte loads and stores, x's and W's row blocks in one
+  grid); the config's pre_hook runs it, so the autotuner times the copy (about 144 MB of traffic
+  on 5000 x 3000 -> 7001, some 50 us on an H100) together with the GEMM it enables, and keeps a PAD
+  variant only where the faster K loop pays for it. Shapes whose K is whole steps (cases 0-2 and 4)
+  prune the PAD variants and run round 2's kernels unchanged.
+Kept from round 2: operands through TMA descriptors (hardware zero fill past M, N and K), the output
+allocated 8-padded wide and returned as a view (16-byte stores), y * s + y as one multiply by s + 1
+on the fp32 accumulator with the bias, one bf16 rounding, the tiles past the last whole wave split
+along K with their fp32 pieces added in a fixed order by split_tile_scale_kernel, autotuned Hopper
+tiles in GROUP_M-grouped order, the 16-byte cp.async configs beside the TMA ones.
 """
 import os
 
@@ -32,24 +41,51 @@ UNIT = 8  # bf16 elements per 16 bytes
 CHUNK = 64  # rows and columns per program of the split tiles' epilogue
 MIN_STEPS = 4  # fewest K steps a piece of a split tile gets
 MAX_SPLIT = 8  # most pieces a tile is split into (the epilogue reads them all back)
+K_STEP = 64  # BLOCK_K of every config: the PAD variants pad K to a multiple of it (128-byte rows)
+PAD_ROWS, PAD_COLS = 32, 256  # block of pad_k_kernel (16 kB a program)
 
 
 def _set_blocks(nargs):
     """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K, BLOCK_N x BLOCK_K)."""
-    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
-    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
+    for x_name, w_name in (("x_desc", "w_desc"), ("xp_desc", "wp_desc")):
+        if nargs[x_name] is not None:  # (no padded copies where K is whole steps)
+            nargs[x_name].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+            nargs[w_name].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
+
+
+def _pad_then_set_blocks(nargs):
+    """Pre-hook of the PAD configs: copy x and W into the K-step-padded rows xp_desc and wp_desc
+    describe, then set the block shapes. The autotuner runs it inside each timed call of the
+    config, so the copy is timed with the GEMM it enables."""
+    if nargs["xp_desc"] is not None:  # (None where K is whole steps: the PAD configs are pruned there)
+        _pad_k(nargs["x_ptr"], nargs["w_ptr"], nargs["xp_desc"].base, nargs["wp_desc"].base)
+    _set_blocks(nargs)
 
 
 def _configs():
     # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA)
+    # PAD: operands read from the K-step-padded copies (TMA configs only; pruned where K is whole steps)
     shapes = [(128, 256, 64, 3, 8, 1, True), (256, 128, 64, 3, 8, 1, True), (128, 128, 64, 4, 8, 1, True),
               (128, 128, 64, 3, 8, 2, True), (128, 256, 64, 3, 8, 1, False), (128, 128, 64, 4, 8, 1, False)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma},
-                          num_stages=s, num_warps=w, pre_hook=_set_blocks)
-            for m, n, k, s, w, p, tma in shapes]
+    configs = []
+    for pad in (False, True):
+        for m, n, k, s, w, p, tma in shapes:
+            if pad and not tma:
+                continue
+            configs.append(triton.Config(
+                {"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma, "PAD": pad},
+                num_stages=s, num_warps=w, pre_hook=_pad_then_set_blocks if pad else _set_blocks))
+    return configs
 
 
 _CONFIGS = _configs()
+
+
+def _prune(configs, named_args, **kwargs):
+    """The PAD variants only where K is not a whole number of K steps (elsewhere they are the same
+    GEMM plus a copy)."""
+    K = named_args["k_units"] * UNIT
+    return [c for c in configs if not c.kwargs["PAD"] or K % c.kwargs["BLOCK_K"] != 0]
 
 
 def _schedule(M, N, K, block_m, block_n, block_k, slots):
@@ -79,6 +115,8 @@ _HEURISTICS = {
     "full_tiles": lambda a: _args_schedule(a)[1],
     "SPLIT": lambda a: _args_schedule(a)[2],
     "EVEN_K": lambda a: (a["k_units"] * UNIT) % a["BLOCK_K"] == 0,
+    # the config's PAD, off where there are no padded copies (K whole steps: pruned unless forced)
+    "PAD": lambda a: a["PAD"] and a["xp_desc"] is not None,
 }
 
 
@@ -126,15 +164,16 @@ def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP
     return first_m + (tile % group) % rows_in_group, (tile % group) // rows_in_group
 
 
-@triton.autotune(configs=_CONFIGS, key=["M", "n_units", "k_units", "sms"])
+@triton.autotune(configs=_CONFIGS, key=["M", "n_units", "k_units", "sms"],
+                 prune_configs_by={"early_config_prune": _prune})
 @triton.heuristics(_HEURISTICS)
 @triton.jit
 def linear_scale_residual_kernel(
-    x_desc, w_desc, x_ptr, w_ptr, b_ptr, y_ptr, ws_ptr,
+    x_desc, w_desc, xp_desc, wp_desc, x_ptr, w_ptr, b_ptr, y_ptr, ws_ptr,
     M, n_out, n_units, k_units, xm_units, wn_units, ym_units, factor, sms, full_tiles,
     UNIT: tl.constexpr, Y_UNIT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    PER_SM: tl.constexpr, TMA: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, PAD: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
 ):
     """y = bf16((x @ W.T + b) * factor) for whole tiles; programs past full_tiles are pieces
     of the tail tiles, SPLIT per tile, each over its share of the K steps, parking fp32 partials."""
@@ -158,10 +197,17 @@ def linear_scale_residual_kernel(
 
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     if TMA:
-        # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros.
+        # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros. PAD reads the
+        # copies whose rows are whole K steps (every box row on a 128-byte line, zeros past K).
+        if PAD:
+            a_desc = xp_desc
+            b_desc = wp_desc
+        else:
+            a_desc = x_desc
+            b_desc = w_desc
         for k in range(k_lo, k_hi):
-            a = x_desc.load([row0, k * BLOCK_K])
-            b = w_desc.load([col0, k * BLOCK_K])
+            a = a_desc.load([row0, k * BLOCK_K])
+            b = b_desc.load([col0, k * BLOCK_K])
             acc = tl.dot(a, b.T, acc)
     else:
         stride_xm = xm_units * UNIT
@@ -241,6 +287,49 @@ def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_r, stride_k, padded_units,
              mask=row_mask & (cols[None, :] < padded))
 
 
+@triton.jit
+def _pad_block(src_ptr, dst_ptr, row0, col0, R, k_units, src_units, dst_units,
+               UNIT: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """dst[rows, cols] = src[rows, cols] for cols < K, zero for K <= cols < the padded width; strides
+    and K in 16-byte units, so every load and store is 16 bytes with a mask constant over each."""
+    K = k_units * UNIT
+    stride = src_units * UNIT
+    width = dst_units * UNIT
+    rows = tl.arange(0, BLOCK_R)  # offsets from row0 (int64 block bases, int32 offsets inside)
+    cols = col0 + tl.arange(0, BLOCK_C)
+    in_rows = (row0 + rows < R)[:, None]
+    value = tl.load(src_ptr + row0.to(tl.int64) * stride + rows[:, None] * stride + cols[None, :],
+                    mask=in_rows & (cols < K)[None, :], other=0.0)
+    tl.store(dst_ptr + row0.to(tl.int64) * width + rows[:, None] * width + cols[None, :], value,
+             mask=in_rows & (cols < width)[None, :])
+
+
+@triton.jit
+def pad_k_kernel(x_ptr, w_ptr, xp_ptr, wp_ptr, M, N, k_units, x_units, w_units, padded_units,
+                 UNIT: tl.constexpr, BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr):
+    """x and W into rows zero-padded to padded_units * UNIT columns, in one grid: the first
+    cdiv(M, BLOCK_R) row blocks are x's, the rest W's."""
+    x_blocks = tl.cdiv(M, BLOCK_R)
+    rb = tl.program_id(0)
+    col0 = tl.program_id(1) * BLOCK_C
+    if rb < x_blocks:
+        _pad_block(x_ptr, xp_ptr, rb * BLOCK_R, col0, M, k_units, x_units, padded_units, UNIT, BLOCK_R, BLOCK_C)
+    else:
+        _pad_block(w_ptr, wp_ptr, (rb - x_blocks) * BLOCK_R, col0, N, k_units, w_units, padded_units,
+                   UNIT, BLOCK_R, BLOCK_C)
+
+
+def _pad_k(x, w, xp, wp):
+    """Launch pad_k_kernel: x (M x K) into xp (M x Kp), W (N x K) into wp (N x Kp); rows of x and W
+    16-byte aligned (see _aligned_rows), Kp a multiple of K_STEP."""
+    M, K = x.shape
+    N = w.shape[0]
+    padded = xp.shape[1]
+    grid = (triton.cdiv(M, PAD_ROWS) + triton.cdiv(N, PAD_ROWS), triton.cdiv(padded, PAD_COLS))
+    pad_k_kernel[grid](x, w, xp, wp, M, N, K // UNIT, x.stride(0) // UNIT, w.stride(0) // UNIT, padded // UNIT,
+                       UNIT=UNIT, BLOCK_R=PAD_ROWS, BLOCK_C=PAD_COLS, num_warps=4)
+
+
 def _aligned_rows(t):
     """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units (what TMA
     and 16-byte cp.async need), else a copy whose rows are zero-padded to a multiple of UNIT."""
@@ -287,8 +376,17 @@ class ModelNew(nn.Module):
         # block shapes are set per config by _set_blocks
         x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
         w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
+        if K % K_STEP:
+            # rows padded to whole K steps for the PAD configs (their pre-hook fills them)
+            k_padded = triton.cdiv(K, K_STEP) * K_STEP
+            xp = torch.empty((M, k_padded), device=dev, dtype=x.dtype)
+            wp = torch.empty((N, k_padded), device=dev, dtype=w.dtype)
+            xp_desc = TensorDescriptor(xp, [M, k_padded], [k_padded, 1], [64, 64])
+            wp_desc = TensorDescriptor(wp, [N, k_padded], [k_padded, 1], [64, 64])
+        else:
+            xp_desc = wp_desc = None  # no PAD config runs (pruned); None compiles to a constant
         linear_scale_residual_kernel[_grid(M, n_padded, K, sms)](
-            x_desc, w_desc, x, w, b, y, ws, M, N, n_padded // UNIT, K // UNIT, x.stride(0) // UNIT,
+            x_desc, w_desc, xp_desc, wp_desc, x, w, b, y, ws, M, N, n_padded // UNIT, K // UNIT, x.stride(0) // UNIT,
             w.stride(0) // UNIT, y.stride(0) // UNIT, factor, sms, UNIT=UNIT, Y_UNIT=UNIT)
         # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
         config = getattr(linear_scale_residual_kernel, "best_config", None) or linear_scale_residual_kernel.configs[0]

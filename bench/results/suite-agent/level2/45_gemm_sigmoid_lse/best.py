@@ -1,45 +1,42 @@
-"""Linear + sigmoid, then linear + logsumexp fused into the second GEMM's epilogue, with the tiles
-that would run alone in a last, mostly idle wave split along K over the idle SMs.
+"""Linear + sigmoid, then linear + logsumexp fused into the second GEMM's epilogue; beside round 2's
+cp.async tiles (with their split tails), TMA operand tiles and persistent configs, one program per
+SM walking its tiles in a loop flattened with the K loop, for the autotuner to take where they win.
 
-Round 1 (1.873x) runs cases 0 and 2 at 69-76% of the roofline and case 3 (M=3000, K=2048,
-H=3000, N=777) at 41%. The brief's split puts 67% of case 3's forward in linear_sigmoid_kernel
-(launched at line 190) and 30% in linear_lse_partial_kernel (line 200). Its "9% of its floor" is a
-bytes-only floor (the split records no flops for it); against the GEMM's 36.9 GFLOP (49 us at the
-measured 754 TFLOPS) the kernel's 112 us is 44%. Its IR (`ladder ir --case 3` on the best) is
-clean: 128-bit masked cp.async for both operands (best.py:65-66), wgmma [16, 256, 16], a pipelined
-loop (line 63), no spills, 128-bit h stores (line 88). What the IR facts do show is the launch:
-linear_sigmoid_kernel's grid is 288 programs of 128x256 = 2.18 waves on 132 SMs (one program per
-SM, limited by registers and shared memory), so the third wave runs 24 programs for as long as a full
-one while 108 SMs idle: 3 waves of time for 2.18 of work. linear_lse_partial_kernel's grid is 96
-programs = 0.73 waves (36 SMs idle throughout); its smaller tiles give 168-329 programs, 1.25-1.4
-waves. Case 4's second GEMM (N=256, K=8192) is the same: 64 programs of 128x256.
+Round 2 (1.029x over round 1) runs cases 0 and 2 at 71-75% of the roofline and cases 3 and 4 at
+46%. The brief's rung-2 split of case 4 (8192 x 512 -> 8192 -> 256) puts 73% of the forward,
+0.222 ms, in linear_sigmoid_kernel at 41% of its own floor, latency-bound, with nv.short-k-loop on
+its dot (best.py:155): K = 512 is 8 K steps of 64 per 128x256 tile, and a program's pipeline fill
+and epilogue (bias, sigmoid and a 64 kB fp16 store) leave only 72-83% of its time to the K loop,
+with nothing else on the SM meanwhile (one program per SM: 255 registers). Case 0 (71%,
+compute-bound) is left unexplained by the findings; its IR facts show both GEMMs feeding wgmma
+from masked cp.async with per-thread addresses (best.py:153-154), the first GEMM on 64x256 tiles
+(wgmma [16, 128, 16]) and the 128x256 tiles at 255 registers. What changed:
+- persistent configs (PERSIST) for both GEMMs, the finding's own fix: SMs x PER_SM programs, each
+  walking tiles in grouped order with `tl.range(pid, tiles, programs, flatten=True)`, so the
+  compiler fuses the tile loop and the K loop into one software-pipelined loop and the next tile's
+  TMA loads are in flight while this tile's epilogue runs; 128x256 (253 registers, 181 kB of shared
+  memory compiled for sm_90 on case 4) and 128x128 at one program per SM (four stages), and at two
+  (two stages, 128 registers and 99 kB on cases 0 and 4), the finding's other fix: one program's
+  epilogue runs beside the other's K loop. A persistent walk has no idle last wave, so these carry
+  no split code;
+- operands through TMA descriptors (x, W1, h, W2: zero fill past M, N and K, no masks or per-thread
+  addresses in the loop) in the persistent configs and in two more whole-tile configs, 128x256 and
+  256x128, which keep round 2's split tails (164-212 registers where the cp.async ones take 187-255);
+- round 2's six cp.async configs stay unchanged, and the autotuner (key M, N, K) times all eleven
+  per GEMM and shape, so a case whose K loop already dominates keeps whichever is faster;
+- lse_combine_kernel's two loads (nv.scalar-access, best.py:298-299, 32-bit: the slots lay M apart
+  and case 3's M = 3000 is not a multiple of 4) now read slots laid ld = M rounded up to 16 apart:
+  128-bit loads.
 
-Here both GEMMs take their tiles in two parts:
-- the first floor(tiles / slots) * slots tiles (slots = SMs x programs per SM for the config) run
-  whole, as before, with the same epilogue;
-- each of the remaining tiles (the last, partial wave, or all of them when there are fewer tiles than
-  slots) is split along K into S pieces, S = min(slots // tail, K steps // 4, 8), so the tail fills
-  the machine: case 3's first GEMM runs 264 whole tiles and 24 x 5 pieces of 6-7 K steps (about
-  2.2 waves of time instead of 3), its second GEMM at 128x128 132 whole tiles and 36 x 3 pieces,
-  case 4's second GEMM at 128x256 64 x 2 pieces of 64 K steps;
-- a piece writes its fp32 partial tile to a workspace (at most one partial per slot, 17 MB, in L2),
-  then increments its tile's counter (bar.sync, then an acq_rel atomic: the arrive of a split-K
-  semaphore); the piece that arrives last resets the counter and runs the epilogue from the
-  workspace, adding the pieces in a fixed order (deterministic), 64 columns at a time (the bias and
-  sigmoid into h, or the bias and one (max, sum of exp) logsumexp partial per 64-column slot), so no
-  second full tile is held in registers;
-- which tiles split is a heuristic of the config (SPLIT is a constexpr: where nothing splits, on
-  cases 0-2 with the large tiles, the kernel is the round-1 kernel), the grid computed from the same
-  schedule; the counters are zeroed once per device by a Triton kernel and reset by their last piece;
-  with no device the schedule assumes 132 SMs when compiling ahead of time (the H100/H200 schedule)
-  and 4 under the interpreter, so that small shapes reach the split tiles.
-Also: lse_combine_kernel (nv.loop-carried-reduction, lines 136 and 138: a cross-warp max and sum
-every slot step) keeps running (max, sum of exp) tiles element-wise and reduces across slots once.
-
-Kept from round 1: the logits never reach memory (per-64-column partials, a small combine pass); K
-extents and row strides in 8-element units so every operand load is a 128-bit cp.async; h rows padded
-to a multiple of 8 (zeros written by the first GEMM); x, W1, W2 copied to padded rows only where
-their rows are not 16-byte aligned; autotuned Hopper tiles in GROUP_M-grouped order.
+Kept from round 2: tiles past each GEMM's last whole wave split along K over the idle SMs (cp.async
+and whole-tile TMA configs), pieces parked in an L2-resident workspace and added in a fixed order by
+the last arriver (deterministic), SPLIT a constexpr so unsplit shapes carry no split code, the
+counters zeroed once per device and reset by their last piece, 132 SMs assumed when compiling ahead
+of time and 4 under the interpreter. Kept from round 1: the logits never reach memory (per-64-column
+(max, sum of exp) partials, a small combine pass); K extents and row strides in 8-element units;
+h rows padded to a multiple of 8 (zeros written by the first GEMM); x, W1, W2 copied to padded rows
+only where their rows are not 16-byte aligned (as TMA and 16-byte cp.async need); GROUP_M-grouped
+tile order.
 """
 import os
 
@@ -47,6 +44,7 @@ import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 UNIT = 8  # fp16 elements per 16 bytes
 SLOT = 64  # columns per logsumexp partial; also the width of a split tile's epilogue chunks
@@ -55,25 +53,36 @@ MAX_SPLIT = 8  # most pieces a tile is split into (the last piece reads them all
 COUNTERS = 1024  # tile counters per kernel (a split tile's index among the tail tiles < slots)
 
 
+def _set_blocks(nargs):
+    """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K, BLOCK_N x BLOCK_K)."""
+    nargs["a_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
+
+
 def _configs():
-    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy)
-    shapes = [(128, 256, 64, 3, 8, 1), (256, 128, 64, 3, 8, 1), (128, 128, 64, 4, 8, 1), (128, 128, 64, 4, 4, 1),
-              (64, 256, 64, 4, 8, 1), (64, 128, 64, 4, 4, 2)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p},
-                          num_stages=s, num_warps=w)
-            for m, n, k, s, w, p in shapes]
+    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA, PERSIST):
+    # round 2's cp.async tiles, the large ones again with TMA operands, and persistent walks (TMA)
+    shapes = [(128, 256, 64, 3, 8, 1, False, False), (256, 128, 64, 3, 8, 1, False, False),
+              (128, 128, 64, 4, 8, 1, False, False), (128, 128, 64, 4, 4, 1, False, False),
+              (64, 256, 64, 4, 8, 1, False, False), (64, 128, 64, 4, 4, 2, False, False),
+              (128, 256, 64, 3, 8, 1, True, False), (256, 128, 64, 3, 8, 1, True, False),
+              (128, 256, 64, 3, 8, 1, True, True), (128, 128, 64, 4, 8, 1, True, True),
+              (128, 128, 64, 2, 8, 2, True, True)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma,
+                           "PERSIST": persist}, num_stages=s, num_warps=w, pre_hook=_set_blocks)
+            for m, n, k, s, w, p, tma, persist in shapes]
 
 
 _CONFIGS = _configs()
 
 
-def _schedule(M, N, K, block_m, block_n, block_k, slots):
+def _schedule(M, N, K, block_m, block_n, block_k, slots, persist=False):
     """(tiles, whole tiles, pieces per split tile): the tiles past the last whole wave of `slots`
     programs are split along K so that they fill the machine, when that gives each piece enough
-    K steps."""
+    K steps. A persistent walk splits nothing."""
     tiles = triton.cdiv(M, block_m) * triton.cdiv(N, block_n)
     tail = tiles % slots
-    if tail == 0:
+    if tail == 0 or persist:
         return tiles, tiles, 1
     split = min(slots // tail, triton.cdiv(K, block_k) // MIN_STEPS, MAX_SPLIT)
     if split < 2:
@@ -87,7 +96,7 @@ def _slots(sms, per_sm):
 
 def _args_schedule(a):
     return _schedule(a["M"], a["N"], a["k_units"] * a["UNIT"], a["BLOCK_M"], a["BLOCK_N"], a["BLOCK_K"],
-                     _slots(a["sms"], a["PER_SM"]))
+                     _slots(a["sms"], a["PER_SM"]), a["PERSIST"])
 
 
 _SPLIT_HEURISTICS = {"full_tiles": lambda a: _args_schedule(a)[1], "SPLIT": lambda a: _args_schedule(a)[2]}
@@ -95,8 +104,11 @@ _SPLIT_HEURISTICS = {"full_tiles": lambda a: _args_schedule(a)[1], "SPLIT": lamb
 
 def _grid(M, N, K, sms):
     def grid(meta):
-        tiles, full, split = _schedule(M, N, K, meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"],
-                                       _slots(sms, meta["PER_SM"]))
+        slots = _slots(sms, meta["PER_SM"])
+        tiles, full, split = _schedule(M, N, K, meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"], slots,
+                                       meta["PERSIST"])
+        if meta["PERSIST"]:
+            return (min(tiles, slots),)
         return (full + (tiles - full) * split,)
     return grid
 
@@ -106,18 +118,32 @@ def _workspace_elements(M, N, K, sms):
     most = 1
     for c in _CONFIGS:
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
-        tiles, full, split = _schedule(M, N, K, bm, bn, c.kwargs["BLOCK_K"], _slots(sms, c.kwargs["PER_SM"]))
+        tiles, full, split = _schedule(M, N, K, bm, bn, c.kwargs["BLOCK_K"], _slots(sms, c.kwargs["PER_SM"]),
+                                       c.kwargs["PERSIST"])
         if split > 1:
             most = max(most, (tiles - full) * split * bm * bn)
     return most
 
 
 @triton.jit
-def _gemm_tile(a_ptr, w_ptr, M, N, k_units, am_units, wn_units, full_tiles,
+def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP_M: tl.constexpr):
+    """(row tile, column tile) of a linear tile index, in groups of GROUP_M row tiles so that
+    consecutive programs share W tiles in L2."""
+    tiles_m = tl.cdiv(M, BLOCK_M)
+    tiles_n = tl.cdiv(N, BLOCK_N)
+    group = GROUP_M * tiles_n
+    first_m = (tile // group) * GROUP_M
+    rows_in_group = min(tiles_m - first_m, GROUP_M)
+    return first_m + (tile % group) % rows_in_group, (tile % group) // rows_in_group
+
+
+@triton.jit
+def _gemm_tile(a_desc, w_desc, a_ptr, w_ptr, M, N, k_units, am_units, wn_units, full_tiles,
                UNIT: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-               GROUP_M: tl.constexpr, SPLIT: tl.constexpr):
+               GROUP_M: tl.constexpr, TMA: tl.constexpr, SPLIT: tl.constexpr):
     """fp32 tile (or, for a piece of a split tile, its K range's share) of a @ w.T for this program,
-    in grouped tile order; its row and column offsets and pid_n."""
+    in grouped tile order; its row and column offsets and pid_n. TMA: operands through the
+    descriptors, else masked 16-byte cp.async."""
     K = k_units * UNIT
     stride_am = am_units * UNIT
     stride_wn = wn_units * UNIT
@@ -134,27 +160,28 @@ def _gemm_tile(a_ptr, w_ptr, M, N, k_units, am_units, wn_units, full_tiles,
         tile = pid
         k_lo = 0
         k_hi = steps
-    tiles_m = tl.cdiv(M, BLOCK_M)
-    tiles_n = tl.cdiv(N, BLOCK_N)
-    group = GROUP_M * tiles_n
-    first_m = (tile // group) * GROUP_M
-    rows_in_group = min(tiles_m - first_m, GROUP_M)
-    pid_m = first_m + (tile % group) % rows_in_group
-    pid_n = (tile % group) // rows_in_group
+    pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] + k_lo * BLOCK_K
-    w_ptrs = w_ptr + offs_k[:, None] + offs_n[None, :] * stride_wn + k_lo * BLOCK_K
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(k_lo, k_hi):
-        left = K - k * BLOCK_K
-        a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < left), other=0.0)
-        w = tl.load(w_ptrs, mask=(offs_k[:, None] < left) & (offs_n[None, :] < N), other=0.0)
-        acc = tl.dot(a, w, acc)
-        a_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
+    if TMA:
+        # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros
+        for k in range(k_lo, k_hi):
+            a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+            w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+            acc = tl.dot(a, w.T, acc)
+    else:
+        offs_k = tl.arange(0, BLOCK_K)
+        a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] + k_lo * BLOCK_K
+        w_ptrs = w_ptr + offs_k[:, None] + offs_n[None, :] * stride_wn + k_lo * BLOCK_K
+        for k in range(k_lo, k_hi):
+            left = K - k * BLOCK_K
+            a = tl.load(a_ptrs, mask=(offs_m[:, None] < M) & (offs_k[None, :] < left), other=0.0)
+            w = tl.load(w_ptrs, mask=(offs_k[:, None] < left) & (offs_n[None, :] < N), other=0.0)
+            acc = tl.dot(a, w, acc)
+            a_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
     return acc, offs_m, offs_n, pid_n
 
 
@@ -201,15 +228,31 @@ def _sigmoid_store(acc, offs_m, offs_n, b_ptr, h_ptr, M, N, stride_hm):
 @triton.heuristics(_SPLIT_HEURISTICS)
 @triton.jit
 def linear_sigmoid_kernel(
-    x_ptr, w_ptr, b_ptr, h_ptr, ws_ptr, cnt_ptr,
+    a_desc, w_desc, x_ptr, w_ptr, b_ptr, h_ptr, ws_ptr, cnt_ptr,
     M, N, k_units, xm_units, wn_units, hm_units, sms, full_tiles,
     UNIT: tl.constexpr, SLOT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    PER_SM: tl.constexpr, SPLIT: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, PERSIST: tl.constexpr, SPLIT: tl.constexpr,
 ):
-    """h = sigmoid(x @ W.T + b) in fp16; the columns from N up to the padded row width are zeros."""
-    acc, offs_m, offs_n, pid_n = _gemm_tile(x_ptr, w_ptr, M, N, k_units, xm_units, wn_units, full_tiles,
-                                            UNIT, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT)
+    """h = sigmoid(x @ W.T + b) in fp16; the columns from N up to the padded row width are zeros.
+    PERSIST: each program walks tiles (TMA operands, no split) in one loop fused with the K loop."""
+    if PERSIST:
+        stride_hm = hm_units * UNIT
+        steps = tl.cdiv(k_units * UNIT, BLOCK_K)
+        tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):
+            pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            # TMA boxes: rows past M, columns past N and K steps past K arrive as zeros
+            for k in range(steps):
+                a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+                w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+                acc = tl.dot(a, w.T, acc)
+            _sigmoid_store(acc, pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N),
+                           b_ptr, h_ptr, M, N, stride_hm)
+        return
+    acc, offs_m, offs_n, pid_n = _gemm_tile(a_desc, w_desc, x_ptr, w_ptr, M, N, k_units, xm_units, wn_units,
+                                            full_tiles, UNIT, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, TMA, SPLIT)
     stride_hm = hm_units * UNIT
     if SPLIT > 1:
         if tl.program_id(0) >= full_tiles:
@@ -227,10 +270,11 @@ def linear_sigmoid_kernel(
 
 
 @triton.jit
-def _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, first_slot,
+def _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, ld, first_slot,
                WIDTH: tl.constexpr, SLOT: tl.constexpr):
     """Per row, the max and the sum of exp(v - max) of v = acc + b over these WIDTH columns, stored at
-    slot first_slot of (slots, M) arrays; the other WIDTH / SLOT - 1 slots they cover get (-inf, 0)."""
+    slot first_slot of (slots, ld) arrays (ld >= M, a multiple of 16); the other WIDTH / SLOT - 1
+    slots they cover get (-inf, 0)."""
     LOG2E: tl.constexpr = 1.4426950408889634
     n_mask = offs_n < N
     v = acc + tl.load(b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
@@ -242,7 +286,7 @@ def _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, first_
     local = tl.arange(0, PER_TILE)
     slot = first_slot + local
     first = (local == 0)[None, :]
-    at = slot[None, :] * M + offs_m[:, None]
+    at = slot[None, :] * ld + offs_m[:, None]
     mask = (offs_m[:, None] < M) & (slot[None, :] < slots)
     tl.store(max_ptr + at, tl.where(first, row_max[:, None], float("-inf")), mask=mask)
     tl.store(sum_ptr + at, tl.where(first, row_sum[:, None], 0.0), mask=mask)
@@ -252,18 +296,32 @@ def _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, first_
 @triton.heuristics(_SPLIT_HEURISTICS)
 @triton.jit
 def linear_lse_partial_kernel(
-    h_ptr, w_ptr, b_ptr, max_ptr, sum_ptr, ws_ptr, cnt_ptr,
-    M, N, k_units, hm_units, wn_units, slots, sms, full_tiles,
+    a_desc, w_desc, h_ptr, w_ptr, b_ptr, max_ptr, sum_ptr, ws_ptr, cnt_ptr,
+    M, N, k_units, hm_units, wn_units, slots, ld, sms, full_tiles,
     UNIT: tl.constexpr, SLOT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    PER_SM: tl.constexpr, SPLIT: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, PERSIST: tl.constexpr, SPLIT: tl.constexpr,
 ):
     """Logsumexp partials of v = h @ W.T + b: a whole tile writes its row partial at slot
     pid_n * BLOCK_N / SLOT and (-inf, 0) in the tile's other slots; a split tile's last piece writes
-    one partial per SLOT columns."""
-    acc, offs_m, offs_n, pid_n = _gemm_tile(h_ptr, w_ptr, M, N, k_units, hm_units, wn_units, full_tiles,
-                                            UNIT, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT)
+    one partial per SLOT columns. PERSIST: each program walks whole tiles (TMA operands) in one loop
+    fused with the K loop."""
     PER_TILE: tl.constexpr = BLOCK_N // SLOT
+    if PERSIST:
+        steps = tl.cdiv(k_units * UNIT, BLOCK_K)
+        tiles = tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N)
+        for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):
+            pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for k in range(steps):
+                a = a_desc.load([pid_m * BLOCK_M, k * BLOCK_K])
+                w = w_desc.load([pid_n * BLOCK_N, k * BLOCK_K])
+                acc = tl.dot(a, w.T, acc)
+            _lse_store(acc, pid_m * BLOCK_M + tl.arange(0, BLOCK_M), pid_n * BLOCK_N + tl.arange(0, BLOCK_N),
+                       b_ptr, max_ptr, sum_ptr, M, N, slots, ld, pid_n * PER_TILE, BLOCK_N, SLOT)
+        return
+    acc, offs_m, offs_n, pid_n = _gemm_tile(a_desc, w_desc, h_ptr, w_ptr, M, N, k_units, hm_units, wn_units,
+                                            full_tiles, UNIT, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, TMA, SPLIT)
     if SPLIT > 1:
         if tl.program_id(0) >= full_tiles:
             if _arrive(acc, ws_ptr, cnt_ptr, full_tiles, BLOCK_M, BLOCK_N, SPLIT):
@@ -272,20 +330,22 @@ def linear_lse_partial_kernel(
                 for c in range(chunks):
                     part = _gather(ws_ptr, full_tiles, c, BLOCK_M, BLOCK_N, SLOT, SPLIT)
                     cols = pid_n * BLOCK_N + c * SLOT + tl.arange(0, SLOT)
-                    _lse_store(part, offs_m, cols, b_ptr, max_ptr, sum_ptr, M, N, slots,
+                    _lse_store(part, offs_m, cols, b_ptr, max_ptr, sum_ptr, M, N, slots, ld,
                                pid_n * PER_TILE + c, SLOT, SLOT)
         else:
-            _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, pid_n * PER_TILE,
+            _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, ld, pid_n * PER_TILE,
                        BLOCK_N, SLOT)
     else:
-        _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, pid_n * PER_TILE, BLOCK_N, SLOT)
+        _lse_store(acc, offs_m, offs_n, b_ptr, max_ptr, sum_ptr, M, N, slots, ld, pid_n * PER_TILE, BLOCK_N,
+                   SLOT)
 
 
 @triton.jit
-def lse_combine_kernel(max_ptr, sum_ptr, y_ptr, M, slots,
+def lse_combine_kernel(max_ptr, sum_ptr, y_ptr, M, slots, ld,
                        BLOCK_R: tl.constexpr, BLOCK_S: tl.constexpr):
     """y[row] = max + log(sum) over the row's partials in all slots: running (max, sum) tiles merged
-    element-wise per step, reduced across slots once after the loop."""
+    element-wise per step, reduced across slots once after the loop. Slots lie ld apart, a multiple
+    of 16 (Triton specializes on that), so the row loads are 16 bytes."""
     LOG2E: tl.constexpr = 1.4426950408889634
     rows = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
     row_mask = rows < M
@@ -294,7 +354,7 @@ def lse_combine_kernel(max_ptr, sum_ptr, y_ptr, M, slots,
     for start in range(0, slots, BLOCK_S):
         s = start + tl.arange(0, BLOCK_S)
         mask = (s[:, None] < slots) & row_mask[None, :]
-        at = s[:, None] * M + rows[None, :]
+        at = s[:, None] * ld + rows[None, :]
         m = tl.load(max_ptr + at, mask=mask, other=float("-inf"))
         e = tl.load(sum_ptr + at, mask=mask, other=0.0)
         new_best = tl.maximum(best, m)
@@ -378,18 +438,24 @@ class ModelNew(nn.Module):
                          device=x.device, dtype=torch.float32)
 
         h = torch.empty((M, Hp), device=x.device, dtype=x.dtype)
+        # block shapes are set per config by _set_blocks
+        x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
+        w1_desc = TensorDescriptor(w1, [H, K], [w1.stride(0), 1], [64, 64])
         linear_sigmoid_kernel[_grid(M, H, K, sms)](
-            x, w1, b1, h, ws, counts, M, H, K // UNIT, x.stride(0) // UNIT, w1.stride(0) // UNIT, Hp // UNIT,
-            sms, UNIT=UNIT, SLOT=SLOT)
+            x_desc, w1_desc, x, w1, b1, h, ws, counts, M, H, K // UNIT, x.stride(0) // UNIT, w1.stride(0) // UNIT,
+            Hp // UNIT, sms, UNIT=UNIT, SLOT=SLOT)
 
         slots = triton.cdiv(N, SLOT)
-        part_max = torch.empty((slots, M), device=x.device, dtype=torch.float32)
-        part_sum = torch.empty((slots, M), device=x.device, dtype=torch.float32)
+        ld = triton.cdiv(M, 16) * 16  # slot rows 64-byte aligned: 16-byte loads in lse_combine_kernel
+        part_max = torch.empty((slots, ld), device=x.device, dtype=torch.float32)
+        part_sum = torch.empty((slots, ld), device=x.device, dtype=torch.float32)
+        h_desc = TensorDescriptor(h, [M, Hp], [Hp, 1], [64, 64])
+        w2_desc = TensorDescriptor(w2, [N, Hp], [w2.stride(0), 1], [64, 64])
         linear_lse_partial_kernel[_grid(M, N, Hp, sms)](
-            h, w2, b2, part_max, part_sum, ws, counts[COUNTERS:], M, N, Hp // UNIT, Hp // UNIT,
-            w2.stride(0) // UNIT, slots, sms, UNIT=UNIT, SLOT=SLOT)
+            h_desc, w2_desc, h, w2, b2, part_max, part_sum, ws, counts[COUNTERS:], M, N, Hp // UNIT, Hp // UNIT,
+            w2.stride(0) // UNIT, slots, ld, sms, UNIT=UNIT, SLOT=SLOT)
 
         y = torch.empty((M,), device=x.device, dtype=x.dtype)
-        lse_combine_kernel[(triton.cdiv(M, 128),)](part_max, part_sum, y, M, slots,
+        lse_combine_kernel[(triton.cdiv(M, 128),)](part_max, part_sum, y, M, slots, ld,
                                                    BLOCK_R=128, BLOCK_S=16, num_warps=4)
         return y

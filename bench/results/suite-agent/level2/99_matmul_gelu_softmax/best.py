@@ -1,50 +1,47 @@
-"""Linear + GELU + softmax: the GEMM's epilogue writes the fp16 GELU into the output and per-64-column
-row partials (max, sum of exp); the tiles of a last, mostly idle wave are split along K over the idle
-SMs; one per-row pass merges a row's partials and normalises it.
+"""Linear + GELU + softmax: the GEMM's operands now come through TMA descriptors (beside the cp.async
+configs), its index math is int32 inside a tile; the epilogue still writes the fp16 GELU into the
+output with per-64-column row partials (max, sum of exp), the tiles of a mostly idle last wave are
+split along K, and one per-row pass merges a row's partials and normalises it.
 
-Round 1 (1.833x) runs case 3 (M=1000, K=5000, N=5001) at 35% of the roofline. The brief's split puts
-90% of that forward in linear_gelu_stats_kernel (launched at best.py:208, 171 us, 39% of its floor),
-6% in softmax_normalize_kernel (line 217, 21% of its floor) and 4% in softmax_merge_kernel (line 214,
-7.6 us, launch-bound). `ladder ir --facts --case 3` on the best shows why:
-- the GEMM's grid is 160 programs of 128x256 = 1.212 waves on 132 SMs (one program per SM, limited by
-  registers: 255 regs): the second wave runs 28 tiles for as long as a full one while 104 SMs idle,
-  2 waves of time for 1.21 of work; every other tile shape is one to two programs per SM and 2.4
-  waves (3 of time). Its loads are 128-bit cp.async and its loop pipelined: the loss is the
-  schedule. Here the first floor(tiles / slots) * slots tiles (slots = SMs x programs per SM for the
-  config) run whole, as before, and each tile of the partial wave is split along K into
-  S = min(slots // tail, K steps // 4, 8) pieces: case 3 at 128x256 runs 132 whole tiles, then
-  28 x 4 pieces of 19-20 K steps (the tail takes about a quarter of a tile-time instead of a whole
-  one). A piece only parks its fp32 partial in a workspace (15 MB on case 3, in L2);
-  split_tile_epilogue_kernel then adds each split tile's pieces in a fixed order (deterministic,
-  no atomics) and runs the epilogue 64 x 64 at a time (224 programs on case 3), writing exact
-  per-slot partials. In-kernel, a last-arriving piece running that epilogue made the 128x256 tile
-  spill (212 B on sm_90): the piece's only extra work is now the store, and every config compiles
-  without spills (128x256: 201 regs). SPLIT is a constexpr of the config and shape (a heuristic,
-  the grid and the host's check use the same schedule): where nothing splits (cases 0, 1, 2 and 4
-  at 128x256: 256 or 512 tiles, the tail above half a wave) the GEMM is round 1's and the epilogue
-  kernel is not launched;
-- the output row of 5001 fp16 is not 16-byte aligned, so y's stores were 16-bit st.global (IR fact
-  at best.py:102) and the normalise pass could only vectorise through a flat index: y is now
-  allocated with rows padded to a multiple of 8 elements (the row stride reaches the kernels in
-  8-element units, the padding written by the GEMM and never returned) and a view of its first N
-  columns is returned, so every y access is 128-bit;
-- softmax_normalize_kernel divided every flat index by N (nv.index-div-mod, line 148: a divsi per
-  element) and gathered row_max and row_inv with two 32-bit loads per element (line 151), so it is
-  load-instruction-bound at 21% of its floor; softmax_merge_kernel ran 8 programs for 1000 rows
-  with a cross-warp max and sum per slot step (nv.loop-carried-reduction, lines 132 and 134). Both
-  are replaced by one program per row: it issues the row's 128-bit loads, merges the row's slot
-  partials (stored row-major now, so they are one contiguous run) in running (max, sum) vectors
-  reduced once after the loop, and writes exp(g - max) / sum: two scalars per row, one launch fewer.
-  nv.unfused-epilogue (line 217) is answered as far as it can be: the normalisation needs every
-  column tile's statistics of a row, so one fp16 read and write of y remains (2 + 2 + 2 bytes per
-  element), but the separate merge launch is gone;
-- the epilogue's GELU takes 0.5 * erfc from the same Abramowitz-Stegun form with the halving folded
-  into the coefficients and exp(-v^2 / 2) as one exp2 of v * v (fewer instructions per element,
-  which matters most where K = 2048 and the epilogue is a larger share of each tile); K steps are
-  unmasked where BLOCK_K divides K and the operands' edge rows are clamped rather than masked.
-Kept from round 1: GELU rounded once to fp16 and statistics taken from the rounded values, per-64-
-column slots, K and strides in 8-element units (x and W padded only where K % 8 != 0), autotuned
-Hopper tiles in GROUP_M-grouped order, the configs that spill in this epilogue left out.
+Round 2 (1.182x) runs the five cases at 41-72% of the roofline and eager (cuBLAS, then GELU and
+softmax) is faster on three of them: case 0 (1024 x 8192 -> 8192) 0.2545 against 0.225 ms, case 1
+(2048 x 4096 -> 4096, 59.8%) 0.1528 against 0.1406, case 2 (4096 x 4096 -> 2048, 60.3%, the brief's
+worst unexplained case: compute-bound, no finding) 0.1515 against 0.1338. With the epilogue already
+fused and the extra pass over y only 2 + 2 bytes per element, what is left behind cuBLAS is the
+GEMM's main loop. The IR facts show it on every config: both operands are masked cp.async with
+per-thread 64-bit addresses inside the K loop (best.py:216-221, `rows`/`cols` clamped and widened to
+int64 per element at lines 209-212, nv.int64-index), and the tile the autotuner kept on case 0
+is 128x128 with 8 warps at 162 registers, one program per SM. Case 3 (1000 x 5000 -> 5001, 41.3%)
+spends 85% of its forward in linear_gelu_stats_kernel at 46% of its own floor, latency-bound: the
+same loop, each program issuing 16 + 16 cp.async and their address arithmetic per K step. What
+changed:
+- x and W come through TMA descriptors in [BLOCK_M, BLOCK_K] and [BLOCK_N, BLOCK_K] boxes as they
+  lie (W's box transposed in shared memory for the wgmma): rows past M and N and the K step past
+  K arrive as zeros from the hardware, so the loop has no masks, no clamps and no per-thread
+  pointers (case 3's K = 5000 made every cp.async step masked: 5000 % 64 = 8). The TMA configs are
+  128x256, 256x128 and 128x128 at one program per SM (199, 221 and 160 registers on case 3, no
+  spills), and 128x128 at 3 stages capped at 128 registers so that two programs share an SM and
+  one tile's GELU-and-statistics epilogue overlaps the other's main loop (what the compute-bound
+  cases 1 and 2 lose at one program per SM, where nothing else runs during an epilogue). Capped,
+  the whole-tile epilogue spilled 152 B (the GELU temporaries), so that config runs it in
+  two 64-column halves, each exactly one softmax slot (the tile split in registers, no shared
+  memory): 120 registers, no spills, 2 x 99 KB of shared memory. Round 2's cp.async configs stay
+  beside them, so the autotuner keeps whichever is faster per shape and no case loses its round-2
+  tile;
+- every index inside a tile is int32: the tile's first row times the row stride is taken once in
+  int64 as a scalar base, and the per-element offsets added to it are 32-bit (nv.int64-index at
+  line 155, the y store's extsi + muli per element, and at lines 209-212 for the cp.async
+  configs' operand pointers);
+- the tail split carries over unchanged and per config (SPLIT is a constexpr of the config and
+  shape): case 3 at 128x256 or 256x128 is 160 tiles, 132 whole then 28 x 4 pieces of 19-20 K
+  steps; at 128x128 it is 320 tiles, 264 whole then 56 x 2 pieces at one program per SM, and
+  264 whole then 56 x 4 pieces at two.
+Kept from round 2: GELU rounded once to fp16 and the statistics taken from the rounded values,
+per-64-column slots, y's rows padded to a multiple of 8 elements (every y access 128-bit, the view
+of the first N columns returned), the split tiles' fixed-order fp32 sum and 64 x 64 epilogue, the
+one-program-per-row merge-and-normalise pass, the exp2 Abramowitz-Stegun GELU, K and strides in
+8-element units (x and W copied into zero-padded rows only where they are not 16-byte aligned,
+which TMA requires too), Hopper tiles in GROUP_M-grouped order.
 """
 import os
 
@@ -52,6 +49,7 @@ import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 UNIT = 8  # fp16 elements per 16 bytes
 SLOT = 64  # columns per softmax partial; also the width of a split tile's epilogue chunks
@@ -59,14 +57,30 @@ MIN_STEPS = 4  # fewest K steps a piece of a split tile gets
 MAX_SPLIT = 8  # most pieces a tile is split into (its epilogue reads them all back)
 
 
+def _set_blocks(nargs):
+    """The descriptors' block shapes follow the config (TMA boxes of BLOCK_M x BLOCK_K of x and
+    BLOCK_N x BLOCK_K of W)."""
+    nargs["x_desc"].block_shape = [nargs["BLOCK_M"], nargs["BLOCK_K"]]
+    nargs["w_desc"].block_shape = [nargs["BLOCK_N"], nargs["BLOCK_K"]]
+
+
 def _configs():
-    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy).
-    # 256x128 (8 warps) and 128x128 (4 warps) spill in the GELU + row-statistics epilogue: left out.
-    shapes = [(128, 256, 64, 3, 8, 1), (128, 128, 64, 4, 8, 1), (64, 256, 64, 4, 8, 1), (64, 128, 64, 4, 4, 2),
-              (128, 64, 64, 4, 4, 2)]
-    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p},
-                          num_stages=s, num_warps=w)
-            for m, n, k, s, w, p in shapes]
+    # (BLOCK_M, BLOCK_N, BLOCK_K, stages, warps, programs per SM on sm_90 from the IR's occupancy, TMA,
+    # register cap). The cp.async ones are round 2's (256x128 and 128x128 at 4 warps spill there in
+    # the GELU + row-statistics epilogue: left out). The capped 128x128 (two programs per SM; 160
+    # registers uncapped) runs its epilogue in column halves, HALVES: whole, it spills 152 B at 128.
+    shapes = [(128, 256, 64, 3, 8, 1, True, None), (256, 128, 64, 3, 8, 1, True, None),
+              (128, 128, 64, 4, 8, 1, True, None), (128, 128, 64, 3, 8, 2, True, 128),
+              (128, 256, 64, 3, 8, 1, False, None), (128, 128, 64, 4, 8, 1, False, None),
+              (64, 256, 64, 4, 8, 1, False, None), (64, 128, 64, 4, 4, 2, False, None),
+              (128, 64, 64, 4, 4, 2, False, None)]
+    return [triton.Config({"BLOCK_M": m, "BLOCK_N": n, "BLOCK_K": k, "GROUP_M": 8, "PER_SM": p, "TMA": tma,
+                           "HALVES": regs is not None},
+                          num_stages=s, num_warps=w, maxnreg=regs, pre_hook=_set_blocks)
+            for m, n, k, s, w, p, tma, regs in shapes]
+
+
+_CONFIGS = _configs()
 
 
 def _schedule(M, N, K, block_m, block_n, block_k, slots):
@@ -110,7 +124,7 @@ def _grid(M, N, K, sms):
 def _workspace_elements(M, N, K, sms):
     """fp32 elements of partial tiles the largest schedule of any config needs for this shape."""
     most = 1
-    for c in _configs():
+    for c in _CONFIGS:
         bm, bn = c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"]
         tiles, full, split = _schedule(M, N, K, bm, bn, c.kwargs["BLOCK_K"], _slots(sms, c.kwargs["PER_SM"]))
         if split > 1:
@@ -142,18 +156,22 @@ def _tile_coords(tile, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, GROUP
 
 
 @triton.jit
-def _gelu_stats_store(acc, offs_m, offs_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots, first_slot,
+def _gelu_stats_store(acc, row0, rows, cols, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots, first_slot,
                       WIDTH: tl.constexpr, SLOT: tl.constexpr):
     """y = fp16(gelu(acc + b)) over these WIDTH columns (up to the padded row width); per row, the max
     and sum of exp(y - max) over the columns below N, stored at slot first_slot of row-major
-    (M, slots) arrays, the other WIDTH / SLOT - 1 slots these columns cover (-inf, 0)."""
+    (M, slots) arrays, the other WIDTH / SLOT - 1 slots these columns cover (-inf, 0).
+    Rows are offsets from row0 inside the tile, cols absolute columns: the int64 part of y's
+    address is one scalar base, the per-element offsets are int32."""
     LOG2E: tl.constexpr = 1.4426950408889634
+    offs_m = row0 + rows
     m_mask = offs_m < M
-    n_mask = offs_n < N
-    v = acc + tl.load(b_ptr + offs_n, mask=n_mask, other=0.0).to(tl.float32)[None, :]
+    n_mask = cols < N
+    v = acc + tl.load(b_ptr + cols, mask=n_mask, other=0.0).to(tl.float32)[None, :]
     g = _half_erfc_gelu(v).to(y_ptr.dtype.element_ty)
-    tl.store(y_ptr + offs_m.to(tl.int64)[:, None] * width + offs_n[None, :], g,
-             mask=m_mask[:, None] & (offs_n[None, :] < width))
+    y_tile = y_ptr + row0.to(tl.int64) * width
+    tl.store(y_tile + rows[:, None] * width + cols[None, :], g,
+             mask=m_mask[:, None] & (cols[None, :] < width))
 
     gf = tl.where(n_mask[None, :], g.to(tl.float32), float("-inf"))
     row_max = tl.max(gf, axis=1)
@@ -169,22 +187,39 @@ def _gelu_stats_store(acc, offs_m, offs_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N,
     tl.store(sum_ptr + at, tl.where(first, row_sum[:, None], 0.0), mask=mask)
 
 
-@triton.autotune(configs=_configs(), key=["M", "N", "k_units"])
+@triton.jit
+def _tile_epilogue(acc, row0, col0, pid_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots,
+                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SLOT: tl.constexpr, HALVES: tl.constexpr):
+    """A whole tile's epilogue; with HALVES, one column half after the other (each a whole number of
+    slots), which keeps the 128x128 tile under the 128-register cap of two programs per SM."""
+    PER_TILE: tl.constexpr = BLOCK_N // SLOT
+    rows = tl.arange(0, BLOCK_M)
+    if HALVES:
+        HALF: tl.constexpr = BLOCK_N // 2
+        acc0, acc1 = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, HALF)), (0, 2, 1)))
+        _gelu_stats_store(acc0, row0, rows, col0 + tl.arange(0, HALF), b_ptr, y_ptr, max_ptr, sum_ptr, M, N,
+                          width, slots, pid_n * PER_TILE, HALF, SLOT)
+        _gelu_stats_store(acc1, row0, rows, col0 + HALF + tl.arange(0, HALF), b_ptr, y_ptr, max_ptr, sum_ptr,
+                          M, N, width, slots, pid_n * PER_TILE + HALF // SLOT, HALF, SLOT)
+    else:
+        _gelu_stats_store(acc, row0, rows, col0 + tl.arange(0, BLOCK_N), b_ptr, y_ptr, max_ptr, sum_ptr, M, N,
+                          width, slots, pid_n * PER_TILE, BLOCK_N, SLOT)
+
+
+@triton.autotune(configs=_CONFIGS, key=["M", "N", "k_units"])
 @triton.heuristics(_HEURISTICS)
 @triton.jit
 def linear_gelu_stats_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, max_ptr, sum_ptr, ws_ptr,
+    x_desc, w_desc, x_ptr, w_ptr, b_ptr, y_ptr, max_ptr, sum_ptr, ws_ptr,
     M, N, k_units, xm_units, wn_units, width_units, slots, sms, full_tiles,
     UNIT: tl.constexpr, SLOT: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    PER_SM: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
+    PER_SM: tl.constexpr, TMA: tl.constexpr, HALVES: tl.constexpr, SPLIT: tl.constexpr, EVEN_K: tl.constexpr,
 ):
     """y = fp16(gelu(x @ W.T + b)) into rows of `width` elements, with the row partials of
     _gelu_stats_store; programs past full_tiles are pieces of the tail tiles, SPLIT per tile, each
     over its share of the K steps."""
     K = k_units * UNIT
-    stride_xm = xm_units * UNIT
-    stride_wn = wn_units * UNIT
     width = width_units * UNIT
     pid = tl.program_id(0)
     steps = tl.cdiv(K, BLOCK_K)
@@ -200,30 +235,41 @@ def linear_gelu_stats_kernel(
         k_lo = 0
         k_hi = steps
     pid_m, pid_n = _tile_coords(tile, M, N, BLOCK_M, BLOCK_N, GROUP_M)
+    row0 = pid_m * BLOCK_M
+    col0 = pid_n * BLOCK_N
 
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    offs_k = tl.arange(0, BLOCK_K)
-    # rows of x and W past the edge read the last valid one (their results are masked at the store
-    # or land in y's padding, and are left out of the statistics)
-    rows = tl.minimum(offs_m, M - 1).to(tl.int64)
-    cols = tl.minimum(offs_n, N - 1).to(tl.int64)
-    x_ptrs = x_ptr + rows[:, None] * stride_xm + (k_lo * BLOCK_K + offs_k)[None, :]
-    w_ptrs = w_ptr + (k_lo * BLOCK_K + offs_k)[:, None] + cols[None, :] * stride_wn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k in range(k_lo, k_hi):
-        if EVEN_K:
-            x = tl.load(x_ptrs)
-            w = tl.load(w_ptrs)
-        else:
-            left = K - k * BLOCK_K
-            x = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
-            w = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
-        acc = tl.dot(x, w, acc)
-        x_ptrs += BLOCK_K
-        w_ptrs += BLOCK_K
+    if TMA:
+        # TMA boxes: rows past M, rows of W past N and the K step past K arrive as zeros
+        for k in range(k_lo, k_hi):
+            a = x_desc.load([row0, k * BLOCK_K])
+            b = w_desc.load([col0, k * BLOCK_K])
+            acc = tl.dot(a, b.T, acc)
+    else:
+        stride_xm = xm_units * UNIT
+        stride_wn = wn_units * UNIT
+        offs_k = tl.arange(0, BLOCK_K)
+        # rows of x and W past the edge read the last valid one (their results are masked at the
+        # store or land in y's padding, and are left out of the statistics); int64 tile bases,
+        # int32 offsets inside the tile
+        rows = tl.minimum(row0 + tl.arange(0, BLOCK_M), M - 1) - row0
+        cols = tl.minimum(col0 + tl.arange(0, BLOCK_N), N - 1) - col0
+        x_ptrs = (x_ptr + row0.to(tl.int64) * stride_xm + k_lo * BLOCK_K
+                  + (rows * stride_xm)[:, None] + offs_k[None, :])
+        w_ptrs = (w_ptr + col0.to(tl.int64) * stride_wn + k_lo * BLOCK_K
+                  + offs_k[:, None] + (cols * stride_wn)[None, :])
+        for k in range(k_lo, k_hi):
+            if EVEN_K:
+                a = tl.load(x_ptrs)
+                b = tl.load(w_ptrs)
+            else:
+                left = K - k * BLOCK_K
+                a = tl.load(x_ptrs, mask=offs_k[None, :] < left, other=0.0)
+                b = tl.load(w_ptrs, mask=offs_k[:, None] < left, other=0.0)
+            acc = tl.dot(a, b, acc)
+            x_ptrs += BLOCK_K
+            w_ptrs += BLOCK_K
 
-    PER_TILE: tl.constexpr = BLOCK_N // SLOT
     if SPLIT > 1:
         if pid >= full_tiles:
             # a piece of a split tile: park its fp32 partial for split_tile_epilogue_kernel
@@ -231,11 +277,11 @@ def linear_gelu_stats_kernel(
             local_n = tl.arange(0, BLOCK_N)
             tl.store(ws_ptr + piece * (BLOCK_M * BLOCK_N) + local_m[:, None] * BLOCK_N + local_n[None, :], acc)
         else:
-            _gelu_stats_store(acc, offs_m, offs_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots,
-                              pid_n * PER_TILE, BLOCK_N, SLOT)
+            _tile_epilogue(acc, row0, col0, pid_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots,
+                           BLOCK_M, BLOCK_N, SLOT, HALVES)
     else:
-        _gelu_stats_store(acc, offs_m, offs_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots,
-                          pid_n * PER_TILE, BLOCK_N, SLOT)
+        _tile_epilogue(acc, row0, col0, pid_n, b_ptr, y_ptr, max_ptr, sum_ptr, M, N, width, slots,
+                       BLOCK_M, BLOCK_N, SLOT, HALVES)
 
 
 @triton.jit
@@ -259,8 +305,8 @@ def split_tile_epilogue_kernel(
     total = tl.load(at)
     for s in tl.static_range(1, SPLIT):
         total += tl.load(at + s * tile_elems)
-    _gelu_stats_store(total, pid_m * BLOCK_M + local_m, pid_n * BLOCK_N + local_n, b_ptr, y_ptr, max_ptr, sum_ptr,
-                      M, N, width_units * UNIT, slots, pid_n * (BLOCK_N // SLOT) + c, SLOT, SLOT)
+    _gelu_stats_store(total, pid_m * BLOCK_M + r, tl.arange(0, CHUNK_M), pid_n * BLOCK_N + local_n, b_ptr, y_ptr,
+                      max_ptr, sum_ptr, M, N, width_units * UNIT, slots, pid_n * (BLOCK_N // SLOT) + c, SLOT, SLOT)
 
 
 @triton.jit
@@ -316,8 +362,9 @@ def pad_rows_kernel(src_ptr, dst_ptr, R, K, stride_src, padded_units,
 
 
 def _aligned_rows(t):
-    """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units, else a
-    copy whose rows are zero-padded to the next multiple of UNIT elements."""
+    """``t`` itself when its rows start on 16-byte boundaries and hold whole 16-byte units (what TMA
+    and 16-byte cp.async need), else a copy whose rows are zero-padded to the next multiple of UNIT
+    elements."""
     rows, cols = t.shape
     if cols % UNIT == 0 and t.stride(0) % UNIT == 0 and t.stride(1) == 1 and t.data_ptr() % 16 == 0:
         return t
@@ -356,8 +403,11 @@ class ModelNew(nn.Module):
         slots = triton.cdiv(N, SLOT)
         part_max = torch.empty((M, slots), device=x.device, dtype=torch.float32)
         part_sum = torch.empty((M, slots), device=x.device, dtype=torch.float32)
+        # block shapes are set per config by _set_blocks
+        x_desc = TensorDescriptor(x, [M, K], [x.stride(0), 1], [64, 64])
+        w_desc = TensorDescriptor(w, [N, K], [w.stride(0), 1], [64, 64])
         linear_gelu_stats_kernel[_grid(M, N, K, sms)](
-            x, w, b, y, part_max, part_sum, ws, M, N, K // UNIT, x.stride(0) // UNIT,
+            x_desc, w_desc, x, w, b, y, part_max, part_sum, ws, M, N, K // UNIT, x.stride(0) // UNIT,
             w.stride(0) // UNIT, width // UNIT, slots, sms, UNIT=UNIT, SLOT=SLOT)
         # the tile the autotuner ran (set by every Autotuner.run; a capture that bypasses it gets the first)
         config = getattr(linear_gelu_stats_kernel, "best_config", None) or linear_gelu_stats_kernel.configs[0]
