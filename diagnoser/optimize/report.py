@@ -58,6 +58,12 @@ def cards(header: dict[str, Any], rounds: list[dict[str, Any]]) -> list[str]:
     return sorted({record["device"] for record in [header, *rounds] if record.get("device")})
 
 
+def timed_on(document: dict[str, Any]) -> str:
+    """The cards the run's rounds were timed on, for its opening line: naming only the card that
+    opened it had a run resumed on an H100 read as the H200's."""
+    return " and ".join(document.get("devices") or [document["device"]])
+
+
 def model_use(proposals: list[dict[str, Any]]) -> dict[str, Any] | None:
     """Tokens and dollars the proposals' requests cost (None for proposers that use no model)."""
     costs = [p.get("cost") or {} for p in proposals]
@@ -81,7 +87,7 @@ def _geomean_vs_compile(cases: list[dict[str, Any]]) -> float | None:
 
 def markdown(document: dict[str, Any]) -> str:
     lines = [f"# ladder optimize: {document['problem']}", "",
-             (f"{document['rounds']} rounds with the {document['proposer']} proposer on {document['device']}; best from "
+             (f"{document['rounds']} rounds with the {document['proposer']} proposer on {timed_on(document)}; best from "
              f"round {document['best_round']}: **{document['geomean_vs_initial']:.3f}x** over the initial version "
              f"(geomean over cases){_vs('eager', document['geomean_vs_eager'])}"
              f"{_vs('torch.compile', document['geomean_vs_compile'])}."), "", *_continued_lines(document),
@@ -143,7 +149,7 @@ def html(document: dict[str, Any]) -> str:
 
     plots = [templating.markup(svg) for svg in (trajectory_plot(document), roofline_plot(document),
                                                 times_plot(document)) if svg]
-    return templating.render("optimize.html.j2", d=document, plots=plots, n=formatted)
+    return templating.render("optimize.html.j2", d=document, plots=plots, n=formatted, timed_on=timed_on(document))
 
 
 def _figure() -> tuple[Any, Any]:

@@ -27,6 +27,20 @@ def test_the_report_renders_from_the_journal_alone(pair, tmp_path):  # noqa: F81
     assert len(ids) == len(set(ids)), "the three plots' SVG ids never collide"
 
 
+def test_a_run_resumed_on_another_card_names_both_cards(pair, tmp_path):  # noqa: F811
+    run(pair, tmp_path, [["# speed: 1.5"], ["# speed: 2.0"], []])
+    journal_file = tmp_path / "run" / "journal.jsonl"
+    records = [json.loads(line) for line in journal_file.read_text().splitlines()]
+    opened_on = records[0]["device"]
+    last_round = [record for record in records if record.get("kind") == "round"][-1]
+    last_round["device"] = "NVIDIA H100 80GB HBM3"  # played after a resume on another machine
+    journal_file.write_text("".join(json.dumps(record) + "\n" for record in records))
+    document = report.build(Journal(tmp_path / "run"))
+    both = " and ".join(sorted({opened_on, "NVIDIA H100 80GB HBM3"}))
+    assert f"proposer on {both};" in report.markdown(document)
+    assert f"proposer on {both} (" in report.html(document)
+
+
 def test_a_run_where_nothing_passed_says_so(pair, tmp_path):  # noqa: F811
     run(pair, tmp_path, [["# speed: 0.5"], []])
     document = report.build(Journal(tmp_path / "run"))
