@@ -178,8 +178,17 @@ def _target(rounds: list[dict[str, Any]], record: dict[str, Any]) -> str:
     return "nvidia"
 
 
+SLUG_FILLER = {"the", "a", "an", "of", "to", "and", "in", "for", "with"}
+# A later round's docstring often starts from the one it builds on ("round 4's TMA main loops, each
+# beside persistent configs"): the id names what changed, not which round it kept, and a
+# possessive's "s" is no word ("GEMM's operands" is gemm-operands, not gemm-s-operands).
+EARLIER_ROUNDS = re.compile(r"\brounds? \d+(?:(?:, | and | or )\d+)*(?:['\u2019]s)?")
+POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
 def _slug(text: str, words: int = 4) -> str:
-    tokens = [t for t in re.findall(r"[a-z0-9]+", text.lower()) if t not in {"the", "a", "an", "of", "to", "and", "in", "for", "with"}]
+    text = POSSESSIVE.sub("", EARLIER_ROUNDS.sub("", text.lower()))
+    tokens = [t for t in re.findall(r"[a-z0-9]+", text) if t not in SLUG_FILLER]
     return "-".join(tokens[:words]) or "fix"
 
 

@@ -226,6 +226,22 @@ def test_an_agent_draft_is_named_by_the_change_its_candidate_states_not_by_the_c
     assert entry["draft"]["id"] == "nv.n-3000-at-54"
 
 
+@pytest.mark.parametrize("first_sentence,expected", [
+    ("round 4's TMA and cp.async main loops, each beside persistent configs", "nv.tma-cp-async-main"),
+    ("Rounds 2 and 3's split tails kept beside TMA operands", "nv.split-tails-kept-beside"),
+    ("the GEMM's operands now come through TMA descriptors", "nv.gemm-operands-now-come"),
+])
+def test_a_draft_id_names_the_change_not_the_round_it_builds_on(tmp_path, first_sentence, expected):
+    run = tmp_path / "runs" / "a"
+    (run / "candidates").mkdir(parents=True)
+    (run / "candidates" / "r5-c1.py").write_text(f'"""{first_sentence}. More.\n"""\n' + REWRITE_AFTER)
+    journal(run, good_round(5, speedup=1.1, proposer="agent", kind="round", accepted="r5-c1",
+                            proposal={"summary": "case 4 at 51%: persistent configs"},
+                            proposals=[{"id": "r5-c1", "file": "candidates/r5-c1.py"}]))
+    [entry] = learn_from_runs(tmp_path / "runs")
+    assert entry["draft"]["id"] == expected
+
+
 def test_a_folder_gets_distinct_ids_and_writes_where_out_says(tmp_path):
     for name in ("a", "b"):
         (tmp_path / "runs" / name).mkdir(parents=True)
