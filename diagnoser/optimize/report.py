@@ -60,8 +60,9 @@ def cards(header: dict[str, Any], rounds: list[dict[str, Any]]) -> list[str]:
 
 def timed_on(document: dict[str, Any]) -> str:
     """The cards the run's rounds were timed on, for its opening line: naming only the card that
-    opened it had a run resumed on an H100 read as the H200's."""
-    return " and ".join(document.get("devices") or [document["device"]])
+    opened it had a run resumed on an H100 read as the H200's. A run that recorded no card (a gate
+    with no device) still renders, as the line always did."""
+    return " and ".join(document.get("devices") or [str(document.get("device"))])
 
 
 def model_use(proposals: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -41,6 +41,13 @@ def test_a_run_resumed_on_another_card_names_both_cards(pair, tmp_path):  # noqa
     assert f"proposer on {both} (" in report.html(document)
 
 
+def test_a_run_that_recorded_no_card_still_renders():
+    document = dict(_five_cases(), run="r", problem="p", solution="s", proposer="rules", device=None, devices=[],
+                    rounds=1, best_round=1, geomean_vs_initial=1.2, geomean_vs_eager=None,
+                    geomean_vs_compile=None, changes=[], model_use=None, seconds=1.0)
+    assert "proposer on None (" in report.html(document)
+
+
 def test_a_run_where_nothing_passed_says_so(pair, tmp_path):  # noqa: F811
     run(pair, tmp_path, [["# speed: 0.5"], []])
     document = report.build(Journal(tmp_path / "run"))
